@@ -1,0 +1,76 @@
+#include "tinycore/codegen/decompose.h"
+
+#include "tinycore/uop/symbolic.h"
+
+namespace tc::codegen {
+namespace {
+
+using C = const Captures&;
+
+bool is_small_float(DType d) { return d.scalar == Scalar::Float16 || d.scalar == Scalar::BFloat16; }
+
+UOpRef widen(const UOpRef& u) {
+  return is_small_float(u->dtype) ? UOp::make(Ops::CAST, dtypes::float32, {u}) : u;
+}
+
+std::vector<Ops> math_ops() {
+  std::vector<Ops> out;
+  for (int i = 0; i < kNumOps; i++) {
+    Ops op = static_cast<Ops>(i);
+    if (group::is_alu(op) && op != Ops::CAST && op != Ops::BITCAST) out.push_back(op);
+  }
+  return out;
+}
+
+PatternMatcher make_decompositions() {
+  return PatternMatcher({
+      // LOAD(addr, true) -> LOAD(addr): a gate that always holds is no gate
+      {UPat::op(Ops::LOAD, {UPat::var("addr"), UPat::cnst(1)}).named("ld"),
+       [](C c) { return UOp::make(Ops::LOAD, c["ld"]->dtype, {c["addr"]}); }},
+      // half/bfloat16 math -> cast(float32 math)
+      {UPat::ops(math_ops()).no_src_check().named("x"),
+       [](C c) -> UOpRef {
+         const UOpRef& x = c["x"];
+         bool small = is_small_float(x->dtype);
+         bool small_src = false;
+         for (const UOpRef& s : x->src) small_src |= is_small_float(s->dtype);
+         if (!small && !small_src) return nullptr;
+         std::vector<UOpRef> src;
+         for (const UOpRef& s : x->src) src.push_back(widen(s));
+         UOpRef r = UOp::make(x->op, small ? dtypes::float32 : x->dtype, std::move(src), x->arg);
+         return small ? UOp::make(Ops::CAST, x->dtype, {r}) : r;
+       }},
+      // REDUCE over half/bfloat16 -> cast(REDUCE over float32)
+      {UPat::op(Ops::REDUCE).no_src_check().named("x"),
+       [](C c) -> UOpRef {
+         const UOpRef& x = c["x"];
+         if (!is_small_float(x->dtype)) return nullptr;
+         std::vector<UOpRef> src = x->src;
+         src[0] = widen(src[0]);
+         return UOp::make(Ops::CAST, x->dtype, {UOp::make(Ops::REDUCE, dtypes::float32, src, x->arg)});
+       }},
+      // casts to and from bfloat16 go through float32
+      {UPat::op(Ops::CAST, {UPat::var("y")}).named("x"),
+       [](C c) -> UOpRef {
+         DType to = c["x"]->dtype, from = c["y"]->dtype;
+         bool via = (to.scalar == Scalar::BFloat16 && from != dtypes::float32) ||
+                    (from.scalar == Scalar::BFloat16 && to != dtypes::float32);
+         if (!via || to == from) return nullptr;
+         return UOp::make(Ops::CAST, to, {UOp::make(Ops::CAST, dtypes::float32, {c["y"]})});
+       }},
+  });
+}
+
+}  // namespace
+
+const PatternMatcher& decompositions() {
+  static const PatternMatcher pm = make_decompositions();
+  return pm;
+}
+
+UOpRef simplify_kernel(const UOpRef& sink) {
+  static const PatternMatcher pm = symbolic() + decompositions();
+  return graph_rewrite(sink, pm);
+}
+
+}  // namespace tc::codegen

@@ -1,0 +1,26 @@
+// The codegen pipeline for one kernel, as a flat list of named steps:
+//   lower (rangeify) -> simplify (symbolic + decompositions) -> linearize -> render -> compile.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tinycore/runtime/device.h"
+#include "tinycore/uop/uop.h"
+
+namespace tc::codegen {
+
+struct Kernel {
+  std::string name;
+  std::string source;
+  std::vector<UOpRef> program;  // the linearized UOps
+  double flops = 0;             // ALU operations per run
+  double bytes = 0;             // bytes of all its buffers
+  std::shared_ptr<runtime::Program> binary;
+};
+
+// Compiles `ast` (see schedule::ScheduleItem) for `device`; cached per (ast, device).
+std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device);
+
+}  // namespace tc::codegen

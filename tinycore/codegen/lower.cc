@@ -1,0 +1,171 @@
+#include "tinycore/codegen/lower.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "tinycore/error.h"
+
+namespace tc::codegen {
+namespace {
+
+using Index = std::vector<UOpRef>;
+
+UOpRef true_() { return UOp::const_int(dtypes::bool_, 1); }
+
+// The strides of a contiguous row-major layout.
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int i = static_cast<int>(s.size()) - 2; i >= 0; i--) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+UOpRef linear_index(const Index& idx, const Shape& shape) {
+  std::vector<int64_t> st = strides_of(shape);
+  UOpRef lin = index_const(0);
+  for (size_t i = 0; i < idx.size(); i++)
+    if (shape[i] != 1) lin = lin + idx[i] * st[i];
+  return lin;
+}
+
+UOpRef identity_of(Ops op, DType dt) {
+  if (op == Ops::ADD) return UOp::const_(dt, 0);
+  if (dtypes::is_float(dt)) return UOp::const_(dt, -INFINITY);
+  return UOp::const_(dt, dtypes::min(dt));
+}
+
+class Lowerer {
+ public:
+  explicit Lowerer(int first_range) : next_range_(first_range) {}
+
+  UOpRef value(const UOpRef& n, const Index& idx, const UOpRef& valid) {
+    std::vector<UOpRef> key = {n, valid};
+    key.insert(key.end(), idx.begin(), idx.end());
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    UOpRef out = compute(n, idx, valid);
+    memo_[std::move(key)] = out;
+    return out;
+  }
+
+  std::vector<int64_t> reduce_sizes;
+
+ private:
+  UOpRef new_range(int64_t size) {
+    if (size == 1) return index_const(0);
+    return UOp::make(Ops::RANGE, dtypes::index, {index_const(size)}, int64_t{next_range_++});
+  }
+
+  UOpRef compute(const UOpRef& n, const Index& idx, const UOpRef& valid) {
+    const Shape& in = n->src.empty() ? n->shape() : n->src[0]->shape();
+    switch (n->op) {
+      case Ops::DEFINE_GLOBAL: {
+        UOpRef addr = UOp::make(Ops::INDEX, n->dtype, {n, idx[0]});
+        if (valid == true_()) return UOp::make(Ops::LOAD, n->dtype.base(), {addr});
+        return UOp::make(Ops::LOAD, n->dtype.base(), {addr, valid});
+      }
+      case Ops::CONST: return n;
+      case Ops::CONTIGUOUS: return value(n->src[0], idx, valid);
+      case Ops::RESHAPE: {
+        UOpRef lin = linear_index(idx, n->shape());
+        std::vector<int64_t> st = strides_of(in);
+        Index out;
+        for (size_t j = 0; j < in.size(); j++) {
+          if (in[j] == 1) out.push_back(index_const(0));
+          else if (j == 0) out.push_back(lin / st[j]);  // lin < numel wherever it is read
+          else out.push_back((lin / st[j]) % in[j]);
+        }
+        return value(n->src[0], out, valid);
+      }
+      case Ops::PERMUTE: {
+        Index out(idx.size());
+        const auto& perm = n->arg_ints();
+        for (size_t i = 0; i < perm.size(); i++) out[perm[i]] = idx[i];
+        return value(n->src[0], out, valid);
+      }
+      case Ops::EXPAND: {
+        Index out = idx;
+        for (size_t i = 0; i < in.size(); i++)
+          if (in[i] == 1) out[i] = index_const(0);
+        return value(n->src[0], out, valid);
+      }
+      case Ops::SHRINK: {
+        Index out = idx;
+        const auto& a = n->arg_ints();
+        for (size_t i = 0; i < in.size(); i++) out[i] = idx[i] + a[2 * i];
+        return value(n->src[0], out, valid);
+      }
+      case Ops::FLIP: {
+        Index out = idx;
+        for (int64_t ax : n->arg_ints()) out[ax] = index_const(in[ax] - 1) - idx[ax];
+        return value(n->src[0], out, valid);
+      }
+      case Ops::PAD: {
+        // out-of-range positions read nothing (a gated load) and yield 0
+        Index out = idx;
+        const auto& a = n->arg_ints();
+        UOpRef inside = true_();
+        for (size_t i = 0; i < in.size(); i++) {
+          if (a[2 * i] == 0 && a[2 * i + 1] == 0) continue;
+          out[i] = idx[i] - a[2 * i];
+          inside = logical_and(inside, logical_and(ge(idx[i], a[2 * i]), lt(idx[i], a[2 * i] + in[i])));
+        }
+        UOpRef v = value(n->src[0], out, logical_and(valid, inside));
+        return where(inside, v, UOp::const_(n->dtype, 0));
+      }
+      case Ops::REDUCE_AXIS: {
+        const auto& a = n->arg_ints();
+        Index out = idx;
+        std::vector<UOpRef> src;
+        for (size_t i = 1; i < a.size(); i++) {
+          out[a[i]] = new_range(in[a[i]]);
+          if (out[a[i]]->op == Ops::RANGE) reduce_sizes.push_back(in[a[i]]);
+        }
+        UOpRef v = value(n->src[0], out, valid);
+        src.push_back(v);
+        for (size_t i = 1; i < a.size(); i++)
+          if (out[a[i]]->op == Ops::RANGE) src.push_back(out[a[i]]);
+        if (src.size() == 1) return v;
+        return UOp::make(Ops::REDUCE, v->dtype, std::move(src), a[0]);
+      }
+      default: break;
+    }
+    TC_CHECK(group::is_alu(n->op), "cannot lower ", op_name(n->op), " inside a kernel");
+    std::vector<UOpRef> src;
+    for (const UOpRef& s : n->src) src.push_back(value(s, idx, valid));
+    return UOp::make(n->op, n->dtype, std::move(src), n->arg);
+  }
+
+  int next_range_;
+  absl::flat_hash_map<std::vector<UOpRef>, UOpRef> memo_;
+};
+
+}  // namespace
+
+UOpRef reduce_identity(Ops op, DType dt) { return identity_of(op, dt); }
+
+LoweredKernel lower(const UOpRef& ast) {
+  TC_CHECK(ast->op == Ops::SINK && ast->src.size() == 1 && ast->src[0]->op == Ops::STORE,
+           "kernel AST must be SINK(STORE(...))");
+  const UOpRef& store = ast->src[0];
+  const UOpRef& out = store->src[0];
+  const UOpRef& value = store->src[1];
+  const Shape& shape = value->shape();
+
+  Index idx;
+  std::string name;
+  for (size_t i = 0; i < shape.size(); i++) {
+    if (shape[i] == 1) {
+      idx.push_back(index_const(0));
+      continue;
+    }
+    idx.push_back(UOp::make(Ops::RANGE, dtypes::index, {index_const(shape[i])}, int64_t(i)));
+    absl::StrAppend(&name, "_", shape[i]);
+  }
+  Lowerer lowerer(static_cast<int>(shape.size()));
+  UOpRef v = lowerer.value(value, idx, true_());
+  for (int64_t s : lowerer.reduce_sizes) absl::StrAppend(&name, "_", s);
+  name = (lowerer.reduce_sizes.empty() ? "E" : "r") + (name.empty() ? std::string("_1") : name);
+
+  UOpRef addr = UOp::make(Ops::INDEX, out->dtype, {out, linear_index(idx, shape)});
+  return {UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {addr, v})}), name};
+}
+
+}  // namespace tc::codegen

@@ -1,0 +1,30 @@
+// Small shared helpers: environment knobs and shape formatting.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+
+namespace tc {
+
+// An integer environment variable (DEBUG, NOOPT, ...), `fallback` when unset or not a number.
+inline int getenv_int(const char* name, int fallback = 0) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  return *end ? fallback : static_cast<int>(x);
+}
+
+inline int debug_level() { return getenv_int("DEBUG"); }
+
+// "(2, 3)" like Python's tuple repr; "()" for a scalar.
+inline std::string fmt_shape(const std::vector<int64_t>& s) {
+  if (s.size() == 1) return "(" + std::to_string(s[0]) + ",)";
+  return "(" + absl::StrJoin(s, ", ") + ")";
+}
+
+}  // namespace tc

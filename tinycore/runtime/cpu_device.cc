@@ -1,0 +1,126 @@
+#include "tinycore/runtime/cpu_device.h"
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "tinycore/error.h"
+
+namespace tc::runtime {
+namespace {
+
+using KernelFn = void (*)(void* const*);
+
+class CpuProgram : public Program {
+ public:
+  explicit CpuProgram(KernelFn fn) : fn_(fn) {}
+  void run(void* const* bufs) override { fn_(bufs); }
+
+ private:
+  KernelFn fn_;
+};
+
+std::string to_string(llvm::Error err) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << err;
+  return s;
+}
+
+template <typename T>
+T unwrap(llvm::Expected<T> v, const char* what) {
+  if (!v) throw Error(absl::StrCat("CPU device: ", what, ": ", to_string(v.takeError())));
+  return std::move(*v);
+}
+
+class CpuDevice : public Device {
+ public:
+  CpuDevice() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+    jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    triple_ = jtmb.getTargetTriple().str();
+    tm_ = unwrap(jtmb.createTargetMachine(), "creating the target machine");
+    jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
+                  "creating the JIT");
+  }
+
+  const std::string& name() const override { return name_; }
+  const std::string& renderer() const override { return renderer_; }
+  Allocator& allocator() override { return allocator_; }
+
+  std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = cache_.find(source); it != cache_.end()) return it->second;
+
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    llvm::SMDiagnostic diag;
+    auto mod = llvm::parseIR(llvm::MemoryBufferRef(source, fn_name), diag, *ctx);
+    if (!mod) {
+      std::string msg;
+      llvm::raw_string_ostream os(msg);
+      diag.print(fn_name.c_str(), os);
+      throw Error(absl::StrCat("CPU device: generated kernel ", fn_name,
+                               " is invalid LLVM IR (a tinycore bug): ", msg, "\n", source));
+    }
+    mod->setDataLayout(jit_->getDataLayout());
+    mod->setTargetTriple(triple_);
+    optimize(*mod);
+
+    // One JITDylib per kernel, so kernels with equal names never clash.
+    auto jd_or = jit_->createJITDylib("kernel" + std::to_string(cache_.size()));
+    if (!jd_or) throw Error(absl::StrCat("CPU device: JITDylib: ", to_string(jd_or.takeError())));
+    llvm::orc::JITDylib& jd = *jd_or;
+    if (auto err = jit_->addIRModule(jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+      throw Error(absl::StrCat("CPU device: adding ", fn_name, ": ", to_string(std::move(err))));
+    auto addr = unwrap(jit_->lookup(jd, fn_name), "looking up the kernel");
+    auto program = std::make_shared<CpuProgram>(addr.toPtr<KernelFn>());
+    cache_[source] = program;
+    return program;
+  }
+
+ private:
+  void optimize(llvm::Module& mod) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions options;
+    options.LoopVectorization = true;
+    options.SLPVectorization = true;
+    llvm::PassBuilder pb(tm_.get(), options);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(mod, mam);
+  }
+
+  std::string name_ = "CPU", renderer_ = "llvm", triple_;
+  Allocator allocator_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<Program>> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CpuDevice>(); }
+
+}  // namespace tc::runtime

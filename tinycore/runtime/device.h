@@ -1,0 +1,38 @@
+// The device contract: an allocator, and a compiler from rendered source to a runnable Program.
+// Devices are found by name in a registry ("CPU", later "CUDA", "CL").
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tinycore/runtime/allocator.h"
+
+namespace tc::runtime {
+
+// A compiled kernel: runs over its buffers' raw pointers.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual void run(void* const* bufs) = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const std::string& name() const = 0;
+  virtual Allocator& allocator() = 0;
+  // Compiles (or fetches from the compile cache) the kernel `fn_name` in `source`.
+  virtual std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source) = 0;
+  // The name of the renderer that produces this device's source ("llvm", ...).
+  virtual const std::string& renderer() const = 0;
+};
+
+// The device named `name` (case-insensitive, an optional ":N" suffix ignored); throws tc::Error
+// naming the available devices when there is no such device.
+Device& get_device(const std::string& name);
+// DEVICE from the environment, else the best available device.
+const std::string& default_device();
+std::vector<std::string> available_devices();
+
+}  // namespace tc::runtime

@@ -1,0 +1,31 @@
+// Scheduling: split a tensor graph into kernels. Elementwise ops fuse into each other and into
+// the reduce that consumes them; a kernel boundary exists only at realized buffers, explicit
+// contiguous(), and a reduce whose result would be recomputed (expanded, or inside another
+// reduce).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "tinycore/uop/uop.h"
+
+namespace tc::schedule {
+
+// One kernel to run. `ast` is SINK(STORE(DEFINE_GLOBAL 0, value)) whose leaves are
+// DEFINE_GLOBAL {i, size}; bufs[i] is the BUFFER node bound to DEFINE_GLOBAL i (0 = output).
+struct ScheduleItem {
+  UOpRef ast;
+  std::vector<UOpRef> bufs;
+};
+
+// Kernels (in order) that compute `roots`; afterwards each root's `realized` view is valid.
+// Buffers are created, not allocated: running the items allocates them.
+std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots);
+
+// A fresh BUFFER node with its (unallocated) memory on `device`.
+UOpRef new_buffer(const std::string& device, DType dtype, int64_t size);
+
+// True when `u` is a BUFFER, or a RESHAPE of one, whose elements are laid out row-major.
+bool is_contiguous_buffer(const UOpRef& u);
+
+}  // namespace tc::schedule

@@ -1,0 +1,490 @@
+#include "tinycore/tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "tinycore/engine/realize.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/runtime/device.h"
+#include "tinycore/schedule/schedule.h"
+
+namespace tc {
+namespace {
+
+int64_t prod(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+std::string fmt_pairs(const std::vector<std::pair<int64_t, int64_t>>& p) {
+  std::vector<std::string> parts;
+  for (const auto& [a, b] : p) parts.push_back(absl::StrFormat("(%d, %d)", a, b));
+  return "(" + absl::StrJoin(parts, ", ") + ")";
+}
+
+Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape) {
+  UOpRef c = UOp::const_(dtype, v.value);
+  if (shape.empty()) return Tensor(c);
+  Shape ones(shape.size(), 1);
+  return Tensor(UOp::make(Ops::RESHAPE, dtype, {c}, ones)).expand(shape);
+}
+
+}  // namespace
+
+DType ConstValue::dtype() const {
+  if (kind == Kind::Bool) return dtypes::bool_;
+  return kind == Kind::Int ? dtypes::default_int : dtypes::default_float;
+}
+
+namespace detail {
+Shape checked_data_shape(const char* op, size_t length, const std::optional<Shape>& shape) {
+  Shape s = shape ? *shape : Shape{static_cast<int64_t>(length)};
+  for (int64_t d : s)
+    if (d < 0) fail("%s: shape %s has a negative dimension", op, fmt_shape(s));
+  if (prod(s) != static_cast<int64_t>(length))
+    fail("%s: %d values do not fill shape %s (%d elements)", op, length, fmt_shape(s), prod(s));
+  return s;
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------- creation
+
+Tensor::Tensor(const std::vector<float>& data, std::optional<Shape> shape)
+    : Tensor(from_vector(data, std::move(shape))) {}
+
+Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  UOpRef buf = t.uop_->op == Ops::BUFFER ? t.uop_ : t.uop_->src[0];
+  buf->buffer->copyin(data, buf->buffer->nbytes());
+  return t;
+}
+
+Tensor Tensor::empty(Shape shape, DType dtype) {
+  detail::checked_data_shape("Tensor.empty", static_cast<size_t>(std::max<int64_t>(prod(shape), 0)), shape);
+  UOpRef buf = schedule::new_buffer(runtime::default_device(), dtype, prod(shape));
+  if (shape.size() == 1) return Tensor(buf);
+  return Tensor(UOp::make(Ops::RESHAPE, dtype, {buf}, shape));
+}
+
+Tensor Tensor::full(Shape shape, ConstValue value, std::optional<DType> dtype) {
+  for (int64_t d : shape)
+    if (d < 0) fail("Tensor.full: shape %s has a negative dimension", fmt_shape(shape));
+  return const_tensor(value, dtype ? *dtype : value.dtype(), shape);
+}
+Tensor Tensor::zeros(Shape shape, DType dtype) { return full(std::move(shape), 0.0, dtype); }
+Tensor Tensor::ones(Shape shape, DType dtype) { return full(std::move(shape), 1.0, dtype); }
+
+Tensor Tensor::arange(double stop) { return arange(0, stop, 1); }
+
+Tensor Tensor::arange(double start, double stop, double step, std::optional<DType> dtype) {
+  if (step == 0) fail("Tensor.arange: step must not be 0 (start=%g, stop=%g)", start, stop);
+  bool all_int = start == std::trunc(start) && stop == std::trunc(stop) && step == std::trunc(step);
+  DType dt = dtype ? *dtype : all_int ? dtypes::default_int : dtypes::default_float;
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
+  if (n == 0) return full({0}, 0, dt);
+  // Row i of a (n, 2n-1) view of [1]*n + [0]*n repeated holds ones from column i on; summing the
+  // columns counts 1..n. Pure movement + one reduce: no hand-written kernel.
+  Tensor tri = ones({n}, dtypes::int32)
+                   .pad({{0, n}})
+                   .reshape({1, 2 * n})
+                   .expand({n, 2 * n})
+                   .reshape({2 * n * n})
+                   .shrink({{0, n * (2 * n - 1)}})
+                   .reshape({n, 2 * n - 1})
+                   .shrink({{0, n}, {0, n}});
+  Tensor idx = tri.sum(0).sub(ConstValue(1));  // 0 .. n-1
+  if (dtypes::is_float(dt)) return idx.cast(dt).mul(ConstValue(step)).add(ConstValue(start));
+  auto as_int = [](double v) { return ConstValue(static_cast<long long>(v)); };
+  return idx.cast(dt).mul(as_int(step)).add(as_int(start));
+}
+
+Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
+  int64_t cols = m ? *m : n;
+  if (n < 0 || cols < 0) fail("Tensor.eye: sizes must be non-negative, got n=%d m=%d", n, cols);
+  int64_t k = std::max(n, cols);
+  if (k == 0) return zeros({n, cols}, dtype);
+  // ones(k, 1) padded to (k, k+1) and read back as (k, k): the ones land on the diagonal
+  Tensor e = ones({k, 1}, dtype).pad({{0, 0}, {0, k}}).flatten().shrink({{0, k * k}}).reshape({k, k});
+  return e.shrink({{0, n}, {0, cols}});
+}
+
+int64_t Tensor::numel() const { return prod(shape()); }
+
+std::string Tensor::device() const {
+  for (const UOp* u : uop_->toposort())
+    if (u->op == Ops::BUFFER) return u->buffer->device().name();
+  return runtime::default_device();
+}
+
+// ---------------------------------------------------------------- elementwise
+
+Tensor Tensor::apply(Ops op, DType dtype, std::vector<Tensor> src) const {
+  std::vector<UOpRef> s = {uop_};
+  for (const Tensor& t : src) s.push_back(t.uop_);
+  return Tensor(UOp::make(op, dtype, std::move(s)));
+}
+
+Tensor Tensor::as_float() const { return cast(least_upper_float(dtype())); }
+
+Tensor Tensor::cast(DType dtype) const {
+  if (dtype == this->dtype()) return *this;
+  return apply(Ops::CAST, dtype);
+}
+
+Tensor Tensor::neg() const {
+  if (dtypes::is_bool(dtype())) return logical_not();
+  return apply(Ops::NEG, dtype());
+}
+Tensor Tensor::logical_not() const { return cast(dtypes::bool_).ne(Tensor::full({}, true)); }
+Tensor Tensor::reciprocal() const { Tensor f = as_float(); return f.apply(Ops::RECIP, f.dtype()); }
+Tensor Tensor::sqrt() const { Tensor f = as_float(); return f.apply(Ops::SQRT, f.dtype()); }
+Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
+Tensor Tensor::exp2() const { Tensor f = as_float(); return f.apply(Ops::EXP2, f.dtype()); }
+Tensor Tensor::log2() const { Tensor f = as_float(); return f.apply(Ops::LOG2, f.dtype()); }
+Tensor Tensor::exp() const { return mul(ConstValue(1.0 / M_LN2)).exp2(); }
+Tensor Tensor::log() const { return log2().mul(ConstValue(M_LN2)); }
+Tensor Tensor::sin() const { Tensor f = as_float(); return f.apply(Ops::SIN, f.dtype()); }
+Tensor Tensor::cos() const { return as_float().sub(ConstValue(M_PI / 2), true).sin(); }
+Tensor Tensor::trunc() const {
+  if (!dtypes::is_float(dtype())) return *this;
+  return apply(Ops::TRUNC, dtype());
+}
+Tensor Tensor::relu() const { return gt(ConstValue(0)).where(*this, ConstValue(0)); }
+Tensor Tensor::abs() const { return lt(ConstValue(0)).where(neg(), *this); }
+Tensor Tensor::sigmoid() const { return neg().exp().add(ConstValue(1)).reciprocal(); }
+Tensor Tensor::square() const { return mul(*this); }
+
+Shape broadcast_shape(const char* op, const std::vector<Shape>& shapes) {
+  size_t nd = 0;
+  for (const Shape& s : shapes) nd = std::max(nd, s.size());
+  Shape out(nd, 1);
+  for (size_t i = 0; i < nd; i++) {
+    for (const Shape& s : shapes) {
+      if (i + s.size() < nd) continue;
+      int64_t d = s[i + s.size() - nd];
+      if (d == 1) continue;
+      if (out[i] != 1 && out[i] != d) {
+        std::vector<std::string> names;
+        for (const Shape& x : shapes) names.push_back(fmt_shape(x));
+        fail("Tensor.%s: cannot broadcast shapes %s together", op, absl::StrJoin(names, " and "));
+      }
+      out[i] = d;
+    }
+  }
+  return out;
+}
+
+Tensor Tensor::broadcast_to(const Shape& shape) const {
+  if (this->shape() == shape) return *this;
+  Shape padded(shape.size() - this->shape().size(), 1);
+  padded.insert(padded.end(), this->shape().begin(), this->shape().end());
+  return reshape(padded).expand(shape);
+}
+
+Tensor Tensor::scalar_like(ConstValue x) const {
+  DType d = dtypes::is_float(dtype()) || (dtypes::is_int(dtype()) && x.kind == ConstValue::Kind::Int)
+                ? dtype()
+                : x.dtype();
+  return full({}, x, d);
+}
+
+Tensor Tensor::binop(const char* name, Ops op, const Tensor& x) const {
+  DType d = least_upper_dtype({dtype(), x.dtype()});
+  Shape s = broadcast_shape(name, {shape(), x.shape()});
+  Tensor a = cast(d).broadcast_to(s), b = x.cast(d).broadcast_to(s);
+  DType out = group::is_comparison(op) ? dtypes::bool_ : d;
+  if (dtypes::is_bool(d) && op == Ops::ADD) op = Ops::OR;  // bool + bool is logical or
+  if (dtypes::is_bool(d) && op == Ops::MUL) op = Ops::AND;
+  return a.apply(op, out, {b});
+}
+
+Tensor Tensor::add(const Tensor& x) const { return binop("add", Ops::ADD, x); }
+Tensor Tensor::sub(const Tensor& x) const { return add(x.neg()); }
+Tensor Tensor::mul(const Tensor& x) const { return binop("mul", Ops::MUL, x); }
+Tensor Tensor::div(const Tensor& x) const {
+  broadcast_shape("div", {shape(), x.shape()});
+  return as_float().mul(x.as_float().reciprocal());
+}
+Tensor Tensor::idiv(const Tensor& x) const {
+  if (!dtypes::is_int(least_upper_dtype({dtype(), x.dtype()})))
+    fail("Tensor.idiv: integer division needs integer dtypes, got %s and %s", dtype().name(), x.dtype().name());
+  return binop("idiv", Ops::IDIV, x);
+}
+Tensor Tensor::mod(const Tensor& x) const {
+  DType d = least_upper_dtype({dtype(), x.dtype()});
+  if (dtypes::is_bool(d)) fail("Tensor.mod: not defined for bool tensors");
+  if (dtypes::is_float(d)) {  // a - floor(a / b) * b
+    Tensor a = cast(d), b = x.cast(d), q = a.div(b), t = q.trunc();
+    Tensor floor = t.sub(t.gt(q).cast(t.dtype()));
+    return a.sub(floor.mul(b));
+  }
+  Tensor r = binop("mod", Ops::MOD, x), b = x.cast(d);
+  Tensor fix = r.ne(ConstValue(0)).bitwise_and(r.lt(ConstValue(0)).ne(b.lt(ConstValue(0))));
+  return fix.where(r.add(b), r);
+}
+Tensor Tensor::maximum(const Tensor& x) const { return binop("maximum", Ops::MAX, x); }
+Tensor Tensor::minimum(const Tensor& x) const {
+  DType d = least_upper_dtype({dtype(), x.dtype()});
+  if (dtypes::is_float(d)) return neg().maximum(x.neg()).neg();  // keeps NaN propagation of MAX
+  return lt(x).where(*this, x).cast(d);
+}
+Tensor Tensor::lt(const Tensor& x) const { return binop("lt", Ops::CMPLT, x); }
+Tensor Tensor::gt(const Tensor& x) const { return x.binop("gt", Ops::CMPLT, *this); }
+Tensor Tensor::le(const Tensor& x) const { return gt(x).logical_not(); }
+Tensor Tensor::ge(const Tensor& x) const { return lt(x).logical_not(); }
+Tensor Tensor::eq(const Tensor& x) const { return binop("eq", Ops::CMPEQ, x); }
+Tensor Tensor::ne(const Tensor& x) const { return binop("ne", Ops::CMPNE, x); }
+Tensor Tensor::bitwise_and(const Tensor& x) const { return binop("bitwise_and", Ops::AND, x); }
+Tensor Tensor::bitwise_or(const Tensor& x) const { return binop("bitwise_or", Ops::OR, x); }
+Tensor Tensor::bitwise_xor(const Tensor& x) const { return binop("bitwise_xor", Ops::XOR, x); }
+
+Tensor Tensor::add(ConstValue x, bool reverse) const {
+  return reverse ? scalar_like(x).add(*this) : add(scalar_like(x));
+}
+Tensor Tensor::sub(ConstValue x, bool reverse) const {
+  return reverse ? scalar_like(x).sub(*this) : sub(scalar_like(x));
+}
+Tensor Tensor::mul(ConstValue x, bool reverse) const {
+  return reverse ? scalar_like(x).mul(*this) : mul(scalar_like(x));
+}
+Tensor Tensor::div(ConstValue x, bool reverse) const {
+  return reverse ? scalar_like(x).div(*this) : div(scalar_like(x));
+}
+Tensor Tensor::maximum(ConstValue x) const { return maximum(scalar_like(x)); }
+Tensor Tensor::minimum(ConstValue x) const { return minimum(scalar_like(x)); }
+Tensor Tensor::lt(ConstValue x) const { return lt(scalar_like(x)); }
+Tensor Tensor::gt(ConstValue x) const { return gt(scalar_like(x)); }
+Tensor Tensor::le(ConstValue x) const { return le(scalar_like(x)); }
+Tensor Tensor::ge(ConstValue x) const { return ge(scalar_like(x)); }
+Tensor Tensor::eq(ConstValue x) const { return eq(scalar_like(x)); }
+Tensor Tensor::ne(ConstValue x) const { return ne(scalar_like(x)); }
+
+Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
+  DType d = least_upper_dtype({x.dtype(), y.dtype()});
+  Shape s = broadcast_shape("where", {shape(), x.shape(), y.shape()});
+  Tensor c = cast(dtypes::bool_).broadcast_to(s);
+  return c.apply(Ops::WHERE, d, {x.cast(d).broadcast_to(s), y.cast(d).broadcast_to(s)});
+}
+Tensor Tensor::where(ConstValue x, const Tensor& y) const { return where(y.scalar_like(x), y); }
+Tensor Tensor::where(const Tensor& x, ConstValue y) const { return where(x, x.scalar_like(y)); }
+Tensor Tensor::where(ConstValue x, ConstValue y) const {
+  Tensor a = full({}, x);
+  return where(a, a.scalar_like(y));
+}
+
+// ---------------------------------------------------------------- movement
+
+int Tensor::normalize_axis(const char* name, int axis) const {
+  int nd = ndim();
+  int a = axis < 0 ? axis + nd : axis;
+  if (a < 0 || a >= nd)
+    fail("Tensor.%s: axis %d is out of range for a tensor of shape %s", name, axis, fmt_shape(shape()));
+  return a;
+}
+
+Tensor Tensor::reshape(Shape new_shape) const {
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < new_shape.size(); i++) {
+    if (new_shape[i] == -1) {
+      if (infer >= 0) fail("Tensor.reshape: only one dimension can be -1, got %s", fmt_shape(new_shape));
+      infer = static_cast<int>(i);
+    } else if (new_shape[i] < 0) {
+      fail("Tensor.reshape: invalid dimension %d in %s", new_shape[i], fmt_shape(new_shape));
+    } else {
+      known *= new_shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel() % known != 0)
+      fail("Tensor.reshape: cannot reshape %s to %s", fmt_shape(shape()), fmt_shape(new_shape));
+    new_shape[infer] = numel() / known;
+  }
+  if (prod(new_shape) != numel())
+    fail("Tensor.reshape: cannot reshape %s (%d elements) to %s (%d elements)", fmt_shape(shape()), numel(),
+         fmt_shape(new_shape), prod(new_shape));
+  if (new_shape == shape()) return *this;
+  const UOpRef& base = uop_->op == Ops::RESHAPE ? uop_->src[0] : uop_;  // reshape of reshape is one
+  if (base->shape() == new_shape) return Tensor(base);
+  return Tensor(UOp::make(Ops::RESHAPE, dtype(), {base}, new_shape));
+}
+
+Tensor Tensor::permute(std::vector<int> order) const {
+  if (static_cast<int>(order.size()) != ndim())
+    fail("Tensor.permute: order has %d axes, the tensor of shape %s has %d", order.size(), fmt_shape(shape()),
+         ndim());
+  std::vector<int64_t> perm;
+  std::vector<bool> seen(ndim(), false);
+  for (int a : order) {
+    int n = normalize_axis("permute", a);
+    if (seen[n]) fail("Tensor.permute: axis %d appears twice in the order", a);
+    seen[n] = true;
+    perm.push_back(n);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); i++) identity &= perm[i] == static_cast<int64_t>(i);
+  if (identity) return *this;
+  return Tensor(UOp::make(Ops::PERMUTE, dtype(), {uop_}, perm));
+}
+
+Tensor Tensor::expand(Shape new_shape) const {
+  if (new_shape.size() < shape().size())
+    fail("Tensor.expand: cannot expand %s to fewer dimensions %s", fmt_shape(shape()), fmt_shape(new_shape));
+  size_t lead = new_shape.size() - shape().size();
+  Shape padded(lead, 1);
+  padded.insert(padded.end(), shape().begin(), shape().end());
+  for (size_t i = 0; i < new_shape.size(); i++) {
+    if (new_shape[i] == -1) {
+      if (i < lead) fail("Tensor.expand: -1 is not allowed for the new leading dimension %d", i);
+      new_shape[i] = padded[i];
+    }
+    if (padded[i] != new_shape[i] && padded[i] != 1)
+      fail("Tensor.expand: cannot expand %s to %s (dimension %d is %d, not 1)", fmt_shape(shape()),
+           fmt_shape(new_shape), i, padded[i]);
+  }
+  Tensor t = padded == shape() ? *this : reshape(padded);
+  if (new_shape == padded) return t;
+  return Tensor(UOp::make(Ops::EXPAND, dtype(), {t.uop_}, new_shape));
+}
+
+Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue value) const {
+  if (static_cast<int>(padding.size()) != ndim())
+    fail("Tensor.pad: padding %s has %d entries for a tensor of shape %s", fmt_pairs(padding), padding.size(),
+         fmt_shape(shape()));
+  // negative padding removes elements: shrink first, then pad with the rest
+  std::vector<std::pair<int64_t, int64_t>> keep, grow;
+  std::vector<int64_t> arg;
+  bool any_shrink = false, any_pad = false;
+  for (int i = 0; i < ndim(); i++) {
+    auto [b, e] = padding[i];
+    int64_t kb = std::max<int64_t>(0, -b), ke = shape()[i] - std::max<int64_t>(0, -e);
+    if (kb > ke)
+      fail("Tensor.pad: padding %s removes more than dimension %d (size %d) of shape %s", fmt_pairs(padding), i,
+           shape()[i], fmt_shape(shape()));
+    keep.push_back({kb, ke});
+    any_shrink |= b < 0 || e < 0;
+    arg.push_back(std::max<int64_t>(0, b));
+    arg.push_back(std::max<int64_t>(0, e));
+    any_pad |= b > 0 || e > 0;
+  }
+  Tensor t = any_shrink ? shrink(keep) : *this;
+  if (!any_pad) return t;
+  Tensor padded(UOp::make(Ops::PAD, dtype(), {t.uop_}, arg));
+  if (value.value == 0) return padded;
+  // a non-zero fill: where(inside, x, value), with "inside" as a padded ones mask
+  Tensor mask(UOp::make(Ops::PAD, dtypes::bool_, {full(t.shape(), true).uop_}, arg));
+  return mask.where(padded, padded.scalar_like(value));
+}
+
+Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
+  if (static_cast<int>(ranges.size()) != ndim())
+    fail("Tensor.shrink: %d ranges %s for a tensor of shape %s", ranges.size(), fmt_pairs(ranges),
+         fmt_shape(shape()));
+  std::vector<int64_t> arg;
+  bool identity = true;
+  for (int i = 0; i < ndim(); i++) {
+    auto [b, e] = ranges[i];
+    if (b < 0 || b > e || e > shape()[i])
+      fail("Tensor.shrink: range (%d, %d) is out of bounds for dimension %d of shape %s", b, e, i,
+           fmt_shape(shape()));
+    identity &= b == 0 && e == shape()[i];
+    arg.push_back(b);
+    arg.push_back(e);
+  }
+  if (identity) return *this;
+  return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop_}, arg));
+}
+
+Tensor Tensor::flip(std::vector<int> axes) const {
+  std::vector<int64_t> arg;
+  for (int a : axes) {
+    int n = normalize_axis("flip", a);
+    if (std::find(arg.begin(), arg.end(), n) != arg.end()) fail("Tensor.flip: axis %d appears twice", a);
+    if (shape()[n] > 1) arg.push_back(n);
+  }
+  if (arg.empty()) return *this;
+  std::sort(arg.begin(), arg.end());
+  return Tensor(UOp::make(Ops::FLIP, dtype(), {uop_}, arg));
+}
+
+Tensor Tensor::transpose(int dim0, int dim1) const {
+  std::vector<int> order(ndim());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[normalize_axis("transpose", dim0)], order[normalize_axis("transpose", dim1)]);
+  return permute(order);
+}
+
+Tensor Tensor::flatten(int start_dim, int end_dim) const {
+  if (ndim() == 0) return reshape({1});
+  int s = normalize_axis("flatten", start_dim), e = normalize_axis("flatten", end_dim);
+  if (s > e) fail("Tensor.flatten: start_dim %d is after end_dim %d", start_dim, end_dim);
+  Shape out(shape().begin(), shape().begin() + s);
+  out.push_back(prod(Shape(shape().begin() + s, shape().begin() + e + 1)));
+  out.insert(out.end(), shape().begin() + e + 1, shape().end());
+  return reshape(out);
+}
+
+Tensor Tensor::contiguous() const { return apply(Ops::CONTIGUOUS, dtype()); }
+
+// ---------------------------------------------------------------- reductions
+
+Tensor Tensor::reduce(const char* name, Ops op, const Axes& axis, bool keepdim) const {
+  std::vector<int64_t> axes;
+  if (!axis.axes) {
+    for (int i = 0; i < ndim(); i++) axes.push_back(i);
+  } else {
+    for (int a : *axis.axes) {
+      int n = normalize_axis(name, a);
+      if (std::find(axes.begin(), axes.end(), n) == axes.end()) axes.push_back(n);
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  if (axes.empty()) return *this;
+  std::vector<int64_t> arg = {static_cast<int64_t>(op)};
+  arg.insert(arg.end(), axes.begin(), axes.end());
+  Tensor r(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop_}, arg));
+  if (keepdim) return r;
+  Shape out;
+  for (int i = 0; i < ndim(); i++)
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) out.push_back(shape()[i]);
+  return r.reshape(out);
+}
+
+Tensor Tensor::sum(Axes axis, bool keepdim) const {
+  Tensor r = cast(sum_acc_dtype(dtype())).reduce("sum", Ops::ADD, axis, keepdim);
+  bool small = dtype() == dtypes::float16 || dtype() == dtypes::bfloat16;
+  return small ? r.cast(dtype()) : r;
+}
+Tensor Tensor::max(Axes axis, bool keepdim) const { return reduce("max", Ops::MAX, axis, keepdim); }
+Tensor Tensor::min(Axes axis, bool keepdim) const {
+  if (dtypes::is_unsigned(dtype()) || dtypes::is_bool(dtype())) {
+    // min(x) = ~max(~x) for unsigned and bool
+    Tensor all = full({}, dtypes::is_bool(dtype()) ? 1.0 : dtypes::max(dtype()), dtype());
+    return bitwise_xor(all).max(axis, keepdim).bitwise_xor(all);
+  }
+  return neg().max(axis, keepdim).neg();
+}
+
+// ---------------------------------------------------------------- realize
+
+Tensor& Tensor::realize() {
+  uop_ = engine::realize({uop_})[0];
+  return *this;
+}
+
+void realize_all(std::vector<Tensor*> tensors) {
+  std::vector<UOpRef> roots;
+  for (Tensor* t : tensors) roots.push_back(t->uop());
+  std::vector<UOpRef> views = engine::realize(roots);
+  for (size_t i = 0; i < tensors.size(); i++) *tensors[i] = Tensor(views[i]);
+}
+
+std::vector<uint8_t> Tensor::bytes() const {
+  UOpRef view = engine::realize({uop_})[0];
+  const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
+  std::vector<uint8_t> out(buf->buffer->nbytes());
+  buf->buffer->copyout(out.data(), out.size());
+  return out;
+}
+
+}  // namespace tc

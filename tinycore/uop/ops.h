@@ -1,0 +1,52 @@
+// The one instruction set of tinycore: every Tensor op, kernel AST and generated program is UOps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tc {
+
+#define TC_OPS(X)                                                                      \
+  /* graph structure */                                                                \
+  X(SINK) X(NOOP)                                                                      \
+  /* memory and constants */                                                           \
+  X(BUFFER) X(CONST) X(DEFINE_VAR) X(CONTIGUOUS)                                       \
+  /* movement: change how a kernel indexes, never copy */                              \
+  X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                             \
+  /* reductions: REDUCE_AXIS on tensors, REDUCE over RANGEs in kernels */              \
+  X(REDUCE_AXIS) X(REDUCE)                                                             \
+  /* unary ALU */                                                                      \
+  X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                              \
+  /* casts */                                                                          \
+  X(CAST) X(BITCAST)                                                                   \
+  /* binary ALU */                                                                     \
+  X(ADD) X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) \
+  X(OR) X(XOR) X(SHL) X(SHR)                                                           \
+  /* ternary ALU */                                                                    \
+  X(WHERE) X(MULACC)                                                                   \
+  /* codegen: kernel arguments, loops, memory access */                                \
+  X(DEFINE_GLOBAL) X(RANGE) X(END) X(INDEX) X(LOAD) X(STORE) X(DEFINE_ACC) X(ASSIGN)
+
+enum class Ops : uint8_t {
+#define TC_OP_ENUM(name) name,
+  TC_OPS(TC_OP_ENUM)
+#undef TC_OP_ENUM
+};
+
+#define TC_OP_COUNT(name) +1
+inline constexpr int kNumOps = 0 TC_OPS(TC_OP_COUNT);
+#undef TC_OP_COUNT
+
+const char* op_name(Ops op);
+
+namespace group {
+bool is_unary(Ops op);
+bool is_binary(Ops op);
+bool is_ternary(Ops op);
+inline bool is_alu(Ops op) { return is_unary(op) || is_binary(op) || is_ternary(op); }
+bool is_movement(Ops op);
+bool is_commutative(Ops op);
+bool is_comparison(Ops op);  // ops whose result is bool
+}  // namespace group
+
+}  // namespace tc

@@ -1,0 +1,311 @@
+#include "tinycore/uop/symbolic.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "tinycore/error.h"
+
+namespace tc {
+
+UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
+  for (const UOpRef& s : src)
+    if (s->op != Ops::CONST) return nullptr;
+  DType in = src[0]->dtype;
+  if (op == Ops::WHERE) return src[0]->const_value() != 0 ? src[1] : src[2];
+  if (op == Ops::CAST) {
+    if (dtypes::is_int(in) || dtypes::is_bool(in)) {
+      if (dtypes::is_float(dtype)) return UOp::const_(dtype, src[0]->const_value());
+      return UOp::const_int(dtype, src[0]->arg_int());
+    }
+    return UOp::const_(dtype, src[0]->const_value());
+  }
+  if (op == Ops::BITCAST || op == Ops::MULACC) return nullptr;
+
+  if (dtypes::is_float(in)) {
+    double a = src[0]->const_value(), b = src.size() > 1 ? src[1]->const_value() : 0, r;
+    switch (op) {
+      case Ops::NEG: r = -a; break;
+      case Ops::EXP2: r = std::exp2(a); break;
+      case Ops::LOG2: r = std::log2(a); break;
+      case Ops::SIN: r = std::sin(a); break;
+      case Ops::SQRT: r = std::sqrt(a); break;
+      case Ops::RECIP: r = 1.0 / a; break;
+      case Ops::TRUNC: r = std::trunc(a); break;
+      case Ops::ADD: r = a + b; break;
+      case Ops::SUB: r = a - b; break;
+      case Ops::MUL: r = a * b; break;
+      case Ops::FDIV: r = a / b; break;
+      case Ops::MAX: r = std::fmax(a, b); break;
+      case Ops::CMPLT: r = a < b; break;
+      case Ops::CMPNE: r = a != b; break;
+      case Ops::CMPEQ: r = a == b; break;
+      default: return nullptr;
+    }
+    return UOp::const_(dtype, r);
+  }
+
+  // integers and bool, with the wrap-around of the dtype; unsigned compares unsigned
+  bool u = dtypes::is_unsigned(in);
+  int64_t a = src[0]->arg_int(), b = src.size() > 1 ? src[1]->arg_int() : 0;
+  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  int64_t r;
+  switch (op) {
+    case Ops::NEG: r = static_cast<int64_t>(0 - ua); break;
+    case Ops::ADD: r = static_cast<int64_t>(ua + ub); break;
+    case Ops::SUB: r = static_cast<int64_t>(ua - ub); break;
+    case Ops::MUL: r = static_cast<int64_t>(ua * ub); break;
+    case Ops::IDIV:
+      if (b == 0 || (!u && b == -1 && a == std::numeric_limits<int64_t>::min())) return nullptr;
+      r = u ? static_cast<int64_t>(ua / ub) : a / b;
+      break;
+    case Ops::MOD:
+      if (b == 0 || (!u && b == -1)) return nullptr;
+      r = u ? static_cast<int64_t>(ua % ub) : a % b;
+      break;
+    case Ops::MAX: r = u ? static_cast<int64_t>(std::max(ua, ub)) : std::max(a, b); break;
+    case Ops::CMPLT: r = u ? ua < ub : a < b; break;
+    case Ops::CMPNE: r = a != b; break;
+    case Ops::CMPEQ: r = a == b; break;
+    case Ops::AND: r = a & b; break;
+    case Ops::OR: r = a | b; break;
+    case Ops::XOR: r = a ^ b; break;
+    case Ops::SHL: if (b < 0 || b >= 64) return nullptr; r = static_cast<int64_t>(ua << b); break;
+    case Ops::SHR: if (b < 0 || b >= 64) return nullptr; r = u ? static_cast<int64_t>(ua >> b) : a >> b; break;
+    default: return nullptr;
+  }
+  return UOp::const_int(dtype, r);
+}
+
+namespace {
+
+bool is_int(const UOpRef& u) { return dtypes::is_int(u->dtype) && u->dtype.count == 1; }
+
+// A sum of integer terms: coefficient * node, plus a constant, in first-seen order.
+struct Sum {
+  std::vector<std::pair<UOpRef, int64_t>> terms;
+  int64_t constant = 0;
+
+  void add(const UOpRef& u, int64_t k) {
+    if (k == 0) return;
+    if (u->op == Ops::CONST) { constant += u->arg_int() * k; return; }
+    if (u->op == Ops::ADD) { add(u->src[0], k); add(u->src[1], k); return; }
+    if (u->op == Ops::MUL && u->src[1]->op == Ops::CONST) { add(u->src[0], k * u->src[1]->arg_int()); return; }
+    for (auto& [n, c] : terms)
+      if (n == u) { c += k; return; }
+    terms.push_back({u, k});
+  }
+  static Sum of(const UOpRef& u) { Sum s; s.add(u, 1); return s; }
+
+  // (x//c)*(c*m) + (x%c)*m -> x*m: recombines what a reshape split.
+  void recombine() {
+    for (size_t i = 0; i < terms.size(); i++) {
+      auto [d, kd] = terms[i];
+      if (d->op != Ops::IDIV || d->src[1]->op != Ops::CONST) continue;
+      int64_t c = d->src[1]->arg_int();
+      for (size_t j = 0; j < terms.size(); j++) {
+        auto [m, km] = terms[j];
+        if (m->op != Ops::MOD || m->src[0] != d->src[0] || m->src[1] != d->src[1] || kd != c * km) continue;
+        if (d->src[0]->vmin() < 0) continue;  // trunc == floor only for non-negative x
+        terms[i] = {d->src[0], km};
+        terms.erase(terms.begin() + j);
+        std::vector<std::pair<UOpRef, int64_t>> merged = std::move(terms);
+        int64_t k = constant;
+        terms.clear(), constant = 0;
+        for (auto& [n, c2] : merged) add(n, c2);
+        constant += k;
+        return recombine();
+      }
+    }
+  }
+
+  UOpRef build(DType dtype) const {
+    UOpRef out;
+    for (const auto& [n, k] : terms) {
+      UOpRef t = k == 1 ? n : n * UOp::const_int(dtype, k);
+      out = out ? out + t : t;
+    }
+    if (!out) return UOp::const_int(dtype, constant);
+    return constant == 0 ? out : out + UOp::const_int(dtype, constant);
+  }
+  int64_t vmin() const { return bound(true); }
+  int64_t vmax() const { return bound(false); }
+  int64_t bound(bool lo) const {
+    __int128 v = constant;
+    for (const auto& [n, k] : terms) v += __int128(k) * ((k > 0) == lo ? n->vmin() : n->vmax());
+    return static_cast<int64_t>(std::clamp(v, __int128(INT64_MIN), __int128(INT64_MAX)));
+  }
+};
+
+// x // c and x % c for c > 0 and x >= 0: terms whose coefficient c divides leave the remainder
+// untouched, and a remainder in [0, c) needs no division at all.
+UOpRef fold_divmod(Ops op, const UOpRef& x, int64_t c) {
+  if (c <= 0 || x->vmin() < 0) return nullptr;
+  DType dt = x->dtype;
+  if (x->vmax() < c) return op == Ops::IDIV ? UOp::const_int(dt, 0) : x;  // x//c -> 0, x%c -> x
+  Sum s = Sum::of(x), quotient, rest;
+  for (const auto& [n, k] : s.terms) {
+    if (k % c == 0) quotient.add(n, k / c);
+    else rest.add(n, k);
+  }
+  quotient.constant = s.constant / c;
+  rest.constant = s.constant % c;
+  if (rest.vmin() < 0) return nullptr;
+  bool small_rest = rest.vmax() < c;
+  if (quotient.terms.empty() && quotient.constant == 0 && !small_rest) return nullptr;
+  UOpRef r = rest.build(dt);
+  if (op == Ops::MOD) return small_rest ? r : (r == x ? nullptr : r % c);
+  UOpRef q = quotient.build(dt);
+  if (small_rest) return q;
+  return q + r / c;
+}
+
+using C = const Captures&;
+UPat var(const char* n) { return UPat::var(n); }
+UPat cvar(const char* n) { return UPat::cvar(n); }
+int64_t ival(C c, const char* n) { return c[n]->arg_int(); }
+
+std::vector<Ops> alu_ops() {
+  std::vector<Ops> out;
+  for (int i = 0; i < kNumOps; i++)
+    if (group::is_alu(static_cast<Ops>(i))) out.push_back(static_cast<Ops>(i));
+  return out;
+}
+
+PatternMatcher make_symbolic() {
+  return PatternMatcher({
+      // constant folding: op(c0, c1, ...) -> c
+      {UPat::ops(alu_ops()).no_src_check().named("x"),
+       [](C c) { return fold_constants(c["x"]->op, c["x"]->dtype, c["x"]->src); }},
+      // bounds folding: an integer/bool ALU node whose interval is one point is that constant
+      {UPat::ops(alu_ops()).no_src_check().named("x"),
+       [](C c) -> UOpRef {
+         const UOpRef& x = c["x"];
+         if (x->dtype.count != 1 || !(dtypes::is_int(x->dtype) || dtypes::is_bool(x->dtype)) ||
+             x->vmin() != x->vmax())
+           return nullptr;
+         return UOp::const_int(x->dtype, x->vmin());
+       }},
+      // x + 0 -> x
+      {var("x") + 0, [](C c) { return c["x"]; }},
+      // x * 1 -> x
+      {var("x") * 1, [](C c) { return c["x"]; }},
+      // x * 0 -> 0 (integers: NaN*0 is NaN for floats)
+      {var("x") * cvar("z"),
+       [](C c) -> UOpRef {
+         if (!is_int(c["x"]) || c["z"]->arg_int() != 0) return nullptr;
+         return c["z"];
+       }},
+      // x // 1 -> x
+      {var("x") / 1, [](C c) { return c["x"]; }},
+      // x % 1 -> 0
+      {var("x") % cvar("c"),
+       [](C c) -> UOpRef { return is_int(c["x"]) && ival(c, "c") == 1 ? UOp::const_int(c["x"]->dtype, 0) : nullptr; }},
+      // c + x -> x + c, c * x -> x * c: constants go right
+      {UPat::ops({Ops::ADD, Ops::MUL, Ops::MAX}, {cvar("c"), var("x")}).named("e"),
+       [](C c) -> UOpRef {
+         if (c["x"]->op == Ops::CONST) return nullptr;
+         return UOp::make(c["e"]->op, c["e"]->dtype, {c["x"], c["c"]});
+       }},
+      // integer sums in normal form: flatten, merge like terms, distribute constants,
+      // (x//c)*c + x%c -> x, x - x -> 0
+      {UPat::ops({Ops::ADD, Ops::MUL}, {var("a"), var("b")}).named("x"),
+       [](C c) -> UOpRef {
+         const UOpRef& x = c["x"];
+         if (!is_int(x) || (x->op == Ops::MUL && c["b"]->op != Ops::CONST)) return nullptr;
+         Sum s = Sum::of(x);
+         s.recombine();
+         return s.build(x->dtype);
+       }},
+      // (x // a) // b -> x // (a*b)
+      {(var("x") / cvar("a")) / cvar("b"),
+       [](C c) -> UOpRef {
+         if (!is_int(c["x"]) || ival(c, "a") <= 0 || ival(c, "b") <= 0 || c["x"]->vmin() < 0) return nullptr;
+         return c["x"] / (ival(c, "a") * ival(c, "b"));
+       }},
+      // (x % (c*k)) % c -> x % c, when x >= 0
+      {(var("x") % cvar("a")) % cvar("b"),
+       [](C c) -> UOpRef {
+         int64_t a = ival(c, "a"), b = ival(c, "b");
+         if (!is_int(c["x"]) || b <= 0 || a % b != 0 || c["x"]->vmin() < 0) return nullptr;
+         return c["x"] % b;
+       }},
+      // (x % (c*k)) // c -> (x // c) % k, when x >= 0
+      {(var("x") % cvar("a")) / cvar("b"),
+       [](C c) -> UOpRef {
+         int64_t a = ival(c, "a"), b = ival(c, "b");
+         if (!is_int(c["x"]) || b <= 0 || a % b != 0 || c["x"]->vmin() < 0) return nullptr;
+         return (c["x"] / b) % (a / b);
+       }},
+      // sum // c and sum % c: pull out multiples of c, drop what bounds prove small
+      {UPat::ops({Ops::IDIV, Ops::MOD}, {var("x"), cvar("c")}).named("e"),
+       [](C c) -> UOpRef {
+         if (!is_int(c["x"])) return nullptr;
+         return fold_divmod(c["e"]->op, c["x"], ival(c, "c"));
+       }},
+      // x*k < c -> x < ceil(c/k) for k > 0
+      {UPat::op(Ops::CMPLT, {var("x") * cvar("k"), cvar("c")}),
+       [](C c) -> UOpRef {
+         int64_t k = ival(c, "k"), v = ival(c, "c");
+         if (!is_int(c["x"]) || k <= 0) return nullptr;
+         int64_t q = v >= 0 ? (v + k - 1) / k : -((-v) / k);
+         return lt(c["x"], q);
+       }},
+      // x + a < c -> x < c - a
+      {UPat::op(Ops::CMPLT, {var("x") + cvar("a"), cvar("c")}),
+       [](C c) -> UOpRef {
+         if (!is_int(c["x"])) return nullptr;
+         return lt(c["x"], ival(c, "c") - ival(c, "a"));
+       }},
+      // x // k < c -> x < c*k for k > 0 and x >= 0
+      {UPat::op(Ops::CMPLT, {var("x") / cvar("k"), cvar("c")}),
+       [](C c) -> UOpRef {
+         int64_t k = ival(c, "k"), v = ival(c, "c");
+         if (!is_int(c["x"]) || k <= 0 || v <= 0 || c["x"]->vmin() < 0) return nullptr;
+         return lt(c["x"], v * k);
+       }},
+      // max(x, y) -> x when x >= y everywhere
+      {UPat::op(Ops::MAX, {var("x"), var("y")}),
+       [](C c) -> UOpRef {
+         if (!is_int(c["x"])) return nullptr;
+         if (c["x"]->vmin() >= c["y"]->vmax()) return c["x"];
+         if (c["y"]->vmin() >= c["x"]->vmax()) return c["y"];
+         return nullptr;
+       }},
+      // where(c, x, x) -> x
+      {UPat::op(Ops::WHERE, {var("c"), var("x"), var("x")}), [](C c) { return c["x"]; }},
+      // where(true, a, b) -> a, where(false, a, b) -> b
+      {UPat::op(Ops::WHERE, {cvar("c"), var("a"), var("b")}),
+       [](C c) { return c["c"]->const_value() != 0 ? c["a"] : c["b"]; }},
+      // b & true -> b, b & false -> false (bool)
+      {UPat::op(Ops::AND, {var("x"), cvar("c")}).commutative(),
+       [](C c) -> UOpRef {
+         if (!dtypes::is_bool(c["x"]->dtype)) return nullptr;
+         return c["c"]->const_value() != 0 ? c["x"] : c["c"];
+       }},
+      // b | false -> b, b | true -> true (bool)
+      {UPat::op(Ops::OR, {var("x"), cvar("c")}).commutative(),
+       [](C c) -> UOpRef {
+         if (!dtypes::is_bool(c["x"]->dtype)) return nullptr;
+         return c["c"]->const_value() != 0 ? c["c"] : c["x"];
+       }},
+      // x & x -> x, x | x -> x
+      {UPat::ops({Ops::AND, Ops::OR}, {var("x"), var("x")}), [](C c) { return c["x"]; }},
+      // (b != true) != true -> b
+      {UPat::op(Ops::CMPNE, {UPat::op(Ops::CMPNE, {var("x"), UPat::cnst(1)}), UPat::cnst(1)}),
+       [](C c) -> UOpRef { return dtypes::is_bool(c["x"]->dtype) ? c["x"] : nullptr; }},
+      // cast(x) -> x when the dtype does not change
+      {UPat::op(Ops::CAST, {var("x")}).named("e"),
+       [](C c) -> UOpRef { return c["x"]->dtype == c["e"]->dtype ? c["x"] : nullptr; }},
+  });
+}
+
+}  // namespace
+
+const PatternMatcher& symbolic() {
+  static const PatternMatcher pm = make_symbolic();
+  return pm;
+}
+
+UOpRef simplify(const UOpRef& u) { return graph_rewrite(u, symbolic()); }
+
+}  // namespace tc

@@ -1,0 +1,17 @@
+// The symbolic simplifier: constant folding, algebraic identities and div/mod folding with
+// interval bounds (vmin/vmax), as one rule table. It gives index arithmetic a normal form.
+#pragma once
+
+#include "tinycore/uop/pattern_matcher.h"
+
+namespace tc {
+
+const PatternMatcher& symbolic();
+
+// graph_rewrite(u, symbolic()).
+UOpRef simplify(const UOpRef& u);
+
+// Folds an ALU op over constant sources into a CONST; nullptr when it can't (division by 0 ...).
+UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src);
+
+}  // namespace tc

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what tinycore's build needs on Debian 12, skipping what is present.
+# CUDA is optional: used when /usr/local/cuda exists, never installed here.
+set -euo pipefail
+
+packages=(
+  generate-ninja ninja-build g++ clang-format pkg-config python3
+  libabsl-dev libeigen3-dev libyaml-cpp-dev libstb-dev
+  libgtest-dev libgmock-dev llvm-19-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
+
+if [[ -d /usr/local/cuda ]]; then
+  echo "setup: CUDA toolkit found at /usr/local/cuda (optional)"
+fi

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Prints non-blank, non-comment lines of tinycore/ per folder, and the number of UOp ops."""
+import os
+import re
+import sys
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
+
+
+def code_lines(path):
+    n, in_block = 0, False
+    for line in open(path, encoding="utf-8"):
+        s = line.strip()
+        if in_block:
+            in_block = "*/" not in s
+            continue
+        if not s or s.startswith("//"):
+            continue
+        if s.startswith("/*"):
+            in_block = "*/" not in s
+            continue
+        n += 1
+    return n
+
+
+folders = {}
+for dirpath, _, files in os.walk(root):
+    for f in files:
+        if f.endswith((".h", ".cc")):
+            rel = os.path.relpath(dirpath, root)
+            folders[rel] = folders.get(rel, 0) + code_lines(os.path.join(dirpath, f))
+
+ops_h = open(os.path.join(root, "uop", "ops.h"), encoding="utf-8").read()
+ops = re.findall(r"X\((\w+)\)", ops_h.split("#define TC_OPS(X)")[1].split("enum class")[0])
+print("%-20s %6s" % ("tinycore/", "lines"))
+for name in sorted(folders):
+    print("%-20s %6d" % ("." if name == "." else name + "/", folders[name]))
+print("%-20s %6d" % ("total", sum(folders.values())))
+print("ops: %d" % len(ops))
+sys.exit(0)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test suite; ends with "N passed, N failed".
+# Usage: tools/test.sh [configs...]   (default: release asan)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh || exit 1
+configs=("$@")
+((${#configs[@]})) || configs=(release asan)
+
+export POCL_CACHE_DIR="${TMPDIR:-/tmp}/tinycore-pocl"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+passed=0
+failed=0
+for cfg in "${configs[@]}"; do
+  if ! bash tools/build.sh "$cfg"; then
+    echo "test.sh: build of $cfg failed"
+    failed=$((failed + 1))
+    continue
+  fi
+  for t in out/"$cfg"/tests/*_test; do
+    echo "=== $cfg: $(basename "$t")"
+    log=$(mktemp)
+    "$t" --gtest_brief=1 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    p=$(grep -oP '^\[  PASSED  \] \K[0-9]+' "$log" | tail -1)
+    f=$(grep -oP '^\[  FAILED  \] \K[0-9]+(?= tests?, listed below)' "$log" | tail -1)
+    p=${p:-0}
+    f=${f:-0}
+    if [[ $rc -ne 0 && $f -eq 0 ]]; then
+      echo "test.sh: $(basename "$t") exited with $rc without a gtest failure (crash or sanitizer report)"
+      f=1
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    rm -f "$log"
+  done
+done
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
