@@ -1,1 +1,1334 @@
+// Every Tensor op against a naive double-precision reference (tests/tensor/reference.h): creation,
+// elementwise unary/binary/ternary ops with broadcasting and scalars, movement ops, reductions
+// (also over non-contiguous views), dtype promotion for every dtype pair, the small floats and
+// zero-size tensors.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/tensor/reference.h"
+#include "tinycore/dtype.h"
+#include "tinycore/tensor.h"
+
+namespace {
+
+namespace ref = tcref;
+namespace dt = tc::dtypes;
+using ref::NDArray;
+using tc::DType;
+using tc::Tensor;
+using S = std::vector<int64_t>;
+
+constexpr double kF32 = 1e-5;    // float32 arithmetic
+constexpr double kTrans = 1e-4;  // float32 transcendental functions
+constexpr double kHalf = 1e-3;
+constexpr double kBF16 = 1e-2;
+const double kInf = std::numeric_limits<double>::infinity();
+
+NDArray vals(S shape, std::vector<double> v) { return NDArray(std::move(shape), std::move(v)); }
+
+// Python's % on doubles: the result has the divisor's sign.
+double py_mod(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+// ================================================================== creation
+
+TEST(Creation, EmptyHasOnlyShapeAndDtype) {
+  Tensor t = Tensor::empty({2, 3}, dt::int16);
+  EXPECT_EQ(t.shape(), (S{2, 3}));
+  EXPECT_EQ(t.dtype(), dt::int16);
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_EQ(t.ndim(), 2);
+  Tensor f = Tensor::empty({4});
+  EXPECT_EQ(f.shape(), (S{4}));
+  EXPECT_EQ(f.dtype(), dt::float32);
+  Tensor s = Tensor::empty({});
+  EXPECT_EQ(s.ndim(), 0);
+  EXPECT_EQ(s.numel(), 1);
+  Tensor z = Tensor::empty({0, 5}, dt::float64);
+  EXPECT_EQ(z.numel(), 0);
+  EXPECT_EQ(z.shape(), (S{0, 5}));
+  EXPECT_EQ(z.data<double>().size(), 0u);
+}
+
+TEST(Creation, ZerosOnesFull) {
+  Tensor z = Tensor::zeros({2, 3});
+  EXPECT_EQ(z.dtype(), dt::float32);
+  ref::expect_exact(z, ref::generate({2, 3}, [](int64_t) { return 0.0; }), "zeros");
+
+  Tensor o = Tensor::ones({3}, dt::int32);
+  EXPECT_EQ(o.dtype(), dt::int32);
+  ref::expect_exact(o, vals({3}, {1, 1, 1}), "ones int32");
+
+  Tensor o16 = Tensor::ones({2, 2}, dt::float16);
+  EXPECT_EQ(o16.dtype(), dt::float16);
+  ref::expect_exact(o16, vals({2, 2}, {1, 1, 1, 1}), "ones float16");
+
+  Tensor fi = Tensor::full({2, 2}, 7);
+  EXPECT_EQ(fi.dtype(), dt::int32);
+  ref::expect_exact(fi, vals({2, 2}, {7, 7, 7, 7}), "full int");
+
+  Tensor ff = Tensor::full({2}, 2.5);
+  EXPECT_EQ(ff.dtype(), dt::float32);
+  ref::expect_exact(ff, vals({2}, {2.5, 2.5}), "full float");
+
+  Tensor fb = Tensor::full({3}, true);
+  EXPECT_EQ(fb.dtype(), dt::bool_);
+  ref::expect_exact(fb, vals({3}, {1, 1, 1}), "full bool");
+
+  Tensor fd = Tensor::full({2, 3}, 3, dt::float64);
+  EXPECT_EQ(fd.dtype(), dt::float64);
+  ref::expect_exact(fd, ref::generate({2, 3}, [](int64_t) { return 3.0; }), "full with dtype");
+
+  Tensor fu = Tensor::full({4}, -1, dt::int64);
+  EXPECT_EQ(fu.data<int64_t>(), (std::vector<int64_t>{-1, -1, -1, -1}));
+
+  Tensor sc = Tensor::full({}, -4);
+  EXPECT_EQ(sc.ndim(), 0);
+  EXPECT_EQ(sc.item<int>(), -4);
+
+  Tensor e = Tensor::zeros({0, 3});
+  EXPECT_EQ(e.numel(), 0);
+  EXPECT_EQ(e.shape(), (S{0, 3}));
+  EXPECT_TRUE(e.data<float>().empty());
+}
+
+struct ArangeCase {
+  double start, stop, step;
+};
+
+TEST(Creation, Arange) {
+  std::vector<ArangeCase> cases = {{0, 5, 1},     {2, 10, 3}, {0, 1, 0.25},    {10, 0, -3},
+                                   {5, -5, -2.5}, {-3, 4, 1}, {0.5, 3.2, 0.7}, {1, 2, 5},
+                                   {3, 3, 1},     {4, 1, 1},  {-1, -7, -2}};
+  for (const ArangeCase& c : cases) {
+    std::string what = "arange(" + std::to_string(c.start) + ", " + std::to_string(c.stop) + ", " +
+                       std::to_string(c.step) + ")";
+    Tensor t = Tensor::arange(c.start, c.stop, c.step);
+    bool all_int = c.start == std::trunc(c.start) && c.stop == std::trunc(c.stop) &&
+                   c.step == std::trunc(c.step);
+    EXPECT_EQ(t.dtype(), all_int ? dt::int32 : dt::float32) << what;
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((c.stop - c.start) / c.step)));
+    NDArray want =
+        ref::generate({n}, [&](int64_t i) { return c.start + static_cast<double>(i) * c.step; });
+    if (all_int)
+      ref::expect_exact(t, want, what);
+    else
+      ref::expect_close(t, want, kF32, kF32, what);
+  }
+  Tensor t = Tensor::arange(6);
+  EXPECT_EQ(t.dtype(), dt::int32);
+  ref::expect_exact(t, vals({6}, {0, 1, 2, 3, 4, 5}), "arange(6)");
+  Tensor f = Tensor::arange(0, 6, 2, dt::float32);
+  EXPECT_EQ(f.dtype(), dt::float32);
+  ref::expect_exact(f, vals({3}, {0, 2, 4}), "arange float dtype");
+  Tensor l = Tensor::arange(-2, 3, 1, dt::int64);
+  EXPECT_EQ(l.dtype(), dt::int64);
+  EXPECT_EQ(l.data<int64_t>(), (std::vector<int64_t>{-2, -1, 0, 1, 2}));
+}
+
+TEST(Creation, Eye) {
+  struct Case {
+    int64_t n, m;
+  };
+  for (Case c : std::vector<Case>{{3, 3}, {2, 4}, {4, 2}, {1, 1}, {1, 5}, {5, 1}}) {
+    Tensor e = Tensor::eye(c.n, c.m);
+    EXPECT_EQ(e.dtype(), dt::float32);
+    NDArray want =
+        ref::generate({c.n, c.m}, [&](int64_t i) { return i / c.m == i % c.m ? 1.0 : 0.0; });
+    ref::expect_exact(e, want, "eye(" + std::to_string(c.n) + ", " + std::to_string(c.m) + ")");
+  }
+  Tensor sq = Tensor::eye(4);
+  ref::expect_exact(sq, ref::generate({4, 4}, [](int64_t i) { return i / 4 == i % 4 ? 1.0 : 0.0; }),
+                    "eye(4)");
+  Tensor ie = Tensor::eye(3, {}, dt::int32);
+  EXPECT_EQ(ie.dtype(), dt::int32);
+  ref::expect_exact(ie, ref::generate({3, 3}, [](int64_t i) { return i / 3 == i % 3 ? 1.0 : 0.0; }),
+                    "eye int");
+}
+
+// from_vector for one C++ type: the values come back unchanged, also through a kernel (flip).
+template <typename T>
+void check_from_vector(const std::vector<T>& v, DType want) {
+  SCOPED_TRACE(want.name());
+  int64_t n = static_cast<int64_t>(v.size());
+  Tensor t = Tensor::from_vector(v, S{2, n / 2});
+  EXPECT_EQ(t.dtype(), want);
+  EXPECT_EQ(t.shape(), (S{2, n / 2}));
+  EXPECT_EQ(t.data<T>(), v);
+  EXPECT_EQ(t.tolist<T>(), v);
+  std::vector<T> flipped = t.flip({1}).data<T>();
+  ASSERT_EQ(flipped.size(), v.size());
+  for (int64_t r = 0; r < 2; r++)
+    for (int64_t c = 0; c < n / 2; c++)
+      EXPECT_EQ(flipped[static_cast<size_t>(r * (n / 2) + c)],
+                v[static_cast<size_t>(r * (n / 2) + n / 2 - 1 - c)])
+          << "at " << r << ", " << c;
+  Tensor one = Tensor::from_vector(v);  // no shape: 1-D
+  EXPECT_EQ(one.shape(), (S{n}));
+}
+
+TEST(Creation, FromVectorEveryDtype) {
+  check_from_vector<bool>({true, false, false, true, true, false}, dt::bool_);
+  check_from_vector<int8_t>({-128, -1, 0, 1, 100, 127}, dt::int8);
+  check_from_vector<int16_t>({-32768, -300, 0, 7, 1000, 32767}, dt::int16);
+  check_from_vector<int32_t>({-2147483647 - 1, -5, 0, 9, 65536, 2147483647}, dt::int32);
+  check_from_vector<int64_t>(
+      {-(int64_t{1} << 62), -3, 0, (int64_t{1} << 53) + 1, int64_t{1} << 40, 42}, dt::int64);
+  check_from_vector<uint8_t>({0, 1, 127, 128, 200, 255}, dt::uint8);
+  check_from_vector<uint16_t>({0, 1, 255, 256, 40000, 65535}, dt::uint16);
+  check_from_vector<uint32_t>({0, 1, 65536, 2147483648u, 4000000000u, 4294967295u}, dt::uint32);
+  check_from_vector<uint64_t>(
+      {0, 1, uint64_t{1} << 63, (uint64_t{1} << 63) + 5, 12345, ~uint64_t{0}}, dt::uint64);
+  check_from_vector<float>({-1.5f, 0.0f, 3.25f, 1e-30f, 1e30f, -7.0f}, dt::float32);
+  check_from_vector<double>({-1.5, 0.0, 3.25, 1e-300, 1e300, 0.1}, dt::float64);
+
+  Tensor t(std::vector<float>{1, 2, 3, 4, 5, 6}, S{3, 2});
+  EXPECT_EQ(t.dtype(), dt::float32);
+  EXPECT_EQ(t.shape(), (S{3, 2}));
+  EXPECT_EQ(t.data<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  Tensor s(std::vector<float>{2.5f}, S{});
+  EXPECT_EQ(s.ndim(), 0);
+  EXPECT_EQ(s.item<float>(), 2.5f);
+}
+
+// ================================================================== unary
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> op;
+  std::function<double(double)> ref;
+  double lo, hi, rtol, atol;
+};
+
+TEST(Unary, Float32AgainstReference) {
+  std::vector<UnaryCase> cases = {
+      {"neg", [](const Tensor& x) { return x.neg(); }, [](double x) { return -x; }, -3, 3, 0, 0},
+      {"operator-", [](const Tensor& x) { return -x; }, [](double x) { return -x; }, -3, 3, 0, 0},
+      {"reciprocal", [](const Tensor& x) { return x.reciprocal(); }, [](double x) { return 1 / x; },
+       0.25, 4, kF32, 0},
+      {"reciprocal-", [](const Tensor& x) { return x.neg().reciprocal(); },
+       [](double x) { return -1 / x; }, 0.25, 4, kF32, 0},
+      {"sqrt", [](const Tensor& x) { return x.sqrt(); }, [](double x) { return std::sqrt(x); }, 0,
+       9, kF32, 1e-7},
+      {"rsqrt", [](const Tensor& x) { return x.rsqrt(); },
+       [](double x) { return 1 / std::sqrt(x); }, 0.05, 9, kF32, 0},
+      {"exp", [](const Tensor& x) { return x.exp(); }, [](double x) { return std::exp(x); }, -5, 5,
+       kTrans, 0},
+      {"exp2", [](const Tensor& x) { return x.exp2(); }, [](double x) { return std::exp2(x); }, -5,
+       5, kTrans, 0},
+      {"log", [](const Tensor& x) { return x.log(); }, [](double x) { return std::log(x); }, 0.05,
+       20, kTrans, kF32},
+      {"log2", [](const Tensor& x) { return x.log2(); }, [](double x) { return std::log2(x); },
+       0.05, 20, kTrans, kF32},
+      {"sin", [](const Tensor& x) { return x.sin(); }, [](double x) { return std::sin(x); }, -7, 7,
+       kTrans, kF32},
+      {"cos", [](const Tensor& x) { return x.cos(); }, [](double x) { return std::cos(x); }, -7, 7,
+       kTrans, kF32},
+      {"trunc", [](const Tensor& x) { return x.trunc(); }, [](double x) { return std::trunc(x); },
+       -4, 4, 0, 0},
+      {"relu", [](const Tensor& x) { return x.relu(); }, [](double x) { return x > 0 ? x : 0.0; },
+       -3, 3, 0, 0},
+      {"abs", [](const Tensor& x) { return x.abs(); }, [](double x) { return std::fabs(x); }, -3, 3,
+       0, 0},
+      {"sigmoid", [](const Tensor& x) { return x.sigmoid(); },
+       [](double x) { return 1 / (1 + std::exp(-x)); }, -8, 8, kTrans, kF32},
+      {"square", [](const Tensor& x) { return x.square(); }, [](double x) { return x * x; }, -3, 3,
+       kF32, 0},
+  };
+  uint64_t seed = 1;
+  for (const UnaryCase& c : cases) {
+    NDArray a = ref::random({3, 5}, seed++, c.lo, c.hi);
+    Tensor out = c.op(ref::tensor(a));
+    EXPECT_EQ(out.dtype(), dt::float32) << c.name;
+    ref::expect_close(out, ref::map(a, c.ref), c.rtol, c.atol, c.name);
+  }
+}
+
+TEST(Unary, LogicalNot) {
+  NDArray a = vals({5}, {0, 1, -2, 0.5, 0});
+  Tensor f = ref::tensor(a).logical_not();
+  EXPECT_EQ(f.dtype(), dt::bool_);
+  ref::expect_exact(f, vals({5}, {1, 0, 0, 0, 1}), "logical_not float");
+  Tensor b = ref::tensor(vals({3}, {1, 0, 1}), dt::bool_).logical_not();
+  EXPECT_EQ(b.dtype(), dt::bool_);
+  ref::expect_exact(b, vals({3}, {0, 1, 0}), "logical_not bool");
+  Tensor n = ref::tensor(vals({3}, {1, 0, 1}), dt::bool_).neg();  // neg of bool is logical not
+  EXPECT_EQ(n.dtype(), dt::bool_);
+  ref::expect_exact(n, vals({3}, {0, 1, 0}), "neg bool");
+  Tensor i = ref::tensor(vals({4}, {0, 3, -1, 0}), dt::int32).logical_not();
+  ref::expect_exact(i, vals({4}, {1, 0, 0, 1}), "logical_not int");
+}
+
+TEST(Unary, SpecialValues) {
+  Tensor z = ref::tensor(vals({1}, {0}));
+  EXPECT_EQ(z.log().item<double>(), -kInf);
+  EXPECT_EQ(z.log2().item<double>(), -kInf);
+  EXPECT_EQ(z.reciprocal().item<double>(), kInf);
+  EXPECT_TRUE(std::isnan(ref::tensor(vals({1}, {-1})).sqrt().item<double>()));
+  EXPECT_TRUE(std::isnan(ref::tensor(vals({1}, {-1})).log().item<double>()));
+  EXPECT_EQ(ref::tensor(vals({1}, {200})).exp().item<double>(), kInf);
+  EXPECT_EQ(ref::tensor(vals({1}, {-200})).exp().item<double>(), 0.0);
+  EXPECT_EQ(ref::tensor(vals({2}, {-1000, 1000})).sigmoid().data<double>(),
+            (std::vector<double>{0, 1}));
+}
+
+TEST(Unary, IntegerInputs) {
+  NDArray a = vals({2, 3}, {-3, -1, 0, 2, 5, 9});
+  Tensor x = ref::tensor(a, dt::int32);
+  Tensor n = x.neg();
+  EXPECT_EQ(n.dtype(), dt::int32);
+  ref::expect_exact(n, ref::map(a, [](double v) { return -v; }), "neg int");
+  ref::expect_exact(x.abs(), ref::map(a, [](double v) { return std::fabs(v); }), "abs int");
+  ref::expect_exact(x.relu(), ref::map(a, [](double v) { return v > 0 ? v : 0; }), "relu int");
+  ref::expect_exact(x.square(), ref::map(a, [](double v) { return v * v; }), "square int");
+  EXPECT_EQ(x.abs().dtype(), dt::int32);
+  EXPECT_EQ(x.trunc().dtype(), dt::int32);
+  ref::expect_exact(x.trunc(), a, "trunc int");
+
+  NDArray p = vals({5}, {0, 1, 4, 9, 16});
+  Tensor sq = ref::tensor(p, dt::int32).sqrt();
+  EXPECT_EQ(sq.dtype(), dt::float32);
+  ref::expect_close(sq, ref::map(p, [](double v) { return std::sqrt(v); }), kF32, 1e-7, "sqrt int");
+  Tensor ex = ref::tensor(p, dt::uint8).exp2();
+  EXPECT_EQ(ex.dtype(), dt::float32);
+  ref::expect_close(ex, ref::map(p, [](double v) { return std::exp2(v); }), kTrans, 0,
+                    "exp2 uint8");
+  Tensor sg = ref::tensor(a, dt::int64).sigmoid();
+  EXPECT_EQ(sg.dtype(), dt::float32);
+  ref::expect_close(sg, ref::map(a, [](double v) { return 1 / (1 + std::exp(-v)); }), kTrans, kF32,
+                    "sigmoid int64");
+  Tensor rc = ref::tensor(vals({3}, {1, 2, 4}), dt::int16).reciprocal();
+  EXPECT_EQ(rc.dtype(), dt::float32);
+  ref::expect_close(rc, vals({3}, {1, 0.5, 0.25}), kF32, 0, "reciprocal int16");
+}
+
+struct CastCase {
+  DType from, to;
+  std::vector<double> in, want;
+};
+
+TEST(Unary, Cast) {
+  std::vector<CastCase> cases = {
+      // float -> int truncates toward zero
+      {dt::float32, dt::int32, {-2.7, -0.5, 0.5, 2.7, 100.9, -100.9}, {-2, 0, 0, 2, 100, -100}},
+      {dt::float32, dt::uint8, {0, 1.9, 200.5, 255, 7.2, 128}, {0, 1, 200, 255, 7, 128}},
+      {dt::float32, dt::int64, {3e9, -3e9, 0.5, -7.5, 1, 2}, {3e9, -3e9, 0, -7, 1, 2}},
+      {dt::float64, dt::int16, {-1234.9, 1234.9, 0, 3, -3, 32000}, {-1234, 1234, 0, 3, -3, 32000}},
+      // -> bool is != 0
+      {dt::float32, dt::bool_, {0, -0.0, 0.5, -3, 1e-20, 2}, {0, 0, 1, 1, 1, 1}},
+      {dt::int32, dt::bool_, {0, 1, -1, 7, 0, 256}, {0, 1, 1, 1, 0, 1}},
+      // int -> int wraps (two's complement), and extends by the source's signedness
+      {dt::int32, dt::int8, {200, -129, 127, -128, 256, 5}, {-56, 127, 127, -128, 0, 5}},
+      {dt::int32, dt::uint8, {-1, 256, 255, 300, 0, 7}, {255, 0, 255, 44, 0, 7}},
+      {dt::uint8, dt::int32, {200, 255, 0, 128, 1, 127}, {200, 255, 0, 128, 1, 127}},
+      {dt::int8, dt::int64, {-5, -128, 127, 0, 1, -1}, {-5, -128, 127, 0, 1, -1}},
+      {dt::int8, dt::uint16, {-5, -1, 3, 0, 127, -128}, {65531, 65535, 3, 0, 127, 65408}},
+      {dt::uint32, dt::int64, {4e9, 0, 1, 2147483648.0, 7, 3}, {4e9, 0, 1, 2147483648.0, 7, 3}},
+      {dt::uint16,
+       dt::int16,
+       {65535, 40000, 1, 0, 32767, 32768},
+       {-1, -25536, 1, 0, 32767, -32768}},
+      // int / bool -> float
+      {dt::int32, dt::float32, {-3, 0, 16777216, 5, -7, 1}, {-3, 0, 16777216, 5, -7, 1}},
+      {dt::bool_, dt::float32, {1, 0, 1, 0, 0, 1}, {1, 0, 1, 0, 0, 1}},
+      {dt::bool_, dt::int32, {1, 0, 1, 0, 0, 1}, {1, 0, 1, 0, 0, 1}},
+      {dt::int64, dt::float64, {-5e15, 3, 0, 1, -1, 2}, {-5e15, 3, 0, 1, -1, 2}},
+      {dt::uint64, dt::float64, {1e19, 3, 0, 1, 4, 2}, {1e19, 3, 0, 1, 4, 2}},
+      // float -> float rounds
+      {dt::float64, dt::float32, {0.1, 1.0 / 3, -2.5, 1e-3, 3, 7}, {}},
+      {dt::float32, dt::float16, {0.1, 1.0 / 3, -2.5, 1e-3, 1000.7, 7}, {}},
+      {dt::float32, dt::bfloat16, {0.1, 1.0 / 3, -2.5, 1e-3, 1000.7, 7}, {}},
+      {dt::float16, dt::float32, {0.1, 1.0 / 3, -2.5, 1e-3, 1000.7, 7}, {}},
+      {dt::bfloat16, dt::float32, {0.1, 1.0 / 3, -2.5, 1e-3, 1000.7, 7}, {}},
+      {dt::float16, dt::int32, {-2.7, 2.7, 100.5, -0.5, 3, 7}, {-2, 2, 100, 0, 3, 7}},
+  };
+  for (const CastCase& c : cases) {
+    std::string what = "cast " + c.from.name() + " -> " + c.to.name();
+    NDArray in = vals({2, 3}, c.in);
+    Tensor src = ref::tensor(in, c.from);
+    Tensor out = src.cast(c.to);
+    EXPECT_EQ(out.dtype(), c.to) << what;
+    NDArray want =
+        c.want.empty() ? ref::represent(ref::represent(in, c.from), c.to) : vals({2, 3}, c.want);
+    ref::expect_exact(out, want, what);
+  }
+  Tensor x = ref::tensor(vals({2}, {1, 2}));
+  EXPECT_EQ(x.cast(dt::float32).uop(), x.uop());  // same dtype: no-op
+}
+
+// ================================================================== binary
+
+struct BinaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&, const Tensor&)> op;
+  std::function<double(double, double)> ref;
+  bool boolean;  // result is bool
+  double rtol;
+};
+
+std::vector<BinaryCase> float_binary_cases() {
+  return {
+      {"add", [](const Tensor& a, const Tensor& b) { return a.add(b); },
+       [](double a, double b) { return a + b; }, false, kF32},
+      {"+", [](const Tensor& a, const Tensor& b) { return a + b; },
+       [](double a, double b) { return a + b; }, false, kF32},
+      {"sub", [](const Tensor& a, const Tensor& b) { return a.sub(b); },
+       [](double a, double b) { return a - b; }, false, kF32},
+      {"-", [](const Tensor& a, const Tensor& b) { return a - b; },
+       [](double a, double b) { return a - b; }, false, kF32},
+      {"mul", [](const Tensor& a, const Tensor& b) { return a * b; },
+       [](double a, double b) { return a * b; }, false, kF32},
+      {"div", [](const Tensor& a, const Tensor& b) { return a.div(b); },
+       [](double a, double b) { return a / b; }, false, kF32},
+      {"/", [](const Tensor& a, const Tensor& b) { return a / b; },
+       [](double a, double b) { return a / b; }, false, kF32},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return a.maximum(b); },
+       [](double a, double b) { return std::max(a, b); }, false, 0},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return a.minimum(b); },
+       [](double a, double b) { return std::min(a, b); }, false, 0},
+      {"mod", [](const Tensor& a, const Tensor& b) { return a.mod(b); }, py_mod, false, kF32},
+  };
+}
+
+std::vector<BinaryCase> comparison_cases() {
+  return {
+      {"lt", [](const Tensor& a, const Tensor& b) { return a.lt(b); },
+       [](double a, double b) { return a < b ? 1. : 0.; }, true, 0},
+      {"gt", [](const Tensor& a, const Tensor& b) { return a.gt(b); },
+       [](double a, double b) { return a > b ? 1. : 0.; }, true, 0},
+      {"le", [](const Tensor& a, const Tensor& b) { return a.le(b); },
+       [](double a, double b) { return a <= b ? 1. : 0.; }, true, 0},
+      {"ge", [](const Tensor& a, const Tensor& b) { return a.ge(b); },
+       [](double a, double b) { return a >= b ? 1. : 0.; }, true, 0},
+      {"eq", [](const Tensor& a, const Tensor& b) { return a.eq(b); },
+       [](double a, double b) { return a == b ? 1. : 0.; }, true, 0},
+      {"ne", [](const Tensor& a, const Tensor& b) { return a.ne(b); },
+       [](double a, double b) { return a != b ? 1. : 0.; }, true, 0},
+  };
+}
+
+// divisors bounded away from zero: |b| in [0.5, 2]
+NDArray divisors(const S& shape, uint64_t seed) {
+  return ref::map(ref::random(shape, seed, -1.5, 1.5), [](double v) {
+    return static_cast<double>(static_cast<float>(v < 0 ? v - 0.5 : v + 0.5));
+  });
+}
+
+TEST(Binary, Float32SameShape) {
+  NDArray a = ref::random({4, 5}, 11, -3, 3), b = divisors({4, 5}, 12);
+  for (const BinaryCase& c : float_binary_cases()) {
+    Tensor out = c.op(ref::tensor(a), ref::tensor(b));
+    EXPECT_EQ(out.dtype(), dt::float32) << c.name;
+    ref::expect_close(out, ref::zip(a, b, c.ref), c.rtol, c.rtol, c.name);
+  }
+}
+
+TEST(Binary, Comparisons) {
+  // small integers stored as float32 and int32 so that equal elements occur
+  NDArray a = ref::random_int({4, 6}, 21, -2, 2), b = ref::random_int({4, 6}, 22, -2, 2);
+  for (DType d : {dt::float32, dt::int32, dt::uint8, dt::float16}) {
+    NDArray ad = d == dt::uint8 ? ref::map(a, [](double v) { return v + 2; }) : a;
+    NDArray bd = d == dt::uint8 ? ref::map(b, [](double v) { return v + 2; }) : b;
+    for (const BinaryCase& c : comparison_cases()) {
+      std::string what = std::string(c.name) + " " + d.name();
+      Tensor out = c.op(ref::tensor(ad, d), ref::tensor(bd, d));
+      EXPECT_EQ(out.dtype(), dt::bool_) << what;
+      ref::expect_exact(out, ref::zip(ad, bd, c.ref), what);
+    }
+  }
+  // bool comparisons
+  NDArray p = vals({4}, {0, 0, 1, 1}), q = vals({4}, {0, 1, 0, 1});
+  Tensor tp = ref::tensor(p, dt::bool_), tq = ref::tensor(q, dt::bool_);
+  ref::expect_exact(tp.lt(tq), vals({4}, {0, 1, 0, 0}), "lt bool");
+  ref::expect_exact(tp.eq(tq), vals({4}, {1, 0, 0, 1}), "eq bool");
+  ref::expect_exact(tp.ne(tq), vals({4}, {0, 1, 1, 0}), "ne bool");
+  ref::expect_exact(tp.ge(tq), vals({4}, {1, 0, 1, 1}), "ge bool");
+}
+
+TEST(Binary, IntegerArithmetic) {
+  NDArray a = ref::random_int({5, 6}, 31, -50, 50), b = ref::random_int({5, 6}, 32, -50, 50);
+  for (DType d : {dt::int32, dt::int64, dt::int16}) {
+    Tensor x = ref::tensor(a, d), y = ref::tensor(b, d);
+    std::string n = d.name();
+    EXPECT_EQ((x + y).dtype(), d);
+    ref::expect_exact(x + y, ref::zip(a, b, [](double p, double q) { return p + q; }), "add " + n);
+    ref::expect_exact(x - y, ref::zip(a, b, [](double p, double q) { return p - q; }), "sub " + n);
+    ref::expect_exact(x * y, ref::zip(a, b, [](double p, double q) { return p * q; }), "mul " + n);
+    ref::expect_exact(x.maximum(y),
+                      ref::zip(a, b, [](double p, double q) { return std::max(p, q); }),
+                      "max " + n);
+    ref::expect_exact(x.minimum(y),
+                      ref::zip(a, b, [](double p, double q) { return std::min(p, q); }),
+                      "min " + n);
+    EXPECT_EQ(x.minimum(y).dtype(), d);
+  }
+  // unsigned: minimum / maximum / add
+  NDArray u = ref::random_int({12}, 33, 0, 255), v = ref::random_int({12}, 34, 0, 255);
+  Tensor x = ref::tensor(u, dt::uint8), y = ref::tensor(v, dt::uint8);
+  ref::expect_exact(x.minimum(y), ref::zip(u, v, [](double p, double q) { return std::min(p, q); }),
+                    "min uint8");
+  ref::expect_exact(x.maximum(y), ref::zip(u, v, [](double p, double q) { return std::max(p, q); }),
+                    "max uint8");
+  ref::expect_exact(x + y, ref::zip(u, v, [](double p, double q) { return std::fmod(p + q, 256); }),
+                    "add uint8 wraps");
+}
+
+TEST(Binary, IdivTruncatesTowardZero) {
+  NDArray a = ref::random_int({6, 7}, 41, -40, 40);
+  NDArray b =
+      ref::map(ref::random_int({6, 7}, 42, -6, 6), [](double v) { return v == 0 ? 3.0 : v; });
+  for (DType d : {dt::int32, dt::int64, dt::int16}) {
+    Tensor out = ref::tensor(a, d).idiv(ref::tensor(b, d));
+    EXPECT_EQ(out.dtype(), d);
+    ref::expect_exact(out, ref::zip(a, b, [](double p, double q) { return std::trunc(p / q); }),
+                      "idiv " + d.name());
+  }
+  NDArray ua = ref::random_int({10}, 43, 0, 255), ub = ref::random_int({10}, 44, 1, 17);
+  ref::expect_exact(ref::tensor(ua, dt::uint8).idiv(ref::tensor(ub, dt::uint8)),
+                    ref::zip(ua, ub, [](double p, double q) { return std::trunc(p / q); }),
+                    "idiv uint8");
+  ref::expect_exact(ref::tensor(vals({4}, {7, -7, 7, -7}), dt::int32)
+                        .idiv(ref::tensor(vals({4}, {2, 2, -2, -2}), dt::int32)),
+                    vals({4}, {3, -3, -3, 3}), "idiv signs");
+}
+
+TEST(Binary, ModHasSignOfDivisor) {
+  NDArray a = ref::random_int({6, 7}, 51, -40, 40);
+  NDArray b =
+      ref::map(ref::random_int({6, 7}, 52, -6, 6), [](double v) { return v == 0 ? -4.0 : v; });
+  for (DType d : {dt::int32, dt::int64, dt::int8}) {
+    Tensor out = ref::tensor(a, d).mod(ref::tensor(b, d));
+    EXPECT_EQ(out.dtype(), d);
+    ref::expect_exact(out, ref::zip(a, b, py_mod), "mod " + d.name());
+  }
+  ref::expect_exact(ref::tensor(vals({6}, {7, -7, 7, -7, 6, -6}), dt::int32)
+                        .mod(ref::tensor(vals({6}, {3, 3, -3, -3, -3, 3}), dt::int32)),
+                    vals({6}, {1, 2, -2, -1, 0, 0}), "mod signs");
+  NDArray ua = ref::random_int({10}, 53, 0, 255), ub = ref::random_int({10}, 54, 1, 17);
+  ref::expect_exact(ref::tensor(ua, dt::uint8).mod(ref::tensor(ub, dt::uint8)),
+                    ref::zip(ua, ub, py_mod), "mod uint8");
+  // floats
+  NDArray fa = ref::random({5, 5}, 55, -10, 10), fb = divisors({5, 5}, 56);
+  ref::expect_close(ref::tensor(fa).mod(ref::tensor(fb)), ref::zip(fa, fb, py_mod), kF32, 1e-5,
+                    "mod float32");
+  ref::expect_close(
+      ref::tensor(vals({4}, {5.5, -5.5, 5.5, -5.5})).mod(ref::tensor(vals({4}, {2, 2, -2, -2}))),
+      vals({4}, {1.5, 0.5, -0.5, -1.5}), kF32, 0, "mod float signs");
+}
+
+TEST(Binary, Bitwise) {
+  NDArray a = ref::random_int({4, 5}, 61, -100, 100), b = ref::random_int({4, 5}, 62, -100, 100);
+  auto as_int = [](double v) { return static_cast<int64_t>(v); };
+  for (DType d : {dt::int32, dt::int64, dt::int16}) {
+    Tensor x = ref::tensor(a, d), y = ref::tensor(b, d);
+    ref::expect_exact(
+        x.bitwise_and(y),
+        ref::zip(a, b,
+                 [&](double p, double q) { return static_cast<double>(as_int(p) & as_int(q)); }),
+        "and " + d.name());
+    ref::expect_exact(
+        x.bitwise_or(y),
+        ref::zip(a, b,
+                 [&](double p, double q) { return static_cast<double>(as_int(p) | as_int(q)); }),
+        "or " + d.name());
+    ref::expect_exact(
+        x.bitwise_xor(y),
+        ref::zip(a, b,
+                 [&](double p, double q) { return static_cast<double>(as_int(p) ^ as_int(q)); }),
+        "xor " + d.name());
+  }
+  NDArray u = ref::random_int({8}, 63, 0, 255), v = ref::random_int({8}, 64, 0, 255);
+  ref::expect_exact(
+      ref::tensor(u, dt::uint8).bitwise_xor(ref::tensor(v, dt::uint8)),
+      ref::zip(u, v,
+               [&](double p, double q) { return static_cast<double>(as_int(p) ^ as_int(q)); }),
+      "xor uint8");
+  NDArray p = vals({4}, {0, 0, 1, 1}), q = vals({4}, {0, 1, 0, 1});
+  Tensor tp = ref::tensor(p, dt::bool_), tq = ref::tensor(q, dt::bool_);
+  EXPECT_EQ(tp.bitwise_and(tq).dtype(), dt::bool_);
+  ref::expect_exact(tp.bitwise_and(tq), vals({4}, {0, 0, 0, 1}), "and bool");
+  ref::expect_exact(tp.bitwise_or(tq), vals({4}, {0, 1, 1, 1}), "or bool");
+  ref::expect_exact(tp.bitwise_xor(tq), vals({4}, {0, 1, 1, 0}), "xor bool");
+  // bool + bool is logical or, bool * bool logical and
+  EXPECT_EQ((tp + tq).dtype(), dt::bool_);
+  ref::expect_exact(tp + tq, vals({4}, {0, 1, 1, 1}), "bool add");
+  ref::expect_exact(tp * tq, vals({4}, {0, 0, 0, 1}), "bool mul");
+}
+
+struct Shapes {
+  S a, b;
+};
+
+TEST(Binary, Broadcasting) {
+  std::vector<Shapes> shapes = {
+      {{3, 1}, {1, 4}}, {{2, 3, 4}, {4}},      {{4}, {2, 3, 4}}, {{2, 1, 4}, {3, 1}},
+      {{}, {2, 3}},     {{2, 3}, {}},          {{1}, {5}},       {{5, 1, 1}, {1, 1, 2}},
+      {{2, 3}, {2, 3}}, {{1, 3, 1}, {2, 1, 2}}};
+  uint64_t seed = 100;
+  for (const Shapes& s : shapes) {
+    NDArray a = ref::random(s.a, seed++, -3, 3), b = divisors(s.b, seed++);
+    for (const BinaryCase& c : float_binary_cases()) {
+      std::string what =
+          std::string(c.name) + " " + ref::shape_str(s.a) + " " + ref::shape_str(s.b);
+      Tensor out = c.op(ref::tensor(a), ref::tensor(b));
+      ref::expect_close(out, ref::zip(a, b, c.ref), c.rtol, c.rtol, what);
+    }
+    NDArray ia = ref::random_int(s.a, seed++, -2, 2), ib = ref::random_int(s.b, seed++, -2, 2);
+    for (const BinaryCase& c : comparison_cases()) {
+      std::string what =
+          std::string(c.name) + " " + ref::shape_str(s.a) + " " + ref::shape_str(s.b);
+      ref::expect_exact(c.op(ref::tensor(ia, dt::int32), ref::tensor(ib, dt::int32)),
+                        ref::zip(ia, ib, c.ref), what);
+    }
+  }
+}
+
+TEST(Binary, ScalarOperands) {
+  NDArray a = divisors({3, 4}, 71);
+  Tensor x = ref::tensor(a);
+  auto f = [&](const char* what, const Tensor& t, const std::function<double(double)>& r) {
+    EXPECT_EQ(t.dtype(), dt::float32) << what;
+    ref::expect_close(t, ref::map(a, r), kF32, kF32, what);
+  };
+  f("x + 2", x + 2, [](double v) { return v + 2; });
+  f("2 + x", 2 + x, [](double v) { return 2 + v; });
+  f("x - 2.5", x - 2.5, [](double v) { return v - 2.5; });
+  f("2.5 - x", 2.5 - x, [](double v) { return 2.5 - v; });
+  f("x * 3", x * 3, [](double v) { return v * 3; });
+  f("-1.5 * x", -1.5 * x, [](double v) { return -1.5 * v; });
+  f("x / 4", x / 4, [](double v) { return v / 4; });
+  f("4 / x", 4 / x, [](double v) { return 4 / v; });
+  f("x.sub(1, reverse)", x.sub(1, true), [](double v) { return 1 - v; });
+  f("x.div(3.0, reverse)", x.div(3.0, true), [](double v) { return 3 / v; });
+  f("x.maximum(0.5)", x.maximum(0.5), [](double v) { return std::max(v, 0.5); });
+  f("x.minimum(-0.5)", x.minimum(-0.5), [](double v) { return std::min(v, -0.5); });
+  f("x.maximum(0)", x.maximum(0), [](double v) { return std::max(v, 0.0); });
+  auto cmp = [&](const char* what, const Tensor& t, const std::function<bool(double)>& r) {
+    EXPECT_EQ(t.dtype(), dt::bool_) << what;
+    ref::expect_exact(t, ref::map(a, [&](double v) { return r(v) ? 1.0 : 0.0; }), what);
+  };
+  cmp("x < 0", x.lt(0), [](double v) { return v < 0; });
+  cmp("x > 0.75", x.gt(0.75), [](double v) { return v > 0.75; });
+  cmp("x <= 1", x.le(1), [](double v) { return v <= 1; });
+  cmp("x >= -1", x.ge(-1.0), [](double v) { return v >= -1; });
+  cmp("x == x[0]", x.eq(static_cast<double>(a.v[0])), [&](double v) { return v == a.v[0]; });
+  cmp("x != x[0]", x.ne(static_cast<double>(a.v[0])), [&](double v) { return v != a.v[0]; });
+
+  // integer tensors: an int scalar keeps the dtype, a float one makes float32
+  NDArray ia = ref::random_int({2, 5}, 72, -20, 20);
+  Tensor xi = ref::tensor(ia, dt::int32);
+  EXPECT_EQ((xi + 2).dtype(), dt::int32);
+  ref::expect_exact(xi + 2, ref::map(ia, [](double v) { return v + 2; }), "int + 2");
+  ref::expect_exact(7 - xi, ref::map(ia, [](double v) { return 7 - v; }), "7 - int");
+  ref::expect_exact(xi * -3, ref::map(ia, [](double v) { return v * -3; }), "int * -3");
+  EXPECT_EQ((xi + 2.5).dtype(), dt::float32);
+  ref::expect_close(xi + 2.5, ref::map(ia, [](double v) { return v + 2.5; }), kF32, 0, "int + 2.5");
+  EXPECT_EQ((xi / 2).dtype(), dt::float32);
+  ref::expect_close(xi / 2, ref::map(ia, [](double v) { return v / 2; }), kF32, 0, "int / 2");
+  ref::expect_exact(xi.maximum(3), ref::map(ia, [](double v) { return std::max(v, 3.0); }),
+                    "int maximum 3");
+  ref::expect_exact(xi.minimum(-4), ref::map(ia, [](double v) { return std::min(v, -4.0); }),
+                    "int minimum -4");
+  ref::expect_exact(xi.lt(1), ref::map(ia, [](double v) { return v < 1 ? 1.0 : 0.0; }), "int < 1");
+  ref::expect_exact(xi.eq(0), ref::map(ia, [](double v) { return v == 0 ? 1.0 : 0.0; }),
+                    "int == 0");
+}
+
+// ================================================================== where
+
+TEST(Where, BroadcastingAndScalars) {
+  NDArray c = vals({3, 1}, {1, 0, 1});
+  NDArray x = ref::random({1, 4}, 81), y = ref::random({3, 4}, 82);
+  Tensor tc_ = ref::tensor(c, dt::bool_);
+  Tensor w = tc_.where(ref::tensor(x), ref::tensor(y));
+  EXPECT_EQ(w.dtype(), dt::float32);
+  ref::expect_exact(w, ref::where(c, x, y), "where (3,1) (1,4) (3,4)");
+
+  // a scalar-shaped y tensor and a (4,) x
+  NDArray x4 = ref::random({4}, 83), ys = vals({}, {-9.5});
+  ref::expect_exact(tc_.where(ref::tensor(x4), ref::tensor(ys)), ref::where(c, x4, ys),
+                    "where with () tensor");
+
+  // condition from a comparison, ConstValue operands
+  NDArray a = ref::random({3, 4}, 84);
+  Tensor ta = ref::tensor(a);
+  Tensor r = ta.gt(0).where(ta, -1.0);
+  EXPECT_EQ(r.dtype(), dt::float32);
+  ref::expect_exact(r, ref::map(a, [](double v) { return v > 0 ? v : -1.0; }),
+                    "where(x>0, x, -1.0)");
+  Tensor l = ta.lt(0).where(2.5, ta);
+  EXPECT_EQ(l.dtype(), dt::float32);
+  ref::expect_exact(l, ref::map(a, [](double v) { return v < 0 ? 2.5 : v; }), "where(x<0, 2.5, x)");
+  Tensor ii = ta.lt(0).where(1, 2);
+  EXPECT_EQ(ii.dtype(), dt::int32);
+  ref::expect_exact(ii, ref::map(a, [](double v) { return v < 0 ? 1.0 : 2.0; }), "where(c, 1, 2)");
+  Tensor fi = ta.lt(0).where(1.5, 2);
+  EXPECT_EQ(fi.dtype(), dt::float32);
+  ref::expect_exact(fi, ref::map(a, [](double v) { return v < 0 ? 1.5 : 2.0; }),
+                    "where(c, 1.5, 2)");
+  Tensor bb = ta.lt(0).where(true, false);
+  EXPECT_EQ(bb.dtype(), dt::bool_);
+  ref::expect_exact(bb, ref::map(a, [](double v) { return v < 0 ? 1.0 : 0.0; }),
+                    "where(c, true, false)");
+
+  // non-bool condition: non-zero is true
+  NDArray fc = vals({4}, {0, 0.5, -1, 0});
+  ref::expect_exact(ref::tensor(fc).where(ref::tensor(vals({4}, {1, 2, 3, 4})),
+                                          ref::tensor(vals({4}, {5, 6, 7, 8}))),
+                    vals({4}, {5, 2, 3, 8}), "float condition");
+
+  // dtype promotion of the branches (tinygrad: least_upper_dtype, scalars as in binary ops)
+  Tensor i32 = ref::tensor(vals({4}, {1, 2, 3, 4}), dt::int32);
+  Tensor cond = ref::tensor(vals({4}, {1, 0, 0, 1}), dt::bool_);
+  Tensor wf = cond.where(i32, 2.5);
+  EXPECT_EQ(wf.dtype(), dt::float32);
+  ref::expect_exact(wf, vals({4}, {1, 2.5, 2.5, 4}), "where(c, int, 2.5)");
+  Tensor wi = cond.where(7, i32);
+  EXPECT_EQ(wi.dtype(), dt::int32);
+  ref::expect_exact(wi, vals({4}, {7, 2, 3, 7}), "where(c, 7, int)");
+  Tensor h = ref::tensor(vals({4}, {0.5, 1, 2, 3}), dt::float16);
+  Tensor wh = cond.where(h, i32);
+  EXPECT_EQ(wh.dtype(), dt::float16);
+  ref::expect_exact(wh, vals({4}, {0.5, 2, 3, 3}), "where(c, half, int)");
+}
+
+// ================================================================== movement
+
+TEST(Movement, Reshape) {
+  NDArray a = ref::random({2, 3, 4}, 91);
+  Tensor x = ref::tensor(a);
+  for (const S& s :
+       std::vector<S>{{6, 4}, {4, -1}, {-1}, {24}, {2, 12}, {1, 2, 1, 12}, {-1, 3, 1}, {3, 2, 4}}) {
+    Tensor r = x.reshape(s);
+    NDArray want = ref::reshape(a, s);
+    EXPECT_EQ(r.shape(), want.shape);
+    ref::expect_exact(r, want, "reshape " + ref::shape_str(s));
+  }
+  ref::expect_exact(x.reshape({4, 6}).reshape({3, 8}), ref::reshape(a, {3, 8}),
+                    "reshape of reshape");
+  Tensor one = ref::tensor(vals({1}, {3.5}));
+  EXPECT_EQ(one.reshape({}).ndim(), 0);
+  EXPECT_EQ(one.reshape({}).item<float>(), 3.5f);
+  EXPECT_EQ(one.reshape({}).reshape({1, 1}).shape(), (S{1, 1}));
+}
+
+TEST(Movement, Permute) {
+  NDArray a = ref::random({2, 3, 4}, 92);
+  Tensor x = ref::tensor(a);
+  for (const std::vector<int>& o :
+       std::vector<std::vector<int>>{{2, 0, 1}, {1, 2, 0}, {0, 2, 1}, {2, 1, 0}, {0, 1, 2}}) {
+    ref::expect_exact(x.permute(o), ref::permute(a, o), "permute");
+  }
+  ref::expect_exact(x.permute({-1, 0, -2}), ref::permute(a, {2, 0, 1}), "permute negative axes");
+  ref::expect_exact(x.permute({2, 0, 1}).permute({2, 0, 1}),
+                    ref::permute(ref::permute(a, {2, 0, 1}), {2, 0, 1}), "permute twice");
+}
+
+TEST(Movement, Expand) {
+  NDArray a = ref::random({3, 1}, 93);
+  Tensor x = ref::tensor(a);
+  ref::expect_exact(x.expand({3, 4}), ref::expand(a, {3, 4}), "expand (3,1)->(3,4)");
+  ref::expect_exact(x.expand({2, 3, 5}), ref::expand(a, {2, 3, 5}), "expand new leading dim");
+  ref::expect_exact(x.expand({2, -1, 5}), ref::expand(a, {2, 3, 5}), "expand with -1");
+  NDArray b = ref::random({1, 4}, 94);
+  ref::expect_exact(ref::tensor(b).expand({2, 3, 4}), ref::expand(b, {2, 3, 4}),
+                    "expand (1,4)->(2,3,4)");
+  NDArray s = vals({}, {1.25});
+  ref::expect_exact(ref::tensor(s).expand({2, 2}), ref::expand(s, {2, 2}), "expand scalar");
+}
+
+TEST(Movement, Pad) {
+  NDArray a = ref::random({2, 3}, 95);
+  Tensor x = ref::tensor(a);
+  std::vector<ref::Pairs> pads = {{{1, 2}, {0, 1}},   {{0, 0}, {2, 2}},  {{-1, 0}, {1, -1}},
+                                  {{-1, -1}, {0, 0}}, {{0, 3}, {-2, 1}}, {{2, -1}, {-3, 0}}};
+  for (const ref::Pairs& p : pads) {
+    ref::expect_exact(x.pad(p), ref::pad(a, p, 0), "pad zero");
+    ref::expect_exact(x.pad(p, 7.5), ref::pad(a, p, 7.5), "pad 7.5");
+    ref::expect_exact(x.pad(p, -2), ref::pad(a, p, -2), "pad -2");
+  }
+  NDArray ia = ref::random_int({2, 2}, 96, -5, 5);
+  Tensor xi = ref::tensor(ia, dt::int32).pad({{1, 0}, {0, 2}}, 9);
+  EXPECT_EQ(xi.dtype(), dt::int32);
+  ref::expect_exact(xi, ref::pad(ia, {{1, 0}, {0, 2}}, 9), "pad int with 9");
+  ref::expect_exact(x.pad({{1, 1}, {1, 1}}).pad({{1, 0}, {0, 1}}, 3.0),
+                    ref::pad(ref::pad(a, {{1, 1}, {1, 1}}, 0), {{1, 0}, {0, 1}}, 3.0),
+                    "pad of pad");
+}
+
+TEST(Movement, Shrink) {
+  NDArray a = ref::random({4, 5}, 97);
+  Tensor x = ref::tensor(a);
+  std::vector<ref::Pairs> rs = {
+      {{0, 1}, {1, 3}}, {{1, 4}, {0, 5}}, {{2, 2}, {0, 5}}, {{0, 4}, {4, 5}}, {{3, 4}, {2, 3}}};
+  for (const ref::Pairs& r : rs) ref::expect_exact(x.shrink(r), ref::shrink(a, r), "shrink");
+  ref::expect_exact(x.shrink({{1, 4}, {1, 4}}).shrink({{1, 2}, {0, 2}}),
+                    ref::shrink(ref::shrink(a, {{1, 4}, {1, 4}}), {{1, 2}, {0, 2}}),
+                    "shrink of shrink");
+}
+
+TEST(Movement, Flip) {
+  NDArray a = ref::random({2, 3, 4}, 98);
+  Tensor x = ref::tensor(a);
+  for (const std::vector<int>& f :
+       std::vector<std::vector<int>>{{0}, {1}, {2}, {-1}, {0, 2}, {0, 1, 2}, {}})
+    ref::expect_exact(x.flip(f), ref::flip(a, f), "flip");
+  ref::expect_exact(x.flip({1}).flip({1}), a, "flip twice");
+}
+
+TEST(Movement, TransposeFlattenContiguous) {
+  NDArray m = ref::random({3, 5}, 99);
+  ref::expect_exact(ref::tensor(m).transpose(), ref::transpose(m, 1, 0), "transpose()");
+  NDArray a = ref::random({2, 3, 4}, 100);
+  Tensor x = ref::tensor(a);
+  ref::expect_exact(x.transpose(0, 2), ref::transpose(a, 0, 2), "transpose(0, 2)");
+  ref::expect_exact(x.transpose(-1, -2), ref::transpose(a, 2, 1), "transpose(-1, -2)");
+  EXPECT_EQ(x.flatten().shape(), (S{24}));
+  ref::expect_exact(x.flatten(), ref::reshape(a, {24}), "flatten()");
+  ref::expect_exact(x.flatten(1), ref::reshape(a, {2, 12}), "flatten(1)");
+  ref::expect_exact(x.flatten(0, 1), ref::reshape(a, {6, 4}), "flatten(0, 1)");
+  ref::expect_exact(x.flatten(-2, -1), ref::reshape(a, {2, 12}), "flatten(-2, -1)");
+  Tensor c = x.permute({2, 0, 1}).contiguous();
+  ref::expect_exact(c, ref::permute(a, {2, 0, 1}), "contiguous of permute");
+  // flatten of a non-contiguous view
+  ref::expect_exact(x.permute({2, 0, 1}).flatten(), ref::reshape(ref::permute(a, {2, 0, 1}), {24}),
+                    "flatten of permute");
+}
+
+TEST(Movement, ChainsOfViews) {
+  NDArray a = ref::random({3, 4, 5}, 101);
+  Tensor x = ref::tensor(a);
+  // permute -> shrink -> flip -> pad
+  ref::expect_exact(
+      x.permute({1, 2, 0})
+          .shrink({{1, 3}, {0, 4}, {1, 3}})
+          .flip({0, 2})
+          .pad({{1, 0}, {0, 1}, {2, 0}}, 1.5),
+      ref::pad(ref::flip(ref::shrink(ref::permute(a, {1, 2, 0}), {{1, 3}, {0, 4}, {1, 3}}), {0, 2}),
+               {{1, 0}, {0, 1}, {2, 0}}, 1.5),
+      "permute shrink flip pad");
+  // reshape of a permuted view merges strided dimensions
+  ref::expect_exact(x.permute({2, 0, 1}).reshape({10, 6}),
+                    ref::reshape(ref::permute(a, {2, 0, 1}), {10, 6}), "permute then reshape");
+  // reshape splitting a flipped, padded view
+  ref::expect_exact(
+      x.flip({1}).pad({{0, 1}, {0, 0}, {0, 0}}).reshape({2, 2, 4, 5}),
+      ref::reshape(ref::pad(ref::flip(a, {1}), {{0, 1}, {0, 0}, {0, 0}}), {2, 2, 4, 5}),
+      "flip pad reshape");
+  // expand of a shrunk view, then permute and flip
+  NDArray b = ref::random({4, 1}, 102);
+  ref::expect_exact(
+      ref::tensor(b).shrink({{1, 3}, {0, 1}}).expand({3, 2, 4}).permute({2, 0, 1}).flip({1}),
+      ref::flip(ref::permute(ref::expand(ref::shrink(b, {{1, 3}, {0, 1}}), {3, 2, 4}), {2, 0, 1}),
+                {1}),
+      "shrink expand permute flip");
+  // padded then shrunk back into the padding
+  ref::expect_exact(
+      x.pad({{2, 2}, {0, 0}, {0, 0}}, -1.0).shrink({{1, 6}, {1, 3}, {0, 5}}),
+      ref::shrink(ref::pad(a, {{2, 2}, {0, 0}, {0, 0}}, -1.0), {{1, 6}, {1, 3}, {0, 5}}),
+      "pad then shrink");
+  // elementwise ops between different views of the same buffer
+  ref::expect_close(
+      x.permute({0, 2, 1}).flip({0}).reshape({3, 20}) + x.reshape({3, 20}) * 2,
+      ref::zip(ref::reshape(ref::flip(ref::permute(a, {0, 2, 1}), {0}), {3, 20}),
+               ref::reshape(a, {3, 20}), [](double p, double q) { return p + q * 2; }),
+      kF32, kF32, "views combined");
+}
+
+// ================================================================== reductions
+
+struct AxisCase {
+  std::vector<int> axes;  // empty: all
+  bool keepdim;
+};
+
+const std::vector<AxisCase>& axis_cases() {
+  static const std::vector<AxisCase> c = {
+      {{}, false},   {{}, true},      {{0}, false},     {{1}, false},       {{2}, true},
+      {{-1}, false}, {{0, 2}, false}, {{-1, -3}, true}, {{0, 1, 2}, false}, {{1, 1}, false},
+  };
+  return c;
+}
+
+Tensor apply_reduce(const Tensor& x, ref::Reduce op, const AxisCase& c) {
+  tc::Axes ax = c.axes.empty() ? tc::Axes() : tc::Axes(c.axes);
+  switch (op) {
+    case ref::Reduce::Sum:
+      return x.sum(ax, c.keepdim);
+    case ref::Reduce::Max:
+      return x.max(ax, c.keepdim);
+    default:
+      return x.min(ax, c.keepdim);
+  }
+}
+
+std::string describe(ref::Reduce op, const AxisCase& c) {
+  std::string s = op == ref::Reduce::Sum ? "sum" : op == ref::Reduce::Max ? "max" : "min";
+  s += " axes {";
+  for (int a : c.axes) s += std::to_string(a) + ",";
+  return s + "} keepdim=" + (c.keepdim ? "true" : "false");
+}
+
+TEST(Reduce, AxesAndKeepdim) {
+  NDArray a = ref::random({2, 3, 4}, 111);
+  Tensor x = ref::tensor(a);
+  for (ref::Reduce op : {ref::Reduce::Sum, ref::Reduce::Max, ref::Reduce::Min})
+    for (const AxisCase& c : axis_cases()) {
+      Tensor r = apply_reduce(x, op, c);
+      EXPECT_EQ(r.dtype(), dt::float32);
+      ref::expect_close(r, ref::reduce(a, op, c.axes, c.keepdim), kF32, kF32, describe(op, c));
+    }
+  Tensor all = x.sum();
+  EXPECT_EQ(all.ndim(), 0);
+  EXPECT_NEAR(all.item<double>(), ref::reduce(a, ref::Reduce::Sum).v[0], 1e-4);
+  EXPECT_EQ(x.max().item<float>(), static_cast<float>(ref::reduce(a, ref::Reduce::Max).v[0]));
+  // a larger row sum
+  NDArray big = ref::random({3, 1000}, 112, -1, 1);
+  ref::expect_close(ref::tensor(big).sum(1), ref::reduce(big, ref::Reduce::Sum, {1}), 1e-5, 1e-4,
+                    "sum 1000");
+}
+
+// Non-contiguous views as reduce inputs.
+struct ViewCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> t;
+  std::function<NDArray(const NDArray&)> r;
+};
+
+TEST(Reduce, NonContiguousInputs) {
+  NDArray a = ref::random({3, 4, 5}, 121, -3, -0.5);  // all negative: a zero pad shows up in max
+  Tensor x = ref::tensor(a);
+  std::vector<ViewCase> views = {
+      {"permuted",
+       [](const Tensor& t) {
+         return t.permute({2, 0, 1});
+       },
+       [](const NDArray& n) {
+         return ref::permute(n, {2, 0, 1});
+       }},
+      {"shrunk",
+       [](const Tensor& t) {
+         return t.shrink({{1, 3}, {0, 3}, {2, 5}});
+       },
+       [](const NDArray& n) {
+         return ref::shrink(n, {{1, 3}, {0, 3}, {2, 5}});
+       }},
+      {"flipped",
+       [](const Tensor& t) {
+         return t.flip({0, 2});
+       },
+       [](const NDArray& n) {
+         return ref::flip(n, {0, 2});
+       }},
+      {"padded",
+       [](const Tensor& t) {
+         return t.pad({{1, 0}, {0, 2}, {1, 1}});
+       },
+       [](const NDArray& n) {
+         return ref::pad(n, {{1, 0}, {0, 2}, {1, 1}}, 0);
+       }},
+      {"padded with 4",
+       [](const Tensor& t) {
+         return t.pad({{0, 1}, {1, 0}, {0, 0}}, 4.0);
+       },
+       [](const NDArray& n) {
+         return ref::pad(n, {{0, 1}, {1, 0}, {0, 0}}, 4.0);
+       }},
+      {"expanded",
+       [](const Tensor& t) {
+         return t.shrink({{0, 3}, {0, 1}, {0, 5}}).expand({3, 6, 5});
+       },
+       [](const NDArray& n) {
+         return ref::expand(ref::shrink(n, {{0, 3}, {0, 1}, {0, 5}}), {3, 6, 5});
+       }},
+      {"reshaped permute",
+       [](const Tensor& t) {
+         return t.permute({1, 0, 2}).reshape({2, 6, 5});
+       },
+       [](const NDArray& n) {
+         return ref::reshape(ref::permute(n, {1, 0, 2}), {2, 6, 5});
+       }},
+      {"chain",
+       [](const Tensor& t) {
+         return t.permute({2, 1, 0})
+             .flip({1})
+             .shrink({{1, 5}, {0, 4}, {1, 3}})
+             .pad({{0, 0}, {1, 1}, {0, 2}}, -7.0);
+       },
+       [](const NDArray& n) {
+         return ref::pad(
+             ref::shrink(ref::flip(ref::permute(n, {2, 1, 0}), {1}), {{1, 5}, {0, 4}, {1, 3}}),
+             {{0, 0}, {1, 1}, {0, 2}}, -7.0);
+       }},
+  };
+  std::vector<AxisCase> axes = {{{1}, false}, {{0, 2}, true}, {{}, false}, {{-1}, true}};
+  for (const ViewCase& v : views) {
+    NDArray va = v.r(a);
+    for (ref::Reduce op : {ref::Reduce::Sum, ref::Reduce::Max, ref::Reduce::Min})
+      for (const AxisCase& c : axes)
+        ref::expect_close(apply_reduce(v.t(x), op, c), ref::reduce(va, op, c.axes, c.keepdim), kF32,
+                          kF32, std::string(v.name) + " " + describe(op, c));
+  }
+}
+
+TEST(Reduce, ReduceOfReduceAndElementwiseAfter) {
+  NDArray a = ref::random({4, 5, 6}, 131);
+  Tensor x = ref::tensor(a);
+  ref::expect_close(x.sum(1).max(0),
+                    ref::reduce(ref::reduce(a, ref::Reduce::Sum, {1}), ref::Reduce::Max, {0}), kF32,
+                    kF32, "sum then max");
+  ref::expect_close(
+      x.max(2, true) * 2 + 1,
+      ref::map(ref::reduce(a, ref::Reduce::Max, {2}, true), [](double v) { return v * 2 + 1; }),
+      kF32, kF32, "max then elementwise");
+  // reduce of an elementwise expression
+  ref::expect_close(
+      (x * x).sum({0, 2}),
+      ref::reduce(ref::map(a, [](double v) { return v * v; }), ref::Reduce::Sum, {0, 2}), kF32,
+      kF32, "sum of squares");
+}
+
+TEST(Reduce, IntegerAndBool) {
+  NDArray a = ref::random_int({3, 4}, 141, -100, 100);
+  Tensor x = ref::tensor(a, dt::int32);
+  for (ref::Reduce op : {ref::Reduce::Sum, ref::Reduce::Max, ref::Reduce::Min})
+    for (const std::vector<int>& ax : std::vector<std::vector<int>>{{0}, {1}, {}}) {
+      AxisCase c{ax, false};
+      Tensor r = apply_reduce(x, op, c);
+      EXPECT_EQ(r.dtype(), dt::int32);
+      ref::expect_exact(r, ref::reduce(a, op, ax), "int32 " + describe(op, c));
+    }
+  // int8 sums accumulate in int32 (no wrap at 127)
+  NDArray i8 = ref::generate({4, 4}, [](int64_t i) { return i % 2 ? 100.0 : 120.0; });
+  Tensor s8 = ref::tensor(i8, dt::int8).sum(1);
+  EXPECT_EQ(s8.dtype(), dt::int32);
+  ref::expect_exact(s8, ref::reduce(i8, ref::Reduce::Sum, {1}), "int8 sum");
+  // uint8: sum in uint32, min/max unsigned
+  NDArray u8 = ref::random_int({3, 5}, 142, 0, 255);
+  Tensor xu = ref::tensor(u8, dt::uint8);
+  EXPECT_EQ(xu.sum(1).dtype(), dt::uint32);
+  ref::expect_exact(xu.sum(1), ref::reduce(u8, ref::Reduce::Sum, {1}), "uint8 sum");
+  EXPECT_EQ(xu.max(1).dtype(), dt::uint8);
+  ref::expect_exact(xu.max(1), ref::reduce(u8, ref::Reduce::Max, {1}), "uint8 max");
+  EXPECT_EQ(xu.min(0).dtype(), dt::uint8);
+  ref::expect_exact(xu.min(0), ref::reduce(u8, ref::Reduce::Min, {0}), "uint8 min");
+  NDArray u32 = vals({2, 2}, {4000000000.0, 5, 3, 4294967295.0});
+  ref::expect_exact(ref::tensor(u32, dt::uint32).min(1), vals({2}, {5, 3}), "uint32 min");
+  ref::expect_exact(ref::tensor(u32, dt::uint32).max(0), vals({2}, {4000000000.0, 4294967295.0}),
+                    "uint32 max");
+  // bool: sum counts (int32), max is any, min is all
+  NDArray b = vals({3, 3}, {1, 0, 1, 0, 0, 0, 1, 1, 1});
+  Tensor xb = ref::tensor(b, dt::bool_);
+  EXPECT_EQ(xb.sum(1).dtype(), dt::int32);
+  ref::expect_exact(xb.sum(1), vals({3}, {2, 0, 3}), "bool sum");
+  EXPECT_EQ(xb.max(1).dtype(), dt::bool_);
+  ref::expect_exact(xb.max(1), vals({3}, {1, 0, 1}), "bool max");
+  EXPECT_EQ(xb.min(1).dtype(), dt::bool_);
+  ref::expect_exact(xb.min(1), vals({3}, {0, 0, 1}), "bool min");
+  // int64 beyond 2^53 stays exact
+  Tensor l = Tensor::from_vector<int64_t>({int64_t{1} << 60, 3, -(int64_t{1} << 59), 1});
+  EXPECT_EQ(l.sum().item<int64_t>(), (int64_t{1} << 60) + 4 - (int64_t{1} << 59));
+  EXPECT_EQ(l.max().item<int64_t>(), int64_t{1} << 60);
+  EXPECT_EQ(l.min().item<int64_t>(), -(int64_t{1} << 59));
+}
+
+// ================================================================== dtype promotion
+
+// tinygrad's promo_lattice (dtype.py), written out independently of tinycore/dtype.cc.
+DType independent_least_upper(DType a, DType b) {
+  static const std::map<tc::Scalar, std::vector<DType>> parents = {
+      {tc::Scalar::Bool, {dt::int8, dt::uint8}},
+      {tc::Scalar::Int8, {dt::int16}},
+      {tc::Scalar::Int16, {dt::int32}},
+      {tc::Scalar::Int32, {dt::int64}},
+      {tc::Scalar::Int64, {dt::float16, dt::bfloat16}},
+      {tc::Scalar::UInt8, {dt::int16, dt::uint16}},
+      {tc::Scalar::UInt16, {dt::int32, dt::uint32}},
+      {tc::Scalar::UInt32, {dt::int64, dt::uint64}},
+      {tc::Scalar::UInt64, {dt::float16, dt::bfloat16}},
+      {tc::Scalar::Float16, {dt::float32}},
+      {tc::Scalar::BFloat16, {dt::float32}},
+      {tc::Scalar::Float32, {dt::float64}},
+      {tc::Scalar::Float64, {}},
+  };
+  // tinygrad's DType priorities decide among common ancestors
+  static const std::map<tc::Scalar, int> priority = {
+      {tc::Scalar::Bool, 0},     {tc::Scalar::Int8, 1},      {tc::Scalar::UInt8, 2},
+      {tc::Scalar::Int16, 3},    {tc::Scalar::UInt16, 4},    {tc::Scalar::Int32, 5},
+      {tc::Scalar::UInt32, 6},   {tc::Scalar::Int64, 7},     {tc::Scalar::UInt64, 8},
+      {tc::Scalar::Float16, 11}, {tc::Scalar::BFloat16, 12}, {tc::Scalar::Float32, 13},
+      {tc::Scalar::Float64, 14},
+  };
+  auto up = [&](DType d) {
+    std::set<tc::Scalar> seen = {d.scalar};
+    std::vector<DType> todo = {d};
+    while (!todo.empty()) {
+      DType x = todo.back();
+      todo.pop_back();
+      for (DType p : parents.at(x.scalar))
+        if (seen.insert(p.scalar).second) todo.push_back(p);
+    }
+    return seen;
+  };
+  std::set<tc::Scalar> sa = up(a), sb = up(b);
+  tc::Scalar best = tc::Scalar::Void;
+  for (tc::Scalar s : sa)
+    if (sb.count(s) && (best == tc::Scalar::Void || priority.at(s) < priority.at(best))) best = s;
+  return DType{best};
+}
+
+TEST(Promotion, TinygradLatticeFacts) {
+  struct P {
+    DType a, b, want;
+  };
+  std::vector<P> facts = {
+      {dt::bool_, dt::int8, dt::int8},         {dt::int8, dt::uint8, dt::int16},
+      {dt::uint8, dt::int16, dt::int16},       {dt::int16, dt::uint16, dt::int32},
+      {dt::uint16, dt::int32, dt::int32},      {dt::int32, dt::uint32, dt::int64},
+      {dt::uint32, dt::int64, dt::int64},      {dt::int64, dt::uint64, dt::float16},
+      {dt::int32, dt::float16, dt::float16},   {dt::float16, dt::bfloat16, dt::float32},
+      {dt::float16, dt::float32, dt::float32}, {dt::float32, dt::float64, dt::float64},
+      {dt::bool_, dt::float32, dt::float32},   {dt::bool_, dt::float64, dt::float64},
+      {dt::float16, dt::int64, dt::float16},   {dt::float16, dt::uint64, dt::float16},
+      {dt::bool_, dt::bool_, dt::bool_},       {dt::bfloat16, dt::int64, dt::bfloat16},
+  };
+  for (const P& p : facts) {
+    EXPECT_EQ(independent_least_upper(p.a, p.b), p.want) << p.a.name() << " + " << p.b.name();
+    EXPECT_EQ(tc::least_upper_dtype({p.a, p.b}), p.want) << p.a.name() << " + " << p.b.name();
+    EXPECT_EQ(tc::least_upper_dtype({p.b, p.a}), p.want) << p.b.name() << " + " << p.a.name();
+  }
+}
+
+TEST(Promotion, EveryDtypePairAdds) {
+  NDArray va = vals({2, 3}, {0, 1, 2, 3, 4, 5}), vb = vals({2, 3}, {5, 4, 3, 2, 1, 0});
+  NDArray ba = vals({2, 3}, {0, 1, 0, 1, 1, 0}), bb = vals({2, 3}, {1, 1, 0, 0, 1, 0});
+  for (DType a : dt::all())
+    for (DType b : dt::all()) {
+      std::string what = a.name() + " + " + b.name();
+      NDArray xa = dt::is_bool(a) ? ba : va, xb = dt::is_bool(b) ? bb : vb;
+      Tensor out = ref::tensor(xa, a) + ref::tensor(xb, b);
+      DType want = independent_least_upper(a, b);
+      EXPECT_EQ(out.dtype(), want) << what;
+      EXPECT_EQ(out.dtype(), tc::least_upper_dtype({a, b})) << what;
+      NDArray sum = ref::zip(xa, xb, [](double p, double q) { return p + q; });
+      if (dt::is_bool(want))
+        sum = ref::map(sum, [](double v) { return v != 0 ? 1.0 : 0.0; });  // logical or
+      ref::expect_exact(out, sum, what);
+    }
+}
+
+TEST(Promotion, ScalarOperands) {
+  // tinygrad test_broadcast_scalar: a float scalar keeps float dtypes else default_float, an int
+  // scalar keeps float and int dtypes else default_int, a bool scalar keeps the dtype
+  for (DType d : dt::all()) {
+    Tensor o = Tensor::ones({2, 2}, d);
+    std::string n = d.name();
+    DType f = dt::is_float(d) ? d : dt::float32;
+    DType i = dt::is_float(d) || dt::is_int(d) ? d : dt::int32;
+    EXPECT_EQ((o + 2.5).dtype(), f) << n;
+    EXPECT_EQ((o + 2).dtype(), i) << n;
+    EXPECT_EQ((o + true).dtype(), d) << n;
+    ref::expect_exact(o + 2.5, ref::represent(vals({2, 2}, {3.5, 3.5, 3.5, 3.5}), f), n + " + 2.5");
+    ref::expect_exact(o + 2, vals({2, 2}, {3, 3, 3, 3}), n + " + 2");
+    double with_true = dt::is_bool(d) ? 1 : 2;  // bool + true is logical or
+    ref::expect_exact(o + true, vals({2, 2}, {with_true, with_true, with_true, with_true}),
+                      n + " + true");
+    EXPECT_EQ(o.maximum(3.1).dtype(), f) << n;
+    EXPECT_EQ(o.maximum(3).dtype(), i) << n;
+    EXPECT_EQ(o.maximum(true).dtype(), d) << n;
+  }
+  // the cases named in the spec
+  Tensor i32 = ref::tensor(vals({3}, {1, 2, 3}), dt::int32);
+  EXPECT_EQ((i32 + 2).dtype(), dt::int32);
+  ref::expect_exact(i32 + 2, vals({3}, {3, 4, 5}), "int32 + 2");
+  EXPECT_EQ((i32 + 2.5).dtype(), dt::float32);
+  ref::expect_exact(i32 + 2.5, vals({3}, {3.5, 4.5, 5.5}), "int32 + 2.5");
+  Tensor h = ref::tensor(vals({3}, {1, 2, 3}), dt::float16);
+  EXPECT_EQ((h + 2.5).dtype(), dt::float16);
+  ref::expect_exact(h + 2.5, vals({3}, {3.5, 4.5, 5.5}), "float16 + 2.5");
+  Tensor b = ref::tensor(vals({3}, {1, 0, 1}), dt::bool_);
+  EXPECT_EQ((b + 1).dtype(), dt::int32);
+  ref::expect_exact(b + 1, vals({3}, {2, 1, 2}), "bool + 1");
+  EXPECT_EQ((1 + b).dtype(), dt::int32);
+  EXPECT_EQ((b * 2.5).dtype(), dt::float32);
+  ref::expect_exact(b * 2.5, vals({3}, {2.5, 0, 2.5}), "bool * 2.5");
+  Tensor u8 = ref::tensor(vals({3}, {1, 2, 250}), dt::uint8);
+  EXPECT_EQ((u8 + 3).dtype(), dt::uint8);
+  ref::expect_exact(u8 + 3, vals({3}, {4, 5, 253}), "uint8 + 3");
+}
+
+TEST(Promotion, WhereScalars) {
+  // tinygrad test_where_one_scalar / test_where_two_scalars
+  Tensor c = ref::tensor(vals({2}, {1, 0}), dt::bool_);
+  for (DType d : dt::all()) {
+    Tensor t = Tensor::full({}, 2, d);
+    DType f = dt::is_float(d) ? d : dt::float32;
+    DType i = dt::is_float(d) || dt::is_int(d) ? d : dt::int32;
+    EXPECT_EQ(c.where(t, 3.2).dtype(), f) << d.name();
+    EXPECT_EQ(c.where(3.2, t).dtype(), f) << d.name();
+    EXPECT_EQ(c.where(t, 3).dtype(), i) << d.name();
+    EXPECT_EQ(c.where(3, t).dtype(), i) << d.name();
+    EXPECT_EQ(c.where(t, true).dtype(), d) << d.name();
+    EXPECT_EQ(c.where(true, t).dtype(), d) << d.name();
+  }
+  EXPECT_EQ(c.where(3.1, 3.2).dtype(), dt::float32);
+  EXPECT_EQ(c.where(3.1, 3).dtype(), dt::float32);
+  EXPECT_EQ(c.where(3, 3.1).dtype(), dt::float32);
+  EXPECT_EQ(c.where(3.1, true).dtype(), dt::float32);
+  EXPECT_EQ(c.where(3, 2).dtype(), dt::int32);
+  EXPECT_EQ(c.where(3, true).dtype(), dt::int32);
+  EXPECT_EQ(c.where(false, true).dtype(), dt::bool_);
+  ref::expect_exact(c.where(3.5, 2), vals({2}, {3.5, 2}), "where(c, 3.5, 2)");
+  ref::expect_exact(c.where(3, true), vals({2}, {3, 1}), "where(c, 3, true)");
+}
+
+TEST(Promotion, SumDtypes) {
+  struct Case {
+    DType in, out;
+  };
+  std::vector<Case> cases = {
+      {dt::bool_, dt::int32},     {dt::int8, dt::int32},        {dt::int16, dt::int32},
+      {dt::int32, dt::int32},     {dt::int64, dt::int64},       {dt::uint8, dt::uint32},
+      {dt::uint16, dt::uint32},   {dt::uint32, dt::uint32},     {dt::uint64, dt::uint64},
+      {dt::float16, dt::float16}, {dt::bfloat16, dt::bfloat16}, {dt::float32, dt::float32},
+      {dt::float64, dt::float64}};
+  NDArray v = vals({2, 3}, {0, 1, 1, 1, 0, 1});
+  for (const Case& c : cases) {
+    Tensor s = ref::tensor(v, c.in).sum(1);
+    EXPECT_EQ(s.dtype(), c.out) << c.in.name();
+    ref::expect_exact(s, vals({2}, {2, 2}), "sum " + c.in.name());
+    EXPECT_EQ(ref::tensor(v, c.in).max(1).dtype(), c.in) << c.in.name();
+  }
+}
+
+TEST(Promotion, DivisionIsFloat) {
+  // tinygrad test_div / test_div_const
+  Tensor i32 = ref::tensor(vals({2}, {1, 2}), dt::int32),
+         two32 = ref::tensor(vals({2}, {2, 2}), dt::int32);
+  Tensor i16 = ref::tensor(vals({2}, {1, 2}), dt::int16);
+  Tensor f32 = ref::tensor(vals({2}, {1, 2}), dt::float32),
+         two16 = ref::tensor(vals({2}, {2, 2}), dt::float16);
+  EXPECT_EQ((i32 / two32).dtype(), dt::float32);
+  ref::expect_exact(i32 / two32, vals({2}, {0.5, 1}), "int32 / int32");
+  EXPECT_EQ((i16 / two32).dtype(), dt::float32);
+  EXPECT_EQ((f32 / two16).dtype(), dt::float32);
+  EXPECT_EQ((i32 / 2).dtype(), dt::float32);
+  EXPECT_EQ((i32 / 2.0).dtype(), dt::float32);
+  Tensor h = ref::tensor(vals({2}, {1, 2}), dt::float16);
+  EXPECT_EQ((h / 2).dtype(), dt::float16);
+  EXPECT_EQ((h / 2.0).dtype(), dt::float16);
+  ref::expect_exact(h / 2, vals({2}, {0.5, 1}), "half / 2");
+  Tensor u = ref::tensor(vals({3}, {7, 9, 200}), dt::uint8);
+  EXPECT_EQ((u / ref::tensor(vals({3}, {2, 4, 8}), dt::uint8)).dtype(), dt::float32);
+  ref::expect_exact(u / ref::tensor(vals({3}, {2, 4, 8}), dt::uint8), vals({3}, {3.5, 2.25, 25}),
+                    "uint8 / uint8");
+}
+
+TEST(Promotion, IntDividedByHalfIsHalf) {
+  // tinygrad: Tensor([1, 2], int32) / Tensor([2, 2], float16) has dtype float16 (operands are
+  // promoted together first, then to a float)
+  Tensor i32 = ref::tensor(vals({2}, {1, 2}), dt::int32),
+         two16 = ref::tensor(vals({2}, {2, 2}), dt::float16);
+  EXPECT_EQ((i32 / two16).dtype(), dt::float16);
+  ref::expect_exact(i32 / two16, vals({2}, {0.5, 1}), "int32 / float16");
+}
+
+// ================================================================== float16 / bfloat16
+
+TEST(SmallFloats, ArithmeticAndCasts) {
+  for (DType d : {dt::float16, dt::bfloat16}) {
+    double tol = d == dt::float16 ? kHalf : kBF16;
+    std::string n = d.name();
+    NDArray a = ref::represent(ref::random({4, 8}, 151, -2, 2), d);
+    NDArray b = ref::represent(ref::random({4, 8}, 152, -2, 2), d);
+    Tensor x = ref::tensor(a, d), y = ref::tensor(b, d);
+    EXPECT_EQ((x + y).dtype(), d);
+    ref::expect_close(x + y, ref::zip(a, b, [](double p, double q) { return p + q; }), tol, tol,
+                      n + " add");
+    EXPECT_EQ((x * y).dtype(), d);
+    ref::expect_close(x * y, ref::zip(a, b, [](double p, double q) { return p * q; }), tol, tol,
+                      n + " mul");
+    ref::expect_close(x * 1.5 - y, ref::zip(a, b, [](double p, double q) { return p * 1.5 - q; }),
+                      tol, tol, n + " mul sub scalar");
+    Tensor s = x.sum(1);
+    EXPECT_EQ(s.dtype(), d);
+    ref::expect_close(s, ref::reduce(a, ref::Reduce::Sum, {1}), tol, 4 * tol, n + " sum");
+    ref::expect_close(x.max(0), ref::reduce(a, ref::Reduce::Max, {0}), 0, 0, n + " max");
+    ref::expect_close(x.exp(), ref::map(a, [](double v) { return std::exp(v); }), tol, tol,
+                      n + " exp");
+    // casts to / from float32
+    Tensor f = x.cast(dt::float32);
+    EXPECT_EQ(f.dtype(), dt::float32);
+    ref::expect_exact(f, a, n + " -> float32");
+    NDArray c = ref::random({4, 8}, 153, -100, 100);
+    ref::expect_exact(ref::tensor(c).cast(d), ref::represent(c, d), "float32 -> " + n);
+    ref::expect_exact(ref::tensor(c).cast(d).cast(dt::float32), ref::represent(c, d),
+                      "float32 -> " + n + " -> float32");
+    // mixed with float32 promotes to float32
+    Tensor m = x + ref::tensor(c);
+    EXPECT_EQ(m.dtype(), dt::float32);
+    ref::expect_close(m, ref::zip(a, c, [](double p, double q) { return p + q; }), kF32, kF32,
+                      n + " + float32");
+  }
+  // float16 + bfloat16 -> float32
+  NDArray a = vals({3}, {1.5, -2.25, 3}), b = vals({3}, {0.5, 0.25, -1});
+  Tensor hb = ref::tensor(a, dt::float16) + ref::tensor(b, dt::bfloat16);
+  EXPECT_EQ(hb.dtype(), dt::float32);
+  ref::expect_exact(hb, vals({3}, {2, -2, 2}), "half + bfloat16");
+}
+
+// ================================================================== zero-size tensors
+
+TEST(ZeroSize, ElementwiseAndReductions) {
+  Tensor a = Tensor::zeros({0, 3}), b = Tensor::ones({0, 3});
+  Tensor c = a + b;
+  EXPECT_EQ(c.shape(), (S{0, 3}));
+  EXPECT_TRUE(c.data<float>().empty());
+  Tensor d = a + ref::tensor(vals({3}, {1, 2, 3}));
+  EXPECT_EQ(d.shape(), (S{0, 3}));
+  EXPECT_TRUE(d.data<float>().empty());
+  Tensor e = ref::tensor(NDArray({0, 3}, {})) * 2;
+  EXPECT_EQ(e.shape(), (S{0, 3}));
+  EXPECT_TRUE(e.data<double>().empty());
+
+  NDArray empty({0, 3}, {});
+  Tensor x = ref::tensor(empty);
+  ref::expect_exact(x.sum(0), ref::reduce(empty, ref::Reduce::Sum, {0}), "sum over empty axis");
+  ref::expect_exact(x.sum(0), vals({3}, {0, 0, 0}), "sum over empty axis is 0");
+  ref::expect_exact(x.sum(), vals({}, {0}), "sum of empty");
+  ref::expect_exact(x.max(0), vals({3}, {-kInf, -kInf, -kInf}), "max over empty axis");
+  ref::expect_exact(x.min(0), vals({3}, {kInf, kInf, kInf}), "min over empty axis");
+  ref::expect_exact(x.sum(1), NDArray({0}, {}), "sum over the non-empty axis");
+  ref::expect_exact(x.sum(0, true), vals({1, 3}, {0, 0, 0}), "sum keepdim");
+
+  NDArray e2({3, 0}, {});
+  Tensor y = ref::tensor(e2);
+  ref::expect_exact(y.sum(1), vals({3}, {0, 0, 0}), "(3,0).sum(1)");
+  ref::expect_exact(y.max(1), vals({3}, {-kInf, -kInf, -kInf}), "(3,0).max(1)");
+  ref::expect_exact(ref::tensor(e2, dt::int32).sum(1), vals({3}, {0, 0, 0}), "int (3,0).sum(1)");
+  EXPECT_EQ(Tensor::arange(0).numel(), 0);
+}
+
+// ================================================================== realize_all
+
+TEST(Realize, RealizeAllComputesEach) {
+  NDArray a = ref::random({3, 4}, 161);
+  Tensor x = ref::tensor(a);
+  Tensor s = x.sum(1), m = x * 2;
+  tc::realize_all({&s, &m});
+  ref::expect_close(s, ref::reduce(a, ref::Reduce::Sum, {1}), kF32, kF32, "realize_all sum");
+  ref::expect_close(m, ref::map(a, [](double v) { return v * 2; }), kF32, kF32, "realize_all mul");
+}
+
+}  // namespace
