@@ -54,7 +54,7 @@ Tensor::Tensor(const std::vector<float>& data, std::optional<Shape> shape)
 
 Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype) {
   Tensor t = empty(shape, dtype);
-  UOpRef buf = t.uop_->op == Ops::BUFFER ? t.uop_ : t.uop_->src[0];
+  UOpRef buf = t.uop()->op == Ops::BUFFER ? t.uop() : t.uop()->src[0];
   buf->buffer->copyin(data, buf->buffer->nbytes());
   return t;
 }
@@ -111,7 +111,7 @@ Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
 int64_t Tensor::numel() const { return prod(shape()); }
 
 std::string Tensor::device() const {
-  for (const UOp* u : uop_->toposort())
+  for (const UOp* u : uop()->toposort())
     if (u->op == Ops::BUFFER) return u->buffer->device().name();
   return runtime::default_device();
 }
@@ -119,8 +119,8 @@ std::string Tensor::device() const {
 // ---------------------------------------------------------------- elementwise
 
 Tensor Tensor::apply(Ops op, DType dtype, std::vector<Tensor> src) const {
-  std::vector<UOpRef> s = {uop_};
-  for (const Tensor& t : src) s.push_back(t.uop_);
+  std::vector<UOpRef> s = {uop()};
+  for (const Tensor& t : src) s.push_back(t.uop());
   return Tensor(UOp::make(op, dtype, std::move(s)));
 }
 
@@ -304,7 +304,7 @@ Tensor Tensor::reshape(Shape new_shape) const {
     fail("Tensor.reshape: cannot reshape %s (%d elements) to %s (%d elements)", fmt_shape(shape()), numel(),
          fmt_shape(new_shape), prod(new_shape));
   if (new_shape == shape()) return *this;
-  const UOpRef& base = uop_->op == Ops::RESHAPE ? uop_->src[0] : uop_;  // reshape of reshape is one
+  const UOpRef& base = uop()->op == Ops::RESHAPE ? uop()->src[0] : uop();  // reshape of reshape is one
   if (base->shape() == new_shape) return Tensor(base);
   return Tensor(UOp::make(Ops::RESHAPE, dtype(), {base}, new_shape));
 }
@@ -324,7 +324,7 @@ Tensor Tensor::permute(std::vector<int> order) const {
   bool identity = true;
   for (size_t i = 0; i < perm.size(); i++) identity &= perm[i] == static_cast<int64_t>(i);
   if (identity) return *this;
-  return Tensor(UOp::make(Ops::PERMUTE, dtype(), {uop_}, perm));
+  return Tensor(UOp::make(Ops::PERMUTE, dtype(), {uop()}, perm));
 }
 
 Tensor Tensor::expand(Shape new_shape) const {
@@ -344,7 +344,7 @@ Tensor Tensor::expand(Shape new_shape) const {
   }
   Tensor t = padded == shape() ? *this : reshape(padded);
   if (new_shape == padded) return t;
-  return Tensor(UOp::make(Ops::EXPAND, dtype(), {t.uop_}, new_shape));
+  return Tensor(UOp::make(Ops::EXPAND, dtype(), {t.uop()}, new_shape));
 }
 
 Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue value) const {
@@ -369,10 +369,10 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue 
   }
   Tensor t = any_shrink ? shrink(keep) : *this;
   if (!any_pad) return t;
-  Tensor padded(UOp::make(Ops::PAD, dtype(), {t.uop_}, arg));
+  Tensor padded(UOp::make(Ops::PAD, dtype(), {t.uop()}, arg));
   if (value.value == 0) return padded;
   // a non-zero fill: where(inside, x, value), with "inside" as a padded ones mask
-  Tensor mask(UOp::make(Ops::PAD, dtypes::bool_, {full(t.shape(), true).uop_}, arg));
+  Tensor mask(UOp::make(Ops::PAD, dtypes::bool_, {full(t.shape(), true).uop()}, arg));
   return mask.where(padded, padded.scalar_like(value));
 }
 
@@ -392,7 +392,7 @@ Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
     arg.push_back(e);
   }
   if (identity) return *this;
-  return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop_}, arg));
+  return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg));
 }
 
 Tensor Tensor::flip(std::vector<int> axes) const {
@@ -404,7 +404,7 @@ Tensor Tensor::flip(std::vector<int> axes) const {
   }
   if (arg.empty()) return *this;
   std::sort(arg.begin(), arg.end());
-  return Tensor(UOp::make(Ops::FLIP, dtype(), {uop_}, arg));
+  return Tensor(UOp::make(Ops::FLIP, dtype(), {uop()}, arg));
 }
 
 Tensor Tensor::transpose(int dim0, int dim1) const {
@@ -442,7 +442,7 @@ Tensor Tensor::reduce(const char* name, Ops op, const Axes& axis, bool keepdim) 
   if (axes.empty()) return *this;
   std::vector<int64_t> arg = {static_cast<int64_t>(op)};
   arg.insert(arg.end(), axes.begin(), axes.end());
-  Tensor r(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop_}, arg));
+  Tensor r(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop()}, arg));
   if (keepdim) return r;
   Shape out;
   for (int i = 0; i < ndim(); i++)
@@ -468,19 +468,19 @@ Tensor Tensor::min(Axes axis, bool keepdim) const {
 // ---------------------------------------------------------------- realize
 
 Tensor& Tensor::realize() {
-  uop_ = engine::realize({uop_})[0];
+  impl_->uop = engine::realize({uop()})[0];
   return *this;
 }
 
-void realize_all(std::vector<Tensor*> tensors) {
+void realize_all(const std::vector<Tensor>& tensors) {
   std::vector<UOpRef> roots;
-  for (Tensor* t : tensors) roots.push_back(t->uop());
+  for (const Tensor& t : tensors) roots.push_back(t.uop());
   std::vector<UOpRef> views = engine::realize(roots);
-  for (size_t i = 0; i < tensors.size(); i++) *tensors[i] = Tensor(views[i]);
+  for (size_t i = 0; i < tensors.size(); i++) tensors[i].impl_->uop = views[i];
 }
 
 std::vector<uint8_t> Tensor::bytes() const {
-  UOpRef view = engine::realize({uop_})[0];
+  UOpRef view = engine::realize({uop()})[0];
   const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
   std::vector<uint8_t> out(buf->buffer->nbytes());
   buf->buffer->copyout(out.data(), out.size());

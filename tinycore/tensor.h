@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,7 +45,9 @@ DType dtype_of();
 
 class Tensor {
  public:
-  explicit Tensor(UOpRef uop) : uop_(std::move(uop)) {}
+  // A Tensor is a handle: copies share one tensor (its graph, and later its grad), like Python
+  // references, so realize() on any copy is seen by all.
+  explicit Tensor(UOpRef uop) : impl_(std::make_shared<Impl>(Impl{std::move(uop)})) {}
   // Host data (copied); no shape means 1-D, Shape{} means a scalar.
   Tensor(const std::vector<float>& data, std::optional<Shape> shape = {});
 
@@ -61,9 +64,9 @@ class Tensor {
   static Tensor arange(double start, double stop, double step = 1, std::optional<DType> dtype = {});
   static Tensor eye(int64_t n, std::optional<int64_t> m = {}, DType dtype = dtypes::default_float);
 
-  const UOpRef& uop() const { return uop_; }
-  const Shape& shape() const { return uop_->shape(); }
-  DType dtype() const { return uop_->dtype; }
+  const UOpRef& uop() const { return impl_->uop; }
+  const Shape& shape() const { return uop()->shape(); }
+  DType dtype() const { return uop()->dtype; }
   int ndim() const { return static_cast<int>(shape().size()); }
   int64_t numel() const;
   std::string device() const;
@@ -158,14 +161,18 @@ class Tensor {
   int normalize_axis(const char* name, int axis) const;
   std::vector<uint8_t> bytes() const;  // the realized, contiguous contents
 
-  UOpRef uop_;
+  friend void realize_all(const std::vector<Tensor>& tensors);
+  struct Impl {
+    UOpRef uop;
+  };
+  std::shared_ptr<Impl> impl_;
 };
 
 // Shape every operand broadcasts to; throws naming the operation and the shapes.
 Shape broadcast_shape(const char* op, const std::vector<Shape>& shapes);
 
 // Realizes several tensors in one schedule.
-void realize_all(std::vector<Tensor*> tensors);
+void realize_all(const std::vector<Tensor>& tensors);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
