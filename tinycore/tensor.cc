@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <numeric>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "tinycore/engine/realize.h"
+#include "tinycore/gradient.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/schedule/schedule.h"
@@ -23,13 +27,18 @@ std::string fmt_pairs(const std::vector<std::pair<int64_t, int64_t>>& p) {
 }
 
 Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape) {
-  UOpRef c = UOp::const_(dtype, v.value);
+  UOpRef c = v.to_uop(dtype);
   if (shape.empty()) return Tensor(c);
   Shape ones(shape.size(), 1);
   return Tensor(UOp::make(Ops::RESHAPE, dtype, {c}, ones)).expand(shape);
 }
 
 }  // namespace
+
+UOpRef ConstValue::to_uop(DType dtype) const {
+  if (kind != Kind::Float && !dtypes::is_float(dtype)) return UOp::const_int(dtype, ivalue);
+  return UOp::const_(dtype, value);
+}
 
 DType ConstValue::dtype() const {
   if (kind == Kind::Bool) return dtypes::bool_;
@@ -60,7 +69,8 @@ Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype) {
 }
 
 Tensor Tensor::empty(Shape shape, DType dtype) {
-  detail::checked_data_shape("Tensor.empty", static_cast<size_t>(std::max<int64_t>(prod(shape), 0)), shape);
+  detail::checked_data_shape("Tensor.empty", static_cast<size_t>(std::max<int64_t>(prod(shape), 0)),
+                             shape);
   UOpRef buf = schedule::new_buffer(runtime::default_device(), dtype, prod(shape));
   if (shape.size() == 1) return Tensor(buf);
   return Tensor(UOp::make(Ops::RESHAPE, dtype, {buf}, shape));
@@ -104,7 +114,8 @@ Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
   int64_t k = std::max(n, cols);
   if (k == 0) return zeros({n, cols}, dtype);
   // ones(k, 1) padded to (k, k+1) and read back as (k, k): the ones land on the diagonal
-  Tensor e = ones({k, 1}, dtype).pad({{0, 0}, {0, k}}).flatten().shrink({{0, k * k}}).reshape({k, k});
+  Tensor e =
+      ones({k, 1}, dtype).pad({{0, 0}, {0, k}}).flatten().shrink({{0, k * k}}).reshape({k, k});
   return e.shrink({{0, n}, {0, cols}});
 }
 
@@ -136,14 +147,29 @@ Tensor Tensor::neg() const {
   return apply(Ops::NEG, dtype());
 }
 Tensor Tensor::logical_not() const { return cast(dtypes::bool_).ne(Tensor::full({}, true)); }
-Tensor Tensor::reciprocal() const { Tensor f = as_float(); return f.apply(Ops::RECIP, f.dtype()); }
-Tensor Tensor::sqrt() const { Tensor f = as_float(); return f.apply(Ops::SQRT, f.dtype()); }
+Tensor Tensor::reciprocal() const {
+  Tensor f = as_float();
+  return f.apply(Ops::RECIP, f.dtype());
+}
+Tensor Tensor::sqrt() const {
+  Tensor f = as_float();
+  return f.apply(Ops::SQRT, f.dtype());
+}
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
-Tensor Tensor::exp2() const { Tensor f = as_float(); return f.apply(Ops::EXP2, f.dtype()); }
-Tensor Tensor::log2() const { Tensor f = as_float(); return f.apply(Ops::LOG2, f.dtype()); }
+Tensor Tensor::exp2() const {
+  Tensor f = as_float();
+  return f.apply(Ops::EXP2, f.dtype());
+}
+Tensor Tensor::log2() const {
+  Tensor f = as_float();
+  return f.apply(Ops::LOG2, f.dtype());
+}
 Tensor Tensor::exp() const { return mul(ConstValue(1.0 / M_LN2)).exp2(); }
 Tensor Tensor::log() const { return log2().mul(ConstValue(M_LN2)); }
-Tensor Tensor::sin() const { Tensor f = as_float(); return f.apply(Ops::SIN, f.dtype()); }
+Tensor Tensor::sin() const {
+  Tensor f = as_float();
+  return f.apply(Ops::SIN, f.dtype());
+}
 Tensor Tensor::cos() const { return as_float().sub(ConstValue(M_PI / 2), true).sin(); }
 Tensor Tensor::trunc() const {
   if (!dtypes::is_float(dtype())) return *this;
@@ -182,9 +208,10 @@ Tensor Tensor::broadcast_to(const Shape& shape) const {
 }
 
 Tensor Tensor::scalar_like(ConstValue x) const {
-  DType d = dtypes::is_float(dtype()) || (dtypes::is_int(dtype()) && x.kind == ConstValue::Kind::Int)
-                ? dtype()
-                : x.dtype();
+  DType d =
+      dtypes::is_float(dtype()) || (dtypes::is_int(dtype()) && x.kind == ConstValue::Kind::Int)
+          ? dtype()
+          : x.dtype();
   return full({}, x, d);
 }
 
@@ -199,18 +226,24 @@ Tensor Tensor::binop(const char* name, Ops op, const Tensor& x) const {
 }
 
 Tensor Tensor::add(const Tensor& x) const { return binop("add", Ops::ADD, x); }
-Tensor Tensor::sub(const Tensor& x) const { return add(x.neg()); }
+Tensor Tensor::sub(const Tensor& x) const {
+  broadcast_shape("sub", {shape(), x.shape()});
+  return add(x.neg());
+}
 Tensor Tensor::mul(const Tensor& x) const { return binop("mul", Ops::MUL, x); }
 Tensor Tensor::div(const Tensor& x) const {
   broadcast_shape("div", {shape(), x.shape()});
-  return as_float().mul(x.as_float().reciprocal());
+  DType d = least_upper_dtype({dtype(), x.dtype()});  // int32 / half is half, as in tinygrad
+  return cast(d).as_float().mul(x.cast(d).as_float().reciprocal());
 }
 Tensor Tensor::idiv(const Tensor& x) const {
   if (!dtypes::is_int(least_upper_dtype({dtype(), x.dtype()})))
-    fail("Tensor.idiv: integer division needs integer dtypes, got %s and %s", dtype().name(), x.dtype().name());
+    fail("Tensor.idiv: integer division needs integer dtypes, got %s and %s", dtype().name(),
+         x.dtype().name());
   return binop("idiv", Ops::IDIV, x);
 }
 Tensor Tensor::mod(const Tensor& x) const {
+  broadcast_shape("mod", {shape(), x.shape()});
   DType d = least_upper_dtype({dtype(), x.dtype()});
   if (dtypes::is_bool(d)) fail("Tensor.mod: not defined for bool tensors");
   if (dtypes::is_float(d)) {  // a - floor(a / b) * b
@@ -224,14 +257,21 @@ Tensor Tensor::mod(const Tensor& x) const {
 }
 Tensor Tensor::maximum(const Tensor& x) const { return binop("maximum", Ops::MAX, x); }
 Tensor Tensor::minimum(const Tensor& x) const {
+  broadcast_shape("minimum", {shape(), x.shape()});
   DType d = least_upper_dtype({dtype(), x.dtype()});
   if (dtypes::is_float(d)) return neg().maximum(x.neg()).neg();  // keeps NaN propagation of MAX
   return lt(x).where(*this, x).cast(d);
 }
 Tensor Tensor::lt(const Tensor& x) const { return binop("lt", Ops::CMPLT, x); }
 Tensor Tensor::gt(const Tensor& x) const { return x.binop("gt", Ops::CMPLT, *this); }
-Tensor Tensor::le(const Tensor& x) const { return gt(x).logical_not(); }
-Tensor Tensor::ge(const Tensor& x) const { return lt(x).logical_not(); }
+Tensor Tensor::le(const Tensor& x) const {
+  broadcast_shape("le", {shape(), x.shape()});
+  return gt(x).logical_not();
+}
+Tensor Tensor::ge(const Tensor& x) const {
+  broadcast_shape("ge", {shape(), x.shape()});
+  return lt(x).logical_not();
+}
 Tensor Tensor::eq(const Tensor& x) const { return binop("eq", Ops::CMPEQ, x); }
 Tensor Tensor::ne(const Tensor& x) const { return binop("ne", Ops::CMPNE, x); }
 Tensor Tensor::bitwise_and(const Tensor& x) const { return binop("bitwise_and", Ops::AND, x); }
@@ -278,7 +318,8 @@ int Tensor::normalize_axis(const char* name, int axis) const {
   int nd = ndim();
   int a = axis < 0 ? axis + nd : axis;
   if (a < 0 || a >= nd)
-    fail("Tensor.%s: axis %d is out of range for a tensor of shape %s", name, axis, fmt_shape(shape()));
+    fail("Tensor.%s: axis %d is out of range for a tensor of shape %s", name, axis,
+         fmt_shape(shape()));
   return a;
 }
 
@@ -287,7 +328,8 @@ Tensor Tensor::reshape(Shape new_shape) const {
   int64_t known = 1;
   for (size_t i = 0; i < new_shape.size(); i++) {
     if (new_shape[i] == -1) {
-      if (infer >= 0) fail("Tensor.reshape: only one dimension can be -1, got %s", fmt_shape(new_shape));
+      if (infer >= 0)
+        fail("Tensor.reshape: only one dimension can be -1, got %s", fmt_shape(new_shape));
       infer = static_cast<int>(i);
     } else if (new_shape[i] < 0) {
       fail("Tensor.reshape: invalid dimension %d in %s", new_shape[i], fmt_shape(new_shape));
@@ -301,23 +343,26 @@ Tensor Tensor::reshape(Shape new_shape) const {
     new_shape[infer] = numel() / known;
   }
   if (prod(new_shape) != numel())
-    fail("Tensor.reshape: cannot reshape %s (%d elements) to %s (%d elements)", fmt_shape(shape()), numel(),
-         fmt_shape(new_shape), prod(new_shape));
+    fail("Tensor.reshape: cannot reshape %s (%d elements) to %s (%d elements)", fmt_shape(shape()),
+         numel(), fmt_shape(new_shape), prod(new_shape));
   if (new_shape == shape()) return *this;
-  const UOpRef& base = uop()->op == Ops::RESHAPE ? uop()->src[0] : uop();  // reshape of reshape is one
+  const UOpRef& base =
+      uop()->op == Ops::RESHAPE ? uop()->src[0] : uop();  // reshape of reshape is one
   if (base->shape() == new_shape) return Tensor(base);
   return Tensor(UOp::make(Ops::RESHAPE, dtype(), {base}, new_shape));
 }
 
 Tensor Tensor::permute(std::vector<int> order) const {
   if (static_cast<int>(order.size()) != ndim())
-    fail("Tensor.permute: order has %d axes, the tensor of shape %s has %d", order.size(), fmt_shape(shape()),
-         ndim());
+    fail("Tensor.permute: order has %d axes, the tensor of shape %s has %d", order.size(),
+         fmt_shape(shape()), ndim());
   std::vector<int64_t> perm;
   std::vector<bool> seen(ndim(), false);
   for (int a : order) {
     int n = normalize_axis("permute", a);
-    if (seen[n]) fail("Tensor.permute: axis %d appears twice in the order", a);
+    if (seen[n])
+      fail("Tensor.permute: axis %d appears twice in the order for a tensor of shape %s", a,
+           fmt_shape(shape()));
     seen[n] = true;
     perm.push_back(n);
   }
@@ -329,7 +374,8 @@ Tensor Tensor::permute(std::vector<int> order) const {
 
 Tensor Tensor::expand(Shape new_shape) const {
   if (new_shape.size() < shape().size())
-    fail("Tensor.expand: cannot expand %s to fewer dimensions %s", fmt_shape(shape()), fmt_shape(new_shape));
+    fail("Tensor.expand: cannot expand %s to fewer dimensions %s", fmt_shape(shape()),
+         fmt_shape(new_shape));
   size_t lead = new_shape.size() - shape().size();
   Shape padded(lead, 1);
   padded.insert(padded.end(), shape().begin(), shape().end());
@@ -349,8 +395,8 @@ Tensor Tensor::expand(Shape new_shape) const {
 
 Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue value) const {
   if (static_cast<int>(padding.size()) != ndim())
-    fail("Tensor.pad: padding %s has %d entries for a tensor of shape %s", fmt_pairs(padding), padding.size(),
-         fmt_shape(shape()));
+    fail("Tensor.pad: padding %s has %d entries for a tensor of shape %s", fmt_pairs(padding),
+         padding.size(), fmt_shape(shape()));
   // negative padding removes elements: shrink first, then pad with the rest
   std::vector<std::pair<int64_t, int64_t>> keep, grow;
   std::vector<int64_t> arg;
@@ -359,8 +405,8 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue 
     auto [b, e] = padding[i];
     int64_t kb = std::max<int64_t>(0, -b), ke = shape()[i] - std::max<int64_t>(0, -e);
     if (kb > ke)
-      fail("Tensor.pad: padding %s removes more than dimension %d (size %d) of shape %s", fmt_pairs(padding), i,
-           shape()[i], fmt_shape(shape()));
+      fail("Tensor.pad: padding %s removes more than dimension %d (size %d) of shape %s",
+           fmt_pairs(padding), i, shape()[i], fmt_shape(shape()));
     keep.push_back({kb, ke});
     any_shrink |= b < 0 || e < 0;
     arg.push_back(std::max<int64_t>(0, b));
@@ -399,7 +445,8 @@ Tensor Tensor::flip(std::vector<int> axes) const {
   std::vector<int64_t> arg;
   for (int a : axes) {
     int n = normalize_axis("flip", a);
-    if (std::find(arg.begin(), arg.end(), n) != arg.end()) fail("Tensor.flip: axis %d appears twice", a);
+    if (std::find(arg.begin(), arg.end(), n) != arg.end())
+      fail("Tensor.flip: axis %d appears twice", a);
     if (shape()[n] > 1) arg.push_back(n);
   }
   if (arg.empty()) return *this;
@@ -428,7 +475,7 @@ Tensor Tensor::contiguous() const { return apply(Ops::CONTIGUOUS, dtype()); }
 
 // ---------------------------------------------------------------- reductions
 
-Tensor Tensor::reduce(const char* name, Ops op, const Axes& axis, bool keepdim) const {
+std::vector<int64_t> Tensor::reduce_axes(const char* name, const Axes& axis) const {
   std::vector<int64_t> axes;
   if (!axis.axes) {
     for (int i = 0; i < ndim(); i++) axes.push_back(i);
@@ -439,6 +486,11 @@ Tensor Tensor::reduce(const char* name, Ops op, const Axes& axis, bool keepdim) 
     }
   }
   std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+Tensor Tensor::reduce(const char* name, Ops op, const Axes& axis, bool keepdim) const {
+  std::vector<int64_t> axes = reduce_axes(name, axis);
   if (axes.empty()) return *this;
   std::vector<int64_t> arg = {static_cast<int64_t>(op)};
   arg.insert(arg.end(), axes.begin(), axes.end());
@@ -457,18 +509,199 @@ Tensor Tensor::sum(Axes axis, bool keepdim) const {
 }
 Tensor Tensor::max(Axes axis, bool keepdim) const { return reduce("max", Ops::MAX, axis, keepdim); }
 Tensor Tensor::min(Axes axis, bool keepdim) const {
-  if (dtypes::is_unsigned(dtype()) || dtypes::is_bool(dtype())) {
-    // min(x) = ~max(~x) for unsigned and bool
-    Tensor all = full({}, dtypes::is_bool(dtype()) ? 1.0 : dtypes::max(dtype()), dtype());
-    return bitwise_xor(all).max(axis, keepdim).bitwise_xor(all);
+  reduce_axes("min", axis);  // errors name min
+  // min(x) = inverse(max(inverse(x))) with an order-reversing inverse that cannot overflow:
+  // -x for floats, not for bool, ~x for integers (~x = -x-1 keeps INT_MIN in range)
+  auto inverse = [](const Tensor& t) {
+    if (dtypes::is_float(t.dtype())) return t.neg();
+    if (dtypes::is_bool(t.dtype())) return t.logical_not();
+    return t.bitwise_xor(full({}, ConstValue(-1), t.dtype()));
+  };
+  return inverse(inverse(*this).max(axis, keepdim));
+}
+
+// ---------------------------------------------------------------- autograd
+
+namespace {
+thread_local bool no_grad_active = false;
+}  // namespace
+
+NoGrad::NoGrad() : prev_(no_grad_active) { no_grad_active = true; }
+NoGrad::~NoGrad() { no_grad_active = prev_; }
+bool Tensor::no_grad() { return no_grad_active; }
+
+// The registry of tensors that were ever marked requires_grad (tinygrad's all_tensors, kept to
+// the ones that matter): backward() finds its parameters here. Weak, so it keeps nothing alive.
+namespace {
+struct GradRegistry {
+  std::mutex mu;
+  std::vector<std::weak_ptr<void>> items;
+  size_t prune_at = 64;
+};
+GradRegistry& grad_registry() {
+  static GradRegistry* r = new GradRegistry();  // never destroyed: tensors may outlive statics
+  return *r;
+}
+}  // namespace
+
+void Tensor::track(const std::shared_ptr<Impl>& impl) {
+  GradRegistry& r = grad_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.items.size() >= r.prune_at) {
+    std::erase_if(r.items, [](const std::weak_ptr<void>& w) { return w.expired(); });
+    r.prune_at = std::max<size_t>(64, 2 * r.items.size());
   }
-  return neg().max(axis, keepdim).neg();
+  r.items.push_back(impl);
+}
+
+std::vector<std::shared_ptr<Tensor::Impl>> Tensor::tracked_with_grad() {
+  GradRegistry& r = grad_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::shared_ptr<Impl>> out;
+  for (const std::weak_ptr<void>& w : r.items)
+    if (auto p = std::static_pointer_cast<Impl>(w.lock()); p && p->requires_grad) out.push_back(p);
+  return out;
+}
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  impl_->requires_grad = requires_grad;
+  if (requires_grad && !impl_->tracked) {
+    track(impl_);
+    impl_->tracked = true;
+  }
+  return *this;
+}
+bool Tensor::requires_grad() const { return impl_->requires_grad; }
+
+std::optional<Tensor> Tensor::grad() const {
+  if (!impl_->grad) return std::nullopt;
+  return Tensor(impl_->grad);
+}
+void Tensor::set_grad(std::optional<Tensor> grad) {
+  if (grad && grad->shape() != shape())
+    fail("Tensor.set_grad: a grad of shape %s for a tensor of shape %s", fmt_shape(grad->shape()),
+         fmt_shape(shape()));
+  impl_->grad = grad ? grad->impl_ : nullptr;
+}
+
+Tensor Tensor::detach() const { return Tensor(tc::detach(uop())); }
+
+std::vector<UOpRef> Tensor::grad_nodes() const {
+  auto strip = [](UOpRef u) {
+    while (u->op == Ops::RESHAPE) u = u->src[0];
+    return u;
+  };
+  std::vector<UOpRef> out = {strip(uop())};
+  for (const std::weak_ptr<const UOp>& w : impl_->before_realize)
+    if (UOpRef u = w.lock()) out.push_back(strip(u));
+  return out;
+}
+
+std::vector<Tensor> Tensor::gradient_of(const UOpRef& root, const UOpRef& root_grad,
+                                        const std::vector<Tensor>& targets) {
+  std::vector<std::vector<UOpRef>> nodes;
+  std::vector<UOpRef> all;
+  for (const Tensor& t : targets) {
+    nodes.push_back(t.grad_nodes());
+    all.insert(all.end(), nodes.back().begin(), nodes.back().end());
+  }
+  GradientMap grads = compute_gradient(root, root_grad, all);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < targets.size(); i++) {
+    std::optional<Tensor> sum;
+    for (const UOpRef& n : nodes[i]) {
+      auto it = grads.find(n.get());
+      if (it == grads.end()) continue;
+      Tensor g = Tensor(it->second).reshape(targets[i].shape());
+      sum = sum ? sum->add(g) : g;
+    }
+    out.push_back(sum ? *sum : zeros(targets[i].shape(), targets[i].dtype()));
+  }
+  return out;
+}
+
+namespace {
+// The gradient flowing into `t` for gradient()/backward(): 1 for a scalar, else `given`.
+UOpRef root_gradient(const char* name, const Tensor& t, const std::optional<Tensor>& given) {
+  if (!given) {
+    if (t.ndim() != 0)
+      fail(
+          "Tensor.%s: when no gradient is provided, %s must be called on a scalar tensor, got "
+          "shape "
+          "%s",
+          name, name, fmt_shape(t.shape()));
+    return UOp::const_(t.dtype(), 1.0);
+  }
+  if (given->shape() != t.shape())
+    fail("Tensor.%s: gradient of shape %s does not match the tensor's shape %s", name,
+         fmt_shape(given->shape()), fmt_shape(t.shape()));
+  return given->cast(t.dtype()).uop();
+}
+}  // namespace
+
+std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets,
+                                     std::optional<Tensor> gradient) const {
+  UOpRef g = root_gradient("gradient", *this, gradient);
+  if (!dtypes::is_float(dtype()))
+    fail("Tensor.gradient: only float Tensors have gradient, this tensor is %s", dtype().name());
+  for (size_t i = 0; i < targets.size(); i++)
+    if (!dtypes::is_float(targets[i].dtype()))
+      fail("Tensor.gradient: only float Tensors have gradient, target %d is %s", i,
+           targets[i].dtype().name());
+  return gradient_of(uop(), g, targets);
+}
+
+Tensor& Tensor::backward(std::optional<Tensor> gradient) {
+  UOpRef g = root_gradient("backward", *this, gradient);
+  if (!dtypes::is_float(dtype()))
+    fail("Tensor.backward: only float Tensors have gradient, this tensor is %s", dtype().name());
+  if (no_grad()) return *this;
+
+  // the parameters this graph depends on (backward fills a grad for each, zeros when the
+  // dependence is only through something without a gradient, as tinygrad)
+  absl::flat_hash_set<const UOp*> in_graph;
+  for (const UOp* u : uop()->toposort()) in_graph.insert(u);
+  std::vector<std::shared_ptr<Impl>> params;
+  std::vector<Tensor> targets;
+  for (std::shared_ptr<Impl>& p : tracked_with_grad()) {
+    Tensor t(p);
+    if (!dtypes::is_float(t.dtype())) continue;
+    std::vector<UOpRef> nodes = t.grad_nodes();
+    // a bare CONST is shared by every equal constant in the graph: no grad (as tinygrad)
+    if (nodes[0]->op == Ops::CONST) continue;
+    bool used = false;
+    for (const UOpRef& n : nodes) used = used || in_graph.contains(n.get());
+    if (!used) continue;
+    targets.push_back(t);
+    params.push_back(std::move(p));
+  }
+  if (params.empty()) return *this;
+  std::vector<Tensor> grads = gradient_of(uop(), g, targets);
+  for (size_t i = 0; i < params.size(); i++) {
+    Impl& p = *params[i];
+    if (!p.grad) {
+      p.grad = grads[i].impl_;
+    } else {  // accumulate in place, so every handle to the grad sees the sum
+      p.grad->uop = Tensor(p.grad).add(grads[i]).uop();
+    }
+  }
+  return *this;
+}
+
+void Tensor::Impl::set_uop(UOpRef u) {
+  if (u == uop) return;
+  std::erase_if(before_realize, [](const std::weak_ptr<const UOp>& w) { return w.expired(); });
+  // the reshape-free node: a graph built from a reshape of this tensor holds that, not `uop`
+  UOpRef base = uop;
+  while (base->op == Ops::RESHAPE) base = base->src[0];
+  before_realize.push_back(base);
+  uop = std::move(u);
 }
 
 // ---------------------------------------------------------------- realize
 
 Tensor& Tensor::realize() {
-  impl_->uop = engine::realize({uop()})[0];
+  impl_->set_uop(engine::realize({uop()})[0]);
   return *this;
 }
 
@@ -476,7 +709,7 @@ void realize_all(const std::vector<Tensor>& tensors) {
   std::vector<UOpRef> roots;
   for (const Tensor& t : tensors) roots.push_back(t.uop());
   std::vector<UOpRef> views = engine::realize(roots);
-  for (size_t i = 0; i < tensors.size(); i++) tensors[i].impl_->uop = views[i];
+  for (size_t i = 0; i < tensors.size(); i++) tensors[i].impl_->set_uop(views[i]);
 }
 
 std::vector<uint8_t> Tensor::bytes() const {

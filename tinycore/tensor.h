@@ -21,14 +21,16 @@ namespace tc {
 // because that decides the result dtype (x_int + 1 stays int, x_int + 1.5 becomes float).
 struct ConstValue {
   enum class Kind { Bool, Int, Float } kind;
-  double value;
-  ConstValue(bool v) : kind(Kind::Bool), value(v) {}
-  ConstValue(int v) : kind(Kind::Int), value(v) {}
-  ConstValue(long v) : kind(Kind::Int), value(static_cast<double>(v)) {}
-  ConstValue(long long v) : kind(Kind::Int), value(static_cast<double>(v)) {}
-  ConstValue(float v) : kind(Kind::Float), value(v) {}
-  ConstValue(double v) : kind(Kind::Float), value(v) {}
-  DType dtype() const;  // the dtype of the scalar alone: bool, int32 or float32
+  double value;    // the value (exact for floats and for ints up to 2^53)
+  int64_t ivalue;  // the exact value of a bool or int
+  ConstValue(bool v) : kind(Kind::Bool), value(v), ivalue(v) {}
+  ConstValue(int v) : kind(Kind::Int), value(v), ivalue(v) {}
+  ConstValue(long v) : kind(Kind::Int), value(static_cast<double>(v)), ivalue(v) {}
+  ConstValue(long long v) : kind(Kind::Int), value(static_cast<double>(v)), ivalue(v) {}
+  ConstValue(float v) : kind(Kind::Float), value(v), ivalue(0) {}
+  ConstValue(double v) : kind(Kind::Float), value(v), ivalue(0) {}
+  DType dtype() const;               // the dtype of the scalar alone: bool, int32 or float32
+  UOpRef to_uop(DType dtype) const;  // a CONST of `dtype`, exact for int values into int dtypes
 };
 
 // Reduction axes: one axis, a list, or (default) all of them.
@@ -47,7 +49,7 @@ class Tensor {
  public:
   // A Tensor is a handle: copies share one tensor (its graph, and later its grad), like Python
   // references, so realize() on any copy is seen by all.
-  explicit Tensor(UOpRef uop) : impl_(std::make_shared<Impl>(Impl{std::move(uop)})) {}
+  explicit Tensor(UOpRef uop) : impl_(std::make_shared<Impl>(std::move(uop))) {}
   // Host data (copied); no shape means 1-D, Shape{} means a scalar.
   Tensor(const std::vector<float>& data, std::optional<Shape> shape = {});
 
@@ -94,7 +96,7 @@ class Tensor {
   Tensor add(const Tensor& x) const;
   Tensor sub(const Tensor& x) const;
   Tensor mul(const Tensor& x) const;
-  Tensor div(const Tensor& x) const;  // true division: the result is float
+  Tensor div(const Tensor& x) const;   // true division: the result is float
   Tensor idiv(const Tensor& x) const;  // integer division, truncating toward zero
   Tensor mod(const Tensor& x) const;   // Python's %: the result has the divisor's sign
   Tensor maximum(const Tensor& x) const;
@@ -142,12 +144,39 @@ class Tensor {
   Tensor max(Axes axis = {}, bool keepdim = false) const;
   Tensor min(Axes axis = {}, bool keepdim = false) const;
 
+  // autograd (tinygrad's requires_grad / grad / gradient / backward). Gradients are lazy graphs
+  // built by rewriting this tensor's UOp graph (tinycore/gradient.h); realize them like any tensor.
+  //
+  // Marks this tensor (every copy of the handle) as a parameter that backward() fills .grad for.
+  // The flag is not propagated to results of ops: only tensors marked here get a grad.
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool requires_grad() const;
+  // The accumulated gradient (shared: realize() on it is kept), or none before a backward().
+  std::optional<Tensor> grad() const;
+  void set_grad(std::optional<Tensor> grad);  // set_grad({}) clears it (zero_grad)
+  // The same values, as a wall for gradients: nothing flows back through it.
+  Tensor detach() const;
+  // The gradients of this tensor with respect to `targets` (tinygrad's Tensor.gradient), given
+  // the gradient flowing into it (default: 1, which needs a scalar). A target the tensor does not
+  // depend on gets zeros of its shape (as tinygrad). This and every target must be float.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets,
+                               std::optional<Tensor> gradient = {}) const;
+  // Adds d(this)/d(t) to t.grad for every live float tensor t with requires_grad that this
+  // tensor depends on (also when t was realized after this graph was built). Needs a scalar
+  // unless `gradient` is given. Under a NoGrad guard it leaves every grad untouched. Call it
+  // before realize() of this tensor: realize() replaces the graph by its result (as in tinygrad).
+  Tensor& backward(std::optional<Tensor> gradient = {});
+  // True while a NoGrad guard is alive on this thread.
+  static bool no_grad();
+
   // running the graph
   Tensor& realize();
   template <typename T>
   std::vector<T> data() const;
   template <typename T>
-  std::vector<T> tolist() const { return data<T>(); }
+  std::vector<T> tolist() const {
+    return data<T>();
+  }
   template <typename T>
   T item() const;
 
@@ -157,15 +186,47 @@ class Tensor {
   Tensor as_float() const;
   Tensor scalar_like(ConstValue x) const;
   Tensor reduce(const char* name, Ops op, const Axes& axis, bool keepdim) const;
+  std::vector<int64_t> reduce_axes(const char* name, const Axes& axis) const;  // sorted, checked
   Tensor broadcast_to(const Shape& shape) const;
   int normalize_axis(const char* name, int axis) const;
   std::vector<uint8_t> bytes() const;  // the realized, contiguous contents
 
   friend void realize_all(const std::vector<Tensor>& tensors);
   struct Impl {
+    explicit Impl(UOpRef u) : uop(std::move(u)) {}
+    void set_uop(UOpRef u);  // realize(): the new uop, remembering the old graph (weakly)
     UOpRef uop;
+    // The graphs this tensor held before realize() replaced them by their result; a loss built
+    // from one of them (still alive while that loss is) depends on this tensor through it.
+    std::vector<std::weak_ptr<const UOp>> before_realize;
+    bool requires_grad = false;
+    bool tracked = false;  // in the registry of tensors that may need a grad
+    std::shared_ptr<Impl> grad;
   };
+  explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  static void track(const std::shared_ptr<Impl>& impl);
+  static std::vector<std::shared_ptr<Impl>> tracked_with_grad();
+  // The nodes whose gradient is this tensor's: its uop and its graphs from before realize(),
+  // each with reshapes stripped (Tensor.reshape folds reshape(reshape(x)) into one RESHAPE of x,
+  // so a reshaped tensor's own RESHAPE node need not be in a graph that uses it).
+  std::vector<UOpRef> grad_nodes() const;
+  // d(root)/d(target) for each target: the sum over its grad_nodes, zeros when none is reached.
+  static std::vector<Tensor> gradient_of(const UOpRef& root, const UOpRef& root_grad,
+                                         const std::vector<Tensor>& targets);
   std::shared_ptr<Impl> impl_;
+};
+
+// While alive, backward() on this thread fills no grads (tinygrad's Tensor.no_grad, e.g. for
+// evaluation inside a training loop). Guards nest; each restores the previous state.
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+
+ private:
+  bool prev_;
 };
 
 // Shape every operand broadcasts to; throws naming the operation and the shapes.

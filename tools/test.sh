@@ -35,6 +35,18 @@ for cfg in "${configs[@]}"; do
     failed=$((failed + f))
     rm -f "$log"
   done
+  # smoke tests of the programs: they run, check their own results, and write what they promise
+  json=$(mktemp)
+  for cmd in "out/$cfg/demo" "out/$cfg/bench --small --json $json"; do
+    echo "=== $cfg: $cmd"
+    if $cmd >/dev/null && { [[ $cmd != *bench* ]] || grep -q '"suite": "gemm"' "$json"; }; then
+      passed=$((passed + 1))
+    else
+      echo "test.sh: '$cmd' failed"
+      failed=$((failed + 1))
+    fi
+  done
+  rm -f "$json"
 done
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1,5 +1,6 @@
 // The walking skeleton's main job: build a few lazy expressions, realize them, and show each
 // kernel with its time and GFLOP/s (DEBUG=2 is on unless DEBUG is set).
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -25,19 +26,26 @@ int main() {
     std::printf("-- reduce: ((a + b) * a).sum(1), elementwise fused into the reduce\n");
     Tensor r = ((a + b) * a).sum(1).realize();
 
-    std::printf("-- matmul %lldx%lld as broadcast-multiply-sum: (a[:, None, :] * b.T[None]).sum(2)\n",
-                static_cast<long long>(n), static_cast<long long>(n));
+    std::printf(
+        "-- matmul %lldx%lld as broadcast-multiply-sum: (a[:, None, :] * b.T[None]).sum(2)\n",
+        static_cast<long long>(n), static_cast<long long>(n));
     Tensor mm = (a.reshape({n, 1, n}) * b.permute({1, 0}).reshape({1, n, n})).sum(2);
-    for (int run = 0; run < 3; run++) mm = (a.reshape({n, 1, n}) * b.permute({1, 0}).reshape({1, n, n})).sum(2).realize();
+    for (int run = 0; run < 3; run++)
+      mm = (a.reshape({n, 1, n}) * b.permute({1, 0}).reshape({1, n, n})).sum(2).realize();
 
     // check one output element against a double-precision dot product
     std::vector<float> out = mm.data<float>();
     double ref = 0;
     for (int64_t k = 0; k < n; k++) ref += static_cast<double>(av[5 * n + k]) * bv[k * n + 7];
     std::printf("mm[5, 7] = %.6f (double reference %.6f)\n", out[5 * n + 7], ref);
+    if (std::abs(out[5 * n + 7] - ref) > 1e-3) {
+      std::fprintf(stderr, "error: the matmul does not match its reference\n");
+      return 1;
+    }
     std::printf("total: %lld kernels, %.3f GFLOP, %.2f ms\n",
                 static_cast<long long>(tc::engine::GlobalCounters::kernel_count),
-                tc::engine::GlobalCounters::global_ops / 1e9, tc::engine::GlobalCounters::time_sum_s * 1e3);
+                tc::engine::GlobalCounters::global_ops / 1e9,
+                tc::engine::GlobalCounters::time_sum_s * 1e3);
     return 0;
   } catch (const tc::Error& err) {
     std::fprintf(stderr, "error: %s\n", err.what());

@@ -53,7 +53,7 @@ TEST(Device, RegistryByName) {
 
 // A device test, not a compute kernel of tinycore: checks the JIT path on its own.
 const char* kAddOne = R"(
-define void @add_one(ptr %bufs) {
+define void @add_one(ptr %bufs, i64 %core, i64 %ncores) {
   %p0 = load ptr, ptr %bufs
   %a1 = getelementptr ptr, ptr %bufs, i64 1
   %p1 = load ptr, ptr %a1

@@ -1,1 +1,286 @@
+// Kernel fusion, checked by counting the kernels run (GlobalCounters) and the schedule items, and
+// by comparing every result against a naive double-precision reference.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "tests/tensor/reference.h"
+#include "tinycore/engine/realize.h"
+#include "tinycore/schedule/schedule.h"
+#include "tinycore/tensor.h"
+
+namespace {
+
+namespace ref = tcref;
+namespace dt = tc::dtypes;
+using ref::NDArray;
+using tc::Tensor;
+using tc::UOpRef;
+using tc::engine::GlobalCounters;
+
+constexpr double kTol = 1e-5;
+
+// Realizes `t` from a counter reset and returns the number of kernels it took.
+int64_t kernels_to_realize(Tensor& t) {
+  GlobalCounters::reset();
+  t.realize();
+  return GlobalCounters::kernel_count;
+}
+
+// The BUFFER node behind a realized tensor (a BUFFER, or a RESHAPE of one).
+UOpRef buffer_of(const UOpRef& u) { return u->op == tc::Ops::BUFFER ? u : u->src[0]; }
+
+TEST(Fusion, ElementwiseFusesIntoReduce) {
+  NDArray a = ref::random({4, 5}, 1), b = ref::random({4, 5}, 2), c = ref::random({4, 5}, 3);
+  Tensor ta = ref::tensor(a), tb = ref::tensor(b), tc_ = ref::tensor(c);
+  ta.realize(), tb.realize(), tc_.realize();
+  Tensor r = ((ta + tb) * tc_).sum(1);
+  EXPECT_EQ(kernels_to_realize(r), 1);
+  NDArray want = ref::reduce(ref::zip(ref::zip(a, b, [](double x, double y) { return x + y; }), c,
+                                      [](double x, double y) { return x * y; }),
+                             ref::Reduce::Sum, {1});
+  ref::expect_close(r, want, kTol, kTol, "((a+b)*c).sum(1)");
+  EXPECT_EQ(GlobalCounters::kernel_count, 1);  // reading the result runs nothing more
+}
+
+TEST(Fusion, MovementOpsAreViewsNotCopies) {
+  NDArray x = ref::random({2, 3, 4}, 11), y = ref::random({4, 6}, 12);
+  Tensor tx = ref::tensor(x), ty = ref::tensor(y);
+  Tensor r = tx.reshape({6, 4}).permute({1, 0}) + ty;
+
+  std::vector<tc::schedule::ScheduleItem> items = tc::schedule::create_schedule({r.uop()});
+  ASSERT_EQ(items.size(), 1u);
+  ASSERT_EQ(items[0].bufs.size(), 3u);  // output + the two inputs, nothing copied in between
+  EXPECT_EQ(items[0].bufs[1], buffer_of(tx.uop()));
+  EXPECT_EQ(items[0].bufs[2], buffer_of(ty.uop()));
+  EXPECT_NE(items[0].bufs[0], buffer_of(tx.uop()));
+  EXPECT_NE(items[0].bufs[0], buffer_of(ty.uop()));
+  EXPECT_EQ(items[0].bufs[0]->dtype, dt::float32);
+  EXPECT_EQ(items[0].bufs[0]->arg_ints()[1], 24);  // the output buffer holds exactly the result
+
+  GlobalCounters::reset();
+  tc::engine::run_schedule(items);
+  EXPECT_EQ(GlobalCounters::kernel_count, 1);
+  NDArray want = ref::zip(ref::permute(ref::reshape(x, {6, 4}), {1, 0}), y,
+                          [](double p, double q) { return p + q; });
+  ref::expect_close(r, want, kTol, kTol, "reshape.permute + y");
+  EXPECT_EQ(GlobalCounters::kernel_count, 1);
+  // the result lives in the kernel's output buffer
+  EXPECT_EQ(buffer_of(r.uop()->realized ? r.uop()->realized : r.uop()), items[0].bufs[0]);
+
+  // the same graph realized through Tensor::realize is also one kernel
+  Tensor again = tx.reshape({6, 4}).permute({1, 0}).flip({0}) + ty.flip({0});
+  EXPECT_EQ(kernels_to_realize(again), 1);
+  ref::expect_close(again, ref::flip(want, {0}), kTol, kTol, "flipped views");
+}
+
+TEST(Fusion, LongElementwiseChainIsOneKernel) {
+  NDArray x = ref::random({3, 7}, 21), y = ref::random({3, 7}, 22), z = ref::random({3, 7}, 23);
+  Tensor tx = ref::tensor(x), ty = ref::tensor(y), tz = ref::tensor(z);
+  Tensor t = tx + ty;                     // 1
+  t = t * 2;                              // 2
+  t = t - tz;                             // 3
+  t = t.maximum(ty);                      // 4
+  t = t * t;                              // 5
+  t = t + 1;                              // 6
+  t = t.sqrt();                           // 7
+  t = t / 3;                              // 8
+  t = t.neg();                            // 9
+  t = t.exp2();                           // 10
+  t = t.where(t.gt(0.5), tx) * tz.abs();  // 11, 12, 13
+  EXPECT_EQ(kernels_to_realize(t), 1);
+  NDArray want = ref::generate({3, 7}, [&](int64_t i) {
+    size_t k = static_cast<size_t>(i);
+    double v = (x.v[k] + y.v[k]) * 2 - z.v[k];
+    v = std::max(v, y.v[k]);
+    v = std::exp2(-std::sqrt(v * v + 1) / 3);
+    double w = v > 0.5 ? 1.0 : 0.0;
+    return (v != 0 ? w : x.v[k]) * std::fabs(z.v[k]);
+  });
+  ref::expect_close(t, want, 1e-4, kTol, "chain");
+}
+
+TEST(Fusion, MatmulIsOneKernel) {
+  const int64_t M = 5, K = 7, N = 6;
+  NDArray a = ref::random({M, K}, 31), b = ref::random({K, N}, 32);
+  Tensor ta = ref::tensor(a), tb = ref::tensor(b);
+  Tensor mm = (ta.reshape({M, 1, K}) * tb.permute({1, 0}).reshape({1, N, K})).sum(2);
+  EXPECT_EQ(mm.shape(), (std::vector<int64_t>{M, N}));
+  EXPECT_EQ(kernels_to_realize(mm), 1);
+  ref::expect_close(mm, ref::matmul(a, b), kTol, kTol, "matmul");
+  // a larger one, against the same naive product
+  const int64_t M2 = 33, K2 = 65, N2 = 17;
+  NDArray c = ref::random({M2, K2}, 33, -1, 1), d = ref::random({K2, N2}, 34, -1, 1);
+  Tensor tc2 = ref::tensor(c), td = ref::tensor(d);
+  Tensor mm2 = (tc2.reshape({M2, 1, K2}) * td.permute({1, 0}).reshape({1, N2, K2})).sum(2);
+  EXPECT_EQ(kernels_to_realize(mm2), 1);
+  ref::expect_close(mm2, ref::matmul(c, d), kTol, 1e-4, "matmul 33x65x17");
+}
+
+TEST(Fusion, ExpandedReduceIsRealizedSeparately) {
+  NDArray x = ref::random({4, 6}, 41);
+  Tensor tx = ref::tensor(x);
+  Tensor s = tx - tx.max(1, true);
+  EXPECT_EQ(kernels_to_realize(s), 2);
+  NDArray m = ref::reduce(x, ref::Reduce::Max, {1}, true);
+  NDArray want = ref::zip(x, m, [](double p, double q) { return p - q; });
+  ref::expect_close(s, want, kTol, kTol, "x - x.max(1, keepdim)");
+
+  // the whole softmax: max, sum of exp, and the final division
+  Tensor e = (tx - tx.max(1, true)).exp();
+  Tensor sm = e / e.sum(1, true);
+  EXPECT_EQ(kernels_to_realize(sm), 3);
+  NDArray ew = ref::map(want, [](double v) { return std::exp(v); });
+  NDArray smw = ref::zip(ew, ref::reduce(ew, ref::Reduce::Sum, {1}, true),
+                         [](double p, double q) { return p / q; });
+  ref::expect_close(sm, smw, 1e-4, kTol, "softmax");
+}
+
+TEST(Fusion, ReduceBoundaries) {
+  NDArray x = ref::random({3, 4, 5}, 51), y = ref::random({3, 4}, 52);
+  Tensor tx = ref::tensor(x), ty = ref::tensor(y);
+  // elementwise after a reduce stays in the reduce's kernel
+  Tensor a = tx.sum(2) * 2 + ty;
+  EXPECT_EQ(kernels_to_realize(a), 1);
+  ref::expect_close(a,
+                    ref::zip(ref::reduce(x, ref::Reduce::Sum, {2}), y,
+                             [](double p, double q) { return p * 2 + q; }),
+                    kTol, kTol, "sum * 2 + y");
+  // a reduce inside another reduce is its own kernel
+  Tensor b = tx.sum(2).max(1);
+  EXPECT_EQ(kernels_to_realize(b), 2);
+  ref::expect_close(b, ref::reduce(ref::reduce(x, ref::Reduce::Sum, {2}), ref::Reduce::Max, {1}),
+                    kTol, kTol, "sum then max");
+  // broadcasting a realized input is not a boundary
+  NDArray col = ref::random({3, 1}, 53);
+  Tensor c = ref::tensor(col).expand({3, 4}) * ty;
+  EXPECT_EQ(kernels_to_realize(c), 1);
+  ref::expect_close(c, ref::zip(col, y, [](double p, double q) { return p * q; }), kTol, kTol,
+                    "expand * y");
+  // the softmax denominator pattern with exp fused in
+  Tensor d = (tx - tx.max(2, true)).exp().sum(2);
+  EXPECT_EQ(kernels_to_realize(d), 2);
+  NDArray dm = ref::reduce(x, ref::Reduce::Max, {2}, true);
+  ref::expect_close(d,
+                    ref::reduce(ref::zip(x, dm, [](double p, double q) { return std::exp(p - q); }),
+                                ref::Reduce::Sum, {2}),
+                    1e-4, kTol, "sum(exp(x - max))");
+}
+
+TEST(Fusion, ContiguousIsAKernelBoundary) {
+  NDArray x = ref::random({4, 6}, 61);
+  Tensor tx = ref::tensor(x);
+  Tensor q = (tx + 1).contiguous() * 2;
+  EXPECT_EQ(kernels_to_realize(q), 2);
+  ref::expect_close(q, ref::map(x, [](double v) { return (v + 1) * 2; }), kTol, kTol,
+                    "(x+1).contiguous()*2");
+  Tensor r = (tx.permute({1, 0}).contiguous() + 1).sum(0);
+  EXPECT_EQ(kernels_to_realize(r), 2);
+  ref::expect_close(r,
+                    ref::reduce(ref::map(ref::permute(x, {1, 0}), [](double v) { return v + 1; }),
+                                ref::Reduce::Sum, {0}),
+                    kTol, kTol, "permute.contiguous + 1 .sum(0)");
+}
+
+TEST(Fusion, ContiguousOfAViewIsOneCopy) {
+  // the permuted view is computed straight into the result buffer: one kernel, not a copy of a copy
+  NDArray x = ref::random({4, 6}, 62);
+  Tensor p = ref::tensor(x).permute({1, 0}).contiguous();
+  EXPECT_EQ(kernels_to_realize(p), 1);
+  ref::expect_close(p, ref::permute(x, {1, 0}), 0, 0, "permute contiguous");
+  Tensor e = (ref::tensor(x) * 3).contiguous();
+  EXPECT_EQ(kernels_to_realize(e), 1);
+  ref::expect_close(e, ref::map(x, [](double v) { return v * 3; }), kTol, kTol,
+                    "(x*3).contiguous()");
+}
+
+TEST(Fusion, ContiguousOfABufferIsFree) {
+  // tinygrad: contiguous() of an already contiguous, realized buffer is the buffer itself
+  NDArray x = ref::random({4, 6}, 63);
+  Tensor same = ref::tensor(x).contiguous();
+  EXPECT_EQ(kernels_to_realize(same), 0);
+  ref::expect_close(same, x, 0, 0, "contiguous of a buffer");
+}
+
+TEST(Fusion, CreationIsOneKernel) {
+  Tensor a = Tensor::arange(10);
+  EXPECT_EQ(kernels_to_realize(a), 1);
+  ref::expect_exact(a, ref::generate({10}, [](int64_t i) { return static_cast<double>(i); }),
+                    "arange");
+  Tensor e = Tensor::eye(4, 3);
+  EXPECT_EQ(kernels_to_realize(e), 1);
+  ref::expect_exact(e, ref::generate({4, 3}, [](int64_t i) { return i / 3 == i % 3 ? 1.0 : 0.0; }),
+                    "eye");
+  Tensor f = Tensor::full({2, 3}, 2.5) * Tensor::arange(3).cast(dt::float32);
+  // arange ends in a reduce; broadcasting it over rows expands that reduce, so it is its own kernel
+  EXPECT_EQ(kernels_to_realize(f), 2);
+  ref::expect_exact(
+      f, ref::generate({2, 3}, [](int64_t i) { return 2.5 * static_cast<double>(i % 3); }),
+      "full * arange");
+}
+
+TEST(Fusion, RealizeAllSchedulesEachOutput) {
+  NDArray x = ref::random({3, 4}, 71), y = ref::random({3, 4}, 72);
+  Tensor tx = ref::tensor(x), ty = ref::tensor(y);
+  Tensor s = tx + ty;
+  Tensor t1 = s * 2, t2 = s.sum(1);
+  GlobalCounters::reset();
+  tc::realize_all({t1, t2});
+  EXPECT_EQ(GlobalCounters::kernel_count, 2);  // the shared s is recomputed in each, not stored
+  NDArray sw = ref::zip(x, y, [](double p, double q) { return p + q; });
+  ref::expect_close(t1, ref::map(sw, [](double v) { return v * 2; }), kTol, kTol, "t1");
+  ref::expect_close(t2, ref::reduce(sw, ref::Reduce::Sum, {1}), kTol, kTol, "t2");
+  EXPECT_EQ(GlobalCounters::kernel_count, 2);
+}
+
+TEST(Realize, SecondRealizeReusesTheResult) {
+  NDArray a = ref::random({5, 3}, 81), b = ref::random({5, 3}, 82), c = ref::random({5, 3}, 83);
+  Tensor ta = ref::tensor(a), tb = ref::tensor(b), tc_ = ref::tensor(c);
+  Tensor t = (ta + tb) * tc_;
+  Tensor copy = t;        // a handle on the same tensor
+  UOpRef expr = t.uop();  // and the expression node itself
+  EXPECT_EQ(kernels_to_realize(t), 1);
+  EXPECT_EQ(kernels_to_realize(t), 0);
+  EXPECT_EQ(kernels_to_realize(copy), 0);
+  Tensor from_expr(expr);
+  EXPECT_EQ(kernels_to_realize(from_expr), 0);
+  NDArray want = ref::zip(ref::zip(a, b, [](double p, double q) { return p + q; }), c,
+                          [](double p, double q) { return p * q; });
+  GlobalCounters::reset();
+  ref::expect_close(t, want, kTol, kTol, "t");
+  ref::expect_close(copy, want, kTol, kTol, "copy");
+  ref::expect_close(from_expr, want, kTol, kTol, "from the expression");
+  EXPECT_EQ(GlobalCounters::kernel_count, 0);
+
+  // data() realizes once; reading again runs nothing
+  Tensor u = ta * 3 - tb;
+  GlobalCounters::reset();
+  NDArray uw = ref::zip(a, b, [](double p, double q) { return p * 3 - q; });
+  ref::expect_close(u, uw, kTol, kTol, "u first read");
+  EXPECT_EQ(GlobalCounters::kernel_count, 1);
+  ref::expect_close(u, uw, kTol, kTol, "u second read");
+  EXPECT_EQ(u.sum().item<float>(), u.sum().item<float>());
+  EXPECT_EQ(GlobalCounters::kernel_count, 2);  // only the sum, once
+}
+
+TEST(Realize, RealizedBuffersLaunchNothing) {
+  NDArray x = ref::random({6}, 91), m = ref::random({2, 3}, 92);
+  Tensor tx = ref::tensor(x), tm = ref::tensor(m);
+  EXPECT_EQ(kernels_to_realize(tx), 0);
+  EXPECT_EQ(kernels_to_realize(tm), 0);  // a reshaped buffer is still a buffer
+  Tensor v(std::vector<float>{1, 2, 3});
+  EXPECT_EQ(kernels_to_realize(v), 0);
+  Tensor r = tm.reshape({3, 2});  // reshape of a contiguous buffer: still no copy
+  EXPECT_EQ(kernels_to_realize(r), 0);
+  GlobalCounters::reset();
+  ref::expect_close(tx, x, 0, 0, "x");
+  ref::expect_close(tm, m, 0, 0, "m");
+  ref::expect_close(r, ref::reshape(m, {3, 2}), 0, 0, "reshaped");
+  EXPECT_EQ(GlobalCounters::kernel_count, 0);
+  EXPECT_TRUE(tc::schedule::create_schedule({tm.uop()}).empty());
+  EXPECT_TRUE(tc::schedule::create_schedule({tx.uop()}).empty());
+}
+
+}  // namespace

@@ -12,12 +12,18 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tinycore/dtype.h"
 #include "tinycore/tensor.h"
+
+namespace tc {
+// gtest prints DTypes by name in failure messages.
+inline void PrintTo(const DType& d, std::ostream* os) { *os << d.name(); }
+}  // namespace tc
 
 namespace tcref {
 

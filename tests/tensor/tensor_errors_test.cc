@@ -1,1 +1,218 @@
+// Bad input throws tc::Error (never crashes), and the message names the operation and the shapes
+// or values involved.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tinycore/error.h"
+#include "tinycore/tensor.h"
+
+namespace {
+
+using tc::Tensor;
+using ::testing::HasSubstr;
+namespace dt = tc::dtypes;
+using S = std::vector<int64_t>;
+
+// Runs `f`; it must throw tc::Error whose message contains every one of `parts`. Returns the
+// message.
+std::string error_message(const std::function<void()>& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+  } catch (const tc::Error& e) {
+    std::string msg = e.what();
+    for (const std::string& p : parts) EXPECT_THAT(msg, HasSubstr(p));
+    return msg;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw a std::exception that is not tc::Error: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no tc::Error thrown";
+  return "";
+}
+
+// EXPECT_THROW plus the message check, with the statement in the failure trace.
+#define EXPECT_TC_ERROR(stmt, ...)                                       \
+  do {                                                                   \
+    SCOPED_TRACE(#stmt);                                                 \
+    EXPECT_THROW(stmt, tc::Error);                                       \
+    error_message([&] { stmt; }, std::vector<std::string>{__VA_ARGS__}); \
+  } while (0)
+
+Tensor f32(S shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i) + 1;
+  return Tensor(v, shape);
+}
+
+Tensor i32(S shape) { return f32(std::move(shape)).cast(dt::int32); }
+
+TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
+  Tensor a = f32({2, 3}), b = f32({4});
+  EXPECT_TC_ERROR(a.add(b), "Tensor.add", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a + b, "Tensor.add", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(b + a, "Tensor.add", "(4,)", "(2, 3)");
+  EXPECT_TC_ERROR(a.mul(b), "Tensor.mul", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.div(b), "Tensor.div", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.maximum(b), "Tensor.maximum", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.lt(b), "Tensor.lt", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.gt(b), "Tensor.gt", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.eq(b), "Tensor.eq", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.ne(b), "Tensor.ne", "(2, 3)", "(4,)");
+  Tensor ia = i32({2, 3}), ib = i32({4});
+  EXPECT_TC_ERROR(ia.idiv(ib), "Tensor.idiv", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(ia.mod(ib), "Tensor.mod", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(ia.bitwise_and(ib), "Tensor.bitwise_and", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(ia.bitwise_or(ib), "Tensor.bitwise_or", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(ia.bitwise_xor(ib), "Tensor.bitwise_xor", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(f32({3, 1}).add(f32({2, 4})), "Tensor.add", "(3, 1)", "(2, 4)");
+  EXPECT_TC_ERROR(f32({0, 3}).add(f32({2, 3})), "Tensor.add", "(0, 3)", "(2, 3)");
+  Tensor c = f32({2, 3}).gt(1);
+  EXPECT_TC_ERROR(c.where(f32({2, 3}), f32({5})), "Tensor.where", "(2, 3)", "(5,)");
+  EXPECT_TC_ERROR(f32({4}).gt(1).where(a, 0.0), "Tensor.where", "(4,)", "(2, 3)");
+}
+
+// Ops built from other ops must still report their own name.
+TEST(Errors, ComposedBinaryOpsNameThemselves) {
+  Tensor a = f32({2, 3}), b = f32({4});
+  EXPECT_TC_ERROR(a.sub(b), "Tensor.sub", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a - b, "Tensor.sub", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.le(b), "Tensor.le", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.ge(b), "Tensor.ge", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.minimum(b), "Tensor.minimum", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(i32({2, 3}).minimum(i32({4})), "Tensor.minimum", "(2, 3)", "(4,)");
+  EXPECT_TC_ERROR(a.mod(b), "Tensor.mod", "(2, 3)", "(4,)");
+}
+
+TEST(Errors, Reshape) {
+  Tensor x = f32({6});
+  EXPECT_TC_ERROR(x.reshape({4, 2}), "Tensor.reshape", "(6,)", "(4, 2)");
+  EXPECT_TC_ERROR(f32({2, 3}).reshape({7}), "Tensor.reshape", "(2, 3)", "(7,)");
+  EXPECT_TC_ERROR(x.reshape({-1, -1}), "Tensor.reshape", "-1");
+  EXPECT_TC_ERROR(x.reshape({-1, 4}), "Tensor.reshape", "(6,)", "4");
+  EXPECT_TC_ERROR(x.reshape({-2, -3}), "Tensor.reshape", "-2");
+  EXPECT_TC_ERROR(x.reshape({0, -1}), "Tensor.reshape", "(6,)");
+}
+
+TEST(Errors, AxisOutOfRangeNamesAxisAndShape) {
+  Tensor x = f32({2, 3});
+  EXPECT_TC_ERROR(x.sum(2), "Tensor.sum", "2", "(2, 3)");
+  EXPECT_TC_ERROR(x.sum(-3), "Tensor.sum", "-3", "(2, 3)");
+  EXPECT_TC_ERROR(x.sum({0, 5}), "Tensor.sum", "5", "(2, 3)");
+  EXPECT_TC_ERROR(x.max(2), "Tensor.max", "2", "(2, 3)");
+  EXPECT_TC_ERROR(x.max(-4, true), "Tensor.max", "-4", "(2, 3)");
+  EXPECT_TC_ERROR(x.permute({0, 2}), "Tensor.permute", "2", "(2, 3)");
+  EXPECT_TC_ERROR(x.permute({-3, 0}), "Tensor.permute", "-3", "(2, 3)");
+  EXPECT_TC_ERROR(x.flip({2}), "Tensor.flip", "2", "(2, 3)");
+  EXPECT_TC_ERROR(x.flip({-3}), "Tensor.flip", "-3", "(2, 3)");
+  EXPECT_TC_ERROR(x.transpose(0, 2), "Tensor.transpose", "2", "(2, 3)");
+  EXPECT_TC_ERROR(x.transpose(-3, 1), "Tensor.transpose", "-3", "(2, 3)");
+  EXPECT_TC_ERROR(x.flatten(3), "Tensor.flatten", "3", "(2, 3)");
+  EXPECT_TC_ERROR(f32({}).reshape({}).sum(0), "Tensor.sum", "0", "()");
+  EXPECT_TC_ERROR(i32({2, 3}).sum(7), "Tensor.sum", "7", "(2, 3)");
+}
+
+TEST(Errors, MinAxisOutOfRangeNamesMin) {
+  // min is built from max (and neg / xor); the message must still say min
+  EXPECT_TC_ERROR(f32({2, 3}).min(2), "Tensor.min", "2", "(2, 3)");
+  EXPECT_TC_ERROR(f32({2, 3}).cast(dt::uint8).min(-3), "Tensor.min", "-3", "(2, 3)");
+  std::string msg = error_message([] { f32({2, 3}).min(2); }, {});
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("Tensor.max")));
+}
+
+TEST(Errors, PermuteOrder) {
+  Tensor x = f32({2, 3, 4});
+  EXPECT_TC_ERROR(x.permute({0, 1}), "Tensor.permute", "(2, 3, 4)");
+  EXPECT_TC_ERROR(x.permute({0, 1, 2, 3}), "Tensor.permute", "(2, 3, 4)");
+  EXPECT_TC_ERROR(x.permute({}), "Tensor.permute", "(2, 3, 4)");
+  EXPECT_TC_ERROR(x.permute({0, 0, 1}), "Tensor.permute", "0");
+  EXPECT_TC_ERROR(x.permute({1, -2, 0}), "Tensor.permute", "-2");
+  EXPECT_TC_ERROR(x.flip({0, 0}), "Tensor.flip", "0");
+}
+
+TEST(Errors, RepeatedPermuteAxisNamesShape) {
+  EXPECT_TC_ERROR(f32({2, 3, 4}).permute({0, 0, 1}), "Tensor.permute", "(2, 3, 4)");
+}
+
+TEST(Errors, Expand) {
+  Tensor x = f32({2, 3});
+  EXPECT_TC_ERROR(x.expand({4, 3}), "Tensor.expand", "(2, 3)", "(4, 3)");
+  EXPECT_TC_ERROR(x.expand({2, 6}), "Tensor.expand", "(2, 3)", "(2, 6)");
+  EXPECT_TC_ERROR(x.expand({3}), "Tensor.expand", "(2, 3)", "(3,)");
+  EXPECT_TC_ERROR(x.expand({-1, 2, 3}), "Tensor.expand", "-1");
+  EXPECT_TC_ERROR(f32({3, 1}).expand({5, 2, 1}), "Tensor.expand", "(3, 1)", "(5, 2, 1)");
+}
+
+TEST(Errors, Pad) {
+  Tensor x = f32({3, 2});
+  EXPECT_TC_ERROR(x.pad({{-4, 0}, {0, 0}}), "Tensor.pad", "(3, 2)");
+  EXPECT_TC_ERROR(x.pad({{-2, -2}, {0, 0}}), "Tensor.pad", "(3, 2)");
+  EXPECT_TC_ERROR(x.pad({{0, 0}, {1, -4}}), "Tensor.pad", "(3, 2)");
+  EXPECT_TC_ERROR(x.pad({{1, 1}}), "Tensor.pad", "(3, 2)", "1");
+  EXPECT_TC_ERROR(x.pad({{1, 1}, {1, 1}, {1, 1}}), "Tensor.pad", "(3, 2)", "3");
+  EXPECT_TC_ERROR(x.pad({}), "Tensor.pad", "(3, 2)");
+}
+
+TEST(Errors, Shrink) {
+  EXPECT_TC_ERROR(f32({3}).shrink({{0, 5}}), "Tensor.shrink", "(0, 5)", "(3,)");
+  EXPECT_TC_ERROR(f32({4}).shrink({{3, 1}}), "Tensor.shrink", "(3, 1)", "(4,)");
+  EXPECT_TC_ERROR(f32({4}).shrink({{-1, 2}}), "Tensor.shrink", "(-1, 2)", "(4,)");
+  EXPECT_TC_ERROR(f32({2, 3}).shrink({{0, 2}, {1, 4}}), "Tensor.shrink", "(1, 4)", "(2, 3)");
+  EXPECT_TC_ERROR(f32({2, 3}).shrink({{0, 1}}), "Tensor.shrink", "(2, 3)");
+  EXPECT_TC_ERROR(f32({2, 3}).shrink({{0, 1}, {0, 1}, {0, 1}}), "Tensor.shrink", "(2, 3)");
+}
+
+TEST(Errors, DataLength) {
+  EXPECT_TC_ERROR(Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5}, S{2, 3}),
+                  "Tensor.from_vector", "5", "(2, 3)");
+  EXPECT_TC_ERROR(Tensor::from_vector(std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7}, S{2, 3}),
+                  "Tensor.from_vector", "7", "(2, 3)");
+  EXPECT_TC_ERROR(Tensor::from_vector(std::vector<double>{1, 2}, S{}), "Tensor.from_vector", "2",
+                  "()");
+  EXPECT_TC_ERROR(Tensor(std::vector<float>{1, 2, 3}, S{2, 2}), "3", "(2, 2)");
+  EXPECT_TC_ERROR(Tensor::from_vector(std::vector<float>{}, S{-1, 0}), "Tensor.from_vector",
+                  "(-1, 0)");
+}
+
+TEST(Errors, Item) {
+  EXPECT_TC_ERROR(f32({2, 3}).item<float>(), "Tensor.item", "(2, 3)", "6");
+  EXPECT_TC_ERROR(f32({2}).sum(0, true).expand({3}).item<float>(), "Tensor.item", "(3,)");
+  EXPECT_TC_ERROR(Tensor::zeros({0}).item<float>(), "Tensor.item", "(0,)");
+  EXPECT_EQ(f32({1, 1}).item<float>(), 1.0f);  // one element in any shape is fine
+}
+
+TEST(Errors, DtypeRestrictions) {
+  EXPECT_TC_ERROR(f32({3}).idiv(f32({3})), "Tensor.idiv", "float");
+  EXPECT_TC_ERROR(i32({3}).idiv(f32({3})), "Tensor.idiv", "float");
+  EXPECT_TC_ERROR(f32({3}).gt(1).idiv(f32({3}).gt(2)), "Tensor.idiv", "bool");
+  EXPECT_TC_ERROR(f32({3}).cast(dt::float16).idiv(i32({3})), "Tensor.idiv", "half");
+  Tensor b = f32({3}).gt(1);
+  EXPECT_TC_ERROR(b.mod(b), "Tensor.mod", "bool");
+}
+
+TEST(Errors, Creation) {
+  EXPECT_TC_ERROR(Tensor::arange(0, 5, 0), "arange");
+  EXPECT_TC_ERROR(Tensor::eye(-1), "Tensor.eye", "-1");
+  EXPECT_TC_ERROR(Tensor::eye(2, -3), "Tensor.eye", "-3");
+  EXPECT_TC_ERROR(Tensor::full({2, -3}, 1.0), "Tensor.full", "(2, -3)");
+  EXPECT_TC_ERROR(Tensor::zeros({-1}), "(-1,)");
+  EXPECT_TC_ERROR(Tensor::empty({3, -2}), "Tensor.empty", "(3, -2)");
+  EXPECT_TC_ERROR(f32({2, 3, 4}).flatten(2, 1), "Tensor.flatten", "2", "1");
+}
+
+TEST(Errors, TensorsStayUsableAfterAnError) {
+  Tensor a = f32({2, 3});
+  EXPECT_THROW(a.add(f32({4})), tc::Error);
+  EXPECT_THROW(a.reshape({5}), tc::Error);
+  EXPECT_THROW(a.sum(9), tc::Error);
+  std::vector<float> got = (a + 1).sum(1).data<float>();
+  EXPECT_EQ(got, (std::vector<float>{9, 18}));  // rows 1..3 and 4..6, plus one each
+}
+
+}  // namespace

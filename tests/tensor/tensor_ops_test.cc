@@ -1043,6 +1043,199 @@ TEST(Reduce, IntegerAndBool) {
   EXPECT_EQ(l.min().item<int64_t>(), -(int64_t{1} << 59));
 }
 
+TEST(Reduce, MinAtTheBottomOfSignedRanges) {
+  // min must not negate: -(-128) does not fit in int8
+  NDArray a = vals({2, 3}, {-128, 5, 7, 3, -128, 127});
+  Tensor x8 = ref::tensor(a, dt::int8);
+  ref::expect_exact(x8.min(1), ref::reduce(a, ref::Reduce::Min, {1}), "int8 min");
+  ref::expect_exact(x8.min(), vals({}, {-128}), "int8 min all");
+  NDArray b = vals({3}, {-2147483648.0, 5, -7});
+  ref::expect_exact(ref::tensor(b, dt::int32).min(), vals({}, {-2147483648.0}), "int32 min");
+}
+
+TEST(Unsigned, LargeValuesUseUnsignedOps) {
+  NDArray a = vals({4}, {4000000000.0, 1, 3000000000.0, 2147483648.0});
+  NDArray b = vals({4}, {1, 4000000000.0, 7, 2147483647.0});
+  Tensor x = ref::tensor(a, dt::uint32), y = ref::tensor(b, dt::uint32);
+  ref::expect_exact(x.lt(y), ref::zip(a, b, [](double p, double q) { return p < q ? 1.0 : 0.0; }),
+                    "uint32 lt");
+  ref::expect_exact(x.gt(y), ref::zip(a, b, [](double p, double q) { return p > q ? 1.0 : 0.0; }),
+                    "uint32 gt");
+  ref::expect_exact(x.maximum(y), ref::zip(a, b, [](double p, double q) { return std::max(p, q); }),
+                    "uint32 maximum");
+  ref::expect_exact(x.minimum(y), ref::zip(a, b, [](double p, double q) { return std::min(p, q); }),
+                    "uint32 minimum");
+  NDArray d = vals({4}, {3, 7, 1000, 2});
+  Tensor z = ref::tensor(d, dt::uint32);
+  ref::expect_exact(x.idiv(z), ref::zip(a, d, [](double p, double q) { return std::trunc(p / q); }),
+                    "uint32 idiv");
+  ref::expect_exact(x.mod(z), ref::zip(a, d, py_mod), "uint32 mod");
+  ref::expect_exact(x.cast(dt::float32), ref::represent(a, dt::float32), "uint32 -> float32");
+  ref::expect_exact(x.cast(dt::int64), a, "uint32 -> int64");
+  NDArray big = vals({3}, {9223372036854775808.0, 1, 9223372036854777856.0});
+  NDArray small = vals({3}, {1, 9223372036854775808.0, 9223372036854775808.0});
+  ref::expect_exact(ref::tensor(big, dt::uint64).gt(ref::tensor(small, dt::uint64)),
+                    vals({3}, {1, 0, 1}), "uint64 gt");
+  ref::expect_exact(ref::tensor(big, dt::uint64).max(), vals({}, {9223372036854777856.0}),
+                    "uint64 max");
+  // float -> large unsigned, and int64 -> int32 wrap-around
+  ref::expect_exact(ref::tensor(vals({2}, {3e9, 4.1e9})).cast(dt::uint32), vals({2}, {3e9, 4.1e9}),
+                    "float32 -> uint32");
+  ref::expect_exact(ref::tensor(vals({2}, {1.5e19, 1e19}), dt::float64).cast(dt::uint64),
+                    vals({2}, {1.5e19, 1e19}), "float64 -> uint64");
+  ref::expect_exact(
+      ref::tensor(vals({2}, {4294967301.0, -2147483649.0}), dt::int64).cast(dt::int32),
+      vals({2}, {5, 2147483647.0}), "int64 -> int32 wraps");
+}
+
+TEST(SmallFloats, HalfSumOverflowsInHalf) {
+  // tinygrad: a float16 sum accumulates wider but returns float16, so 40000 + 40000 is inf
+  Tensor t = ref::tensor(vals({2}, {40000, 40000}), dt::float16);
+  Tensor s = t.sum();
+  EXPECT_EQ(s.dtype(), dt::float16);
+  EXPECT_EQ(s.item<double>(), ref::represent(80000, dt::float16));
+  EXPECT_TRUE(std::isinf(s.item<double>()));
+  // but the accumulation itself is not in float16: 2048 + 1 + 1 + ... keeps the ones
+  NDArray ones = ref::generate({9}, [](int64_t i) { return i == 0 ? 2048.0 : 1.0; });
+  EXPECT_EQ(ref::tensor(ones, dt::float16).sum().item<double>(), ref::represent(2056, dt::float16));
+}
+
+TEST(Reduce, ManySizes) {
+  // odd and power-of-two lengths, so any unrolling / vectorizing of loops meets its remainders
+  for (int64_t n : {1, 2, 3, 7, 16, 17, 31, 64, 127, 257}) {
+    std::string ns = " n=" + std::to_string(n);
+    NDArray rows = ref::random({5, n}, static_cast<uint64_t>(200 + n));
+    Tensor r = ref::tensor(rows);
+    ref::expect_close(r.sum(1), ref::reduce(rows, ref::Reduce::Sum, {1}), kF32, kF32 * 4,
+                      "row sum" + ns);
+    ref::expect_close(r.max(0), ref::reduce(rows, ref::Reduce::Max, {0}), 0, 0, "column max" + ns);
+    ref::expect_close(r.permute({1, 0}).min(0), ref::reduce(rows, ref::Reduce::Min, {1}), 0, 0,
+                      "min over a transposed view" + ns);
+    ref::expect_close(r * 2 - 1, ref::map(rows, [](double v) { return v * 2 - 1; }), kF32, kF32,
+                      "elementwise" + ns);
+  }
+}
+
+TEST(Reduce, OfConstants) {
+  ref::expect_exact(Tensor::full({3, 4}, 2.0).sum(1), vals({3}, {8, 8, 8}), "full.sum(1)");
+  ref::expect_exact(Tensor::full({3, 4}, 2).sum(), vals({}, {24}), "full int .sum()");
+  ref::expect_exact(Tensor::ones({5}).max(), vals({}, {1}), "ones.max()");
+  ref::expect_exact(Tensor::zeros({2, 3}).min(0), vals({3}, {0, 0, 0}), "zeros.min(0)");
+  ref::expect_close(Tensor::full({1000}, 0.1).sum(), vals({}, {100}), 1e-5, 0, "full(0.1).sum()");
+  ref::expect_exact(Tensor::full({2, 3}, -1.5).expand({4, 2, 3}).sum({0, 2}), vals({2}, {-18, -18}),
+                    "expanded full sum");
+  ref::expect_exact(Tensor::arange(10).sum(), vals({}, {45}), "arange.sum()");
+  ref::expect_exact(Tensor::eye(5).sum(0), vals({5}, {1, 1, 1, 1, 1}), "eye.sum(0)");
+}
+
+TEST(Movement, PadWithInfinityAndBools) {
+  NDArray a = ref::random({3, 4}, 171, -5, -1);
+  Tensor x = ref::tensor(a);
+  ref::expect_exact(x.pad({{1, 1}, {2, 0}}, -kInf).max(1),
+                    ref::reduce(ref::pad(a, {{1, 1}, {2, 0}}, -kInf), ref::Reduce::Max, {1}),
+                    "max of -inf pad");
+  NDArray b = vals({2, 2}, {1, 0, 0, 1});
+  Tensor tb = ref::tensor(b, dt::bool_);
+  Tensor pb = tb.pad({{1, 0}, {0, 1}}, true);
+  EXPECT_EQ(pb.dtype(), dt::bool_);
+  ref::expect_exact(pb, ref::pad(b, {{1, 0}, {0, 1}}, 1), "bool pad with true");
+  ref::expect_exact(tb.pad({{0, 1}, {1, 0}}), ref::pad(b, {{0, 1}, {1, 0}}, 0),
+                    "bool pad with false");
+  NDArray u = ref::random_int({2, 3}, 172, 0, 255);
+  Tensor pu = ref::tensor(u, dt::uint8).pad({{0, 1}, {1, 1}}, 255);
+  EXPECT_EQ(pu.dtype(), dt::uint8);
+  ref::expect_exact(pu, ref::pad(u, {{0, 1}, {1, 1}}, 255), "uint8 pad with 255");
+  ref::expect_exact(pu.min(1),
+                    ref::reduce(ref::pad(u, {{0, 1}, {1, 1}}, 255), ref::Reduce::Min, {1}),
+                    "uint8 min of a 255 pad");
+}
+
+TEST(Binary, NaNComparisonsAndPropagation) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  NDArray a = vals({3}, {nan, 1, 2}), b = vals({3}, {1, nan, 2});
+  Tensor x = ref::tensor(a), y = ref::tensor(b);
+  ref::expect_exact(x.eq(y), vals({3}, {0, 0, 1}), "eq with NaN");
+  ref::expect_exact(x.ne(y), vals({3}, {1, 1, 0}), "ne with NaN");
+  ref::expect_exact(x.lt(y), vals({3}, {0, 0, 0}), "lt with NaN");
+  ref::expect_exact(x.ne(x), vals({3}, {1, 0, 0}), "x != x");
+  ref::expect_close(x + y, vals({3}, {nan, nan, 4}), 0, 0, "add with NaN");
+}
+
+TEST(Binary, MixedSignPromotionValues) {
+  struct Case {
+    DType a, b, want;
+    std::vector<double> va, vb;
+  };
+  std::vector<Case> cases = {
+      {dt::int8, dt::uint8, dt::int16, {-100, -128, 127}, {200, 255, 255}},
+      {dt::int16, dt::uint16, dt::int32, {-30000, -1, 32767}, {65535, 40000, 65535}},
+      {dt::int32, dt::uint32, dt::int64, {-1, -2147483648.0, 5}, {4000000000.0, 4294967295.0, 1}},
+      {dt::bool_, dt::int8, dt::int8, {1, 0, 1}, {-3, -128, 126}},
+      {dt::uint32, dt::int64, dt::int64, {4294967295.0, 0, 7}, {-5000000000.0, -1, 3}},
+      {dt::int64, dt::uint64, dt::float16, {-3, 100, 2}, {4, 5, 1000}},
+      {dt::uint8, dt::float16, dt::float16, {200, 1, 255}, {0.5, -1.5, 1}},
+      {dt::int32, dt::float32, dt::float32, {-7, 16777215, 3}, {0.25, 1, -3.5}},
+      {dt::int64, dt::float64, dt::float64, {-9007199254740991.0, 5, 1}, {1, 0.5, -1}},
+  };
+  for (const Case& c : cases) {
+    std::string what = c.a.name() + " + " + c.b.name();
+    NDArray a = vals({3}, c.va), b = vals({3}, c.vb);
+    Tensor out = ref::tensor(a, c.a) + ref::tensor(b, c.b);
+    EXPECT_EQ(out.dtype(), c.want) << what;
+    ref::expect_exact(
+        out, ref::represent(ref::zip(a, b, [](double p, double q) { return p + q; }), c.want),
+        what);
+    Tensor lt = ref::tensor(a, c.a).lt(ref::tensor(b, c.b));
+    ref::expect_exact(lt,
+                      ref::zip(ref::represent(a, c.want), ref::represent(b, c.want),
+                               [](double p, double q) { return p < q ? 1.0 : 0.0; }),
+                      what + " lt");
+  }
+}
+
+TEST(Unsigned, NegAndSubWrapAround) {
+  // unsigned arithmetic wraps modulo 2^bits (tinygrad: -x is x * -1 in the dtype)
+  Tensor u = ref::tensor(vals({3}, {3, 0, 255}), dt::uint8);
+  ref::expect_exact(u.neg(), vals({3}, {253, 0, 1}), "uint8 neg wraps");
+  ref::expect_exact(u - ref::tensor(vals({3}, {5, 1, 255}), dt::uint8), vals({3}, {254, 255, 0}),
+                    "uint8 sub wraps");
+  ref::expect_exact(ref::tensor(vals({2}, {3, 0}), dt::uint32).neg(), vals({2}, {4294967293.0, 0}),
+                    "uint32 neg");
+  ref::expect_exact(ref::tensor(vals({2}, {1, 2}), dt::uint16) - 3, vals({2}, {65534, 65535}),
+                    "uint16 - 3");
+}
+
+TEST(Binary, Int64ScalarsStayExact) {
+  // a Python int operand is exact, also beyond 2^53
+  const int64_t big = (int64_t{1} << 53) + 1;
+  Tensor x = Tensor::from_vector<int64_t>({0, 1, -1});
+  EXPECT_EQ((x + big).data<int64_t>(), (std::vector<int64_t>{big, big + 1, big - 1}));
+  EXPECT_EQ(Tensor::full({2}, big, dt::int64).data<int64_t>(), (std::vector<int64_t>{big, big}));
+  EXPECT_EQ(x.maximum(big).data<int64_t>(), (std::vector<int64_t>{big, big, big}));
+  Tensor y = Tensor::from_vector<int64_t>({big, big + 2});
+  EXPECT_EQ(y.eq(big).data<bool>(), (std::vector<bool>{true, false}));
+}
+
+TEST(Unary, Float64Precision) {
+  NDArray a = ref::random({4, 5}, 181, 0.1, 6);
+  // make the values genuinely double (not float32-rounded)
+  a = ref::map(a, [](double v) { return v + 1e-9 * v * v; });
+  Tensor x = ref::tensor(a, dt::float64);
+  const double t = 1e-12;
+  ref::expect_close(x.exp(), ref::map(a, [](double v) { return std::exp(v); }), t, 0, "f64 exp");
+  ref::expect_close(x.log(), ref::map(a, [](double v) { return std::log(v); }), t, t, "f64 log");
+  ref::expect_close(x.sqrt(), ref::map(a, [](double v) { return std::sqrt(v); }), t, 0, "f64 sqrt");
+  ref::expect_close(x.sin(), ref::map(a, [](double v) { return std::sin(v); }), t, t, "f64 sin");
+  ref::expect_close(x.cos(), ref::map(a, [](double v) { return std::cos(v); }), t, t, "f64 cos");
+  ref::expect_close(x.reciprocal(), ref::map(a, [](double v) { return 1 / v; }), t, 0,
+                    "f64 reciprocal");
+  ref::expect_close(x.sigmoid(), ref::map(a, [](double v) { return 1 / (1 + std::exp(-v)); }), t, t,
+                    "f64 sigmoid");
+  ref::expect_close(x.sum(1), ref::reduce(a, ref::Reduce::Sum, {1}), t, t, "f64 sum");
+  ref::expect_close(x / 3, ref::map(a, [](double v) { return v / 3; }), t, 0, "f64 / 3");
+  EXPECT_EQ((x / 3).dtype(), dt::float64);
+}
+
 // ================================================================== dtype promotion
 
 // tinygrad's promo_lattice (dtype.py), written out independently of tinycore/dtype.cc.
@@ -1326,7 +1519,7 @@ TEST(Realize, RealizeAllComputesEach) {
   NDArray a = ref::random({3, 4}, 161);
   Tensor x = ref::tensor(a);
   Tensor s = x.sum(1), m = x * 2;
-  tc::realize_all({&s, &m});
+  tc::realize_all({s, m});
   ref::expect_close(s, ref::reduce(a, ref::Reduce::Sum, {1}), kF32, kF32, "realize_all sum");
   ref::expect_close(m, ref::map(a, [](double v) { return v * 2; }), kF32, kF32, "realize_all mul");
 }

@@ -15,8 +15,10 @@
 namespace tc::codegen {
 namespace {
 
-// ALU work of a linear program: each op counts once per iteration of the loops around it.
+// ALU work of a linear program: each op counts once per iteration of the loops around it, and
+// once per lane when it is a vector.
 double count_flops(const std::vector<UOpRef>& program) {
+  Lanes lanes = find_lanes(program);
   double trips = 1, flops = 0;
   std::vector<double> stack;
   for (const UOpRef& u : program) {
@@ -28,40 +30,62 @@ double count_flops(const std::vector<UOpRef>& program) {
       stack.pop_back();
     } else if ((group::is_alu(u->op) || u->op == Ops::ASSIGN) && u->dtype != dtypes::index &&
                u->op != Ops::CAST && !dtypes::is_bool(u->dtype)) {
-      flops += trips * (u->op == Ops::MULACC ? 2 : 1);
+      flops +=
+          trips * (u->op == Ops::MULACC ? 2 : 1) * (lanes.is_vector(u.get()) ? lanes.width : 1);
     }
   }
   return flops;
 }
 
-std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device) {
+// The outermost output loop, which cores share; -1 when there is none.
+int64_t parallel_range(const std::vector<UOpRef>& program, int output_dims) {
+  int64_t best = -1;
+  for (const UOpRef& u : program)
+    if (u->op == Ops::RANGE && u->arg_int() < output_dims && (best < 0 || u->arg_int() < best))
+      best = u->arg_int();
+  return best;
+}
+
+std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts) {
   auto k = std::make_shared<Kernel>();
-  LoweredKernel lowered = lower(ast);
+  k->opts = opts;
+  LoweredKernel lowered = lower(ast, opts);
   UOpRef sink = simplify_kernel(lowered.sink);
   k->name = lowered.name;
   k->program = linearize(sink);
   if (debug_level() >= 5) std::printf("%s\n", print_graph(sink).c_str());
   TC_CHECK(device.renderer() == "llvm", "no renderer for device ", device.name());
-  k->source = renderer::render_llvm(k->name, k->program);
+  int output_dims = static_cast<int>(ast->src[0]->src[1]->shape().size());
+  int64_t split = opts.parallel ? parallel_range(k->program, output_dims) : -1;
+  k->parallel = split >= 0;
+  k->source = renderer::render_llvm(k->name, k->program, split);
   if (debug_level() >= 4) std::printf("%s\n", k->source.c_str());
   k->flops = count_flops(k->program);
   for (const UOpRef& u : k->program)
-    if (u->op == Ops::DEFINE_GLOBAL) k->bytes += static_cast<double>(u->arg_ints()[1]) * u->dtype.itemsize();
+    if (u->op == Ops::DEFINE_GLOBAL)
+      k->bytes += static_cast<double>(u->arg_ints()[1]) * u->dtype.itemsize();
   k->binary = device.compile(k->name, k->source);
   return k;
 }
 
 }  // namespace
 
-std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device) {
+std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,
+                                         const KernelOpts& opts) {
   static std::mutex mu;
-  static auto* cache = new absl::flat_hash_map<std::pair<UOpRef, std::string>, std::shared_ptr<Kernel>>();
+  using Key = std::tuple<UOpRef, std::string, std::string>;
+  static auto* cache = new absl::flat_hash_map<Key, std::shared_ptr<Kernel>>();
   std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_pair(ast, device.name());
+  Key key{ast, device.name(), opts.key()};
   if (auto it = cache->find(key); it != cache->end()) return it->second;
-  auto k = build(ast, device);
+  auto k = build(ast, device, opts);
   (*cache)[key] = k;
   return k;
+}
+
+std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device) {
+  Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
+  return get_kernel(ast, device, choose_opts(ast, target));
 }
 
 }  // namespace tc::codegen

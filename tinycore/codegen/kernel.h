@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tinycore/codegen/opts.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/uop/uop.h"
 
@@ -17,10 +18,16 @@ struct Kernel {
   std::vector<UOpRef> program;  // the linearized UOps
   double flops = 0;             // ALU operations per run
   double bytes = 0;             // bytes of all its buffers
+  KernelOpts opts;
+  bool parallel = false;  // its outermost output loop is split across cores
   std::shared_ptr<runtime::Program> binary;
 };
 
-// Compiles `ast` (see schedule::ScheduleItem) for `device`; cached per (ast, device).
+// Compiles `ast` (see schedule::ScheduleItem) for `device` with the heuristic's opts; cached
+// per (ast, device, opts).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device);
+// The same with explicit opts (BEAM and tests).
+std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,
+                                         const KernelOpts& opts);
 
 }  // namespace tc::codegen

@@ -1,6 +1,7 @@
 #include "tinycore/codegen/linearize.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -17,8 +18,8 @@ UOpRef reduces_to_accumulators(const UOpRef& sink) {
   PatternMatcher pm({{UPat::op(Ops::REDUCE).no_src_check().named("r"), [&](const Captures& c) {
                         const UOpRef& r = c["r"];
                         Ops op = static_cast<Ops>(r->arg_int());
-                        UOpRef acc = UOp::make(Ops::DEFINE_ACC, r->dtype, {reduce_identity(op, r->dtype)},
-                                               next++);
+                        UOpRef acc = UOp::make(Ops::DEFINE_ACC, r->dtype,
+                                               {reduce_identity(op, r->dtype)}, next++);
                         std::vector<UOpRef> src = {acc};
                         src.insert(src.end(), r->src.begin(), r->src.end());
                         return UOp::make(Ops::ASSIGN, r->dtype, std::move(src), r->arg);
@@ -31,13 +32,17 @@ using RangeSet = std::vector<const UOp*>;  // sorted
 class Linearizer {
  public:
   explicit Linearizer(const UOpRef& sink) {
-    for (const UOp* u : sink->toposort()) deps_[u] = compute_deps(*u);
+    for (const UOp* u : sink->toposort()) {
+      deps_[u] = compute_deps(*u);
+      if (u->op == Ops::ASSIGN) groups_[loop_ranges(*u)].push_back(u);
+    }
   }
 
   std::vector<UOpRef> run(const UOpRef& sink) {
     // the output loops: ranges the stores depend on, outermost first
     RangeSet outer = deps_[sink.get()];
-    std::sort(outer.begin(), outer.end(), [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
+    std::sort(outer.begin(), outer.end(),
+              [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
     for (const UOp* r : outer) {
       hoist(*sink);
       open(r);
@@ -85,23 +90,37 @@ class Linearizer {
     push(u);
   }
 
+  static std::vector<const UOp*> loop_ranges(const UOp& assign) {
+    std::vector<const UOp*> r;
+    for (size_t i = 2; i < assign.src.size(); i++) r.push_back(assign.src[i].get());
+    return r;
+  }
+
+  // Accumulators over the same ranges that can start now share one loop nest (the unrolled
+  // copies of a register tile).
   void emit_reduce(const UOp& a) {
-    const UOp& value = *a.src[1];
-    hoist(value);
-    emit(*a.src[0]->src[0]);  // the identity constant
-    push(*a.src[0]);          // DEFINE_ACC: reset before the loops
-    for (size_t i = 2; i < a.src.size(); i++) {
-      emit(*a.src[i]->src[0]);
-      open(a.src[i].get());
+    std::vector<const UOp*> ranges = loop_ranges(a), batch;
+    for (const UOp* g : groups_.at(ranges))
+      if (!emitted_.contains(g) && ready(*g)) batch.push_back(g);
+    for (const UOp* g : batch) hoist(*g->src[1]);
+    for (const UOp* g : batch) {
+      emit(*g->src[0]->src[0]);  // the identity constant
+      push(*g->src[0]);          // DEFINE_ACC: reset before the loops
     }
-    emit(value);
-    push(a);
-    for (size_t i = a.src.size() - 1; i >= 2; i--) close(a.src[i].get());
+    for (const UOp* r : ranges) {
+      TC_CHECK(!opened_.contains(r), "RANGE ", r->arg_int(), " opened twice");
+      emit(*r->src[0]);
+      open(r);
+    }
+    for (const UOp* g : batch) emit(*g->src[1]);
+    for (const UOp* g : batch) push(*g);
+    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) close(*it);
   }
 
   void open(const UOp* r) {
     emit(*r->src[0]);
     open_.insert(r);
+    opened_.insert(r);
     push(*r);
   }
   void close(const UOp* r) {
@@ -114,11 +133,44 @@ class Linearizer {
   }
 
   absl::flat_hash_map<const UOp*, RangeSet> deps_;
-  absl::flat_hash_set<const UOp*> emitted_, open_;
+  absl::flat_hash_set<const UOp*> emitted_, open_, opened_;
+  absl::flat_hash_map<std::vector<const UOp*>, std::vector<const UOp*>> groups_;
   std::vector<UOpRef> out_;
 };
 
 }  // namespace
+
+bool Lanes::is_vector(const UOp* u) const {
+  return std::binary_search(vectors.begin(), vectors.end(), u);
+}
+
+Lanes find_lanes(const std::vector<UOpRef>& program) {
+  Lanes lanes;
+  absl::flat_hash_map<const UOp*, bool> vec;
+  absl::flat_hash_map<const UOp*, const UOp*> assign_of;  // DEFINE_ACC -> its ASSIGN
+  for (const UOpRef& u : program)
+    if (u->op == Ops::ASSIGN) assign_of[u->src[0].get()] = u.get();
+  std::function<bool(const UOp*)> is_vec = [&](const UOp* u) -> bool {
+    if (auto it = vec.find(u); it != vec.end()) return it->second;
+    bool v = false;
+    if (u->op == Ops::LANE) {
+      v = true;
+      lanes.width = static_cast<int>(u->src[0]->arg_int());
+    } else if (u->op == Ops::DEFINE_ACC) {
+      v = is_vec(assign_of.at(u)->src[1].get());
+    } else if (u->op == Ops::ASSIGN) {
+      v = is_vec(u->src[1].get());
+    } else {
+      for (const UOpRef& s : u->src) v = v || is_vec(s.get());
+    }
+    vec[u] = v;
+    return v;
+  };
+  for (const UOpRef& u : program)
+    if (is_vec(u.get())) lanes.vectors.push_back(u.get());
+  std::sort(lanes.vectors.begin(), lanes.vectors.end());
+  return lanes;
+}
 
 std::vector<UOpRef> linearize(const UOpRef& sink) {
   UOpRef g = reduces_to_accumulators(sink);

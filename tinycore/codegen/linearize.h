@@ -13,4 +13,13 @@ namespace tc::codegen {
 // An ASSIGN used as a source after its loops means the accumulator's final value.
 std::vector<UOpRef> linearize(const UOpRef& sink);
 
+// The width of the program's SIMD lanes (1 without a LANE), and the nodes whose value differs
+// per lane (they are vectors of that width; an accumulator is one when its update is).
+struct Lanes {
+  int width = 1;
+  std::vector<const UOp*> vectors;  // sorted
+  bool is_vector(const UOp* u) const;
+};
+Lanes find_lanes(const std::vector<UOpRef>& program);
+
 }  // namespace tc::codegen

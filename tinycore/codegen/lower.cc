@@ -61,16 +61,21 @@ class Lowerer {
         if (valid == true_()) return UOp::make(Ops::LOAD, n->dtype.base(), {addr});
         return UOp::make(Ops::LOAD, n->dtype.base(), {addr, valid});
       }
-      case Ops::CONST: return n;
-      case Ops::CONTIGUOUS: return value(n->src[0], idx, valid);
+      case Ops::CONST:
+        return n;
+      case Ops::CONTIGUOUS:
+        return value(n->src[0], idx, valid);
       case Ops::RESHAPE: {
         UOpRef lin = linear_index(idx, n->shape());
         std::vector<int64_t> st = strides_of(in);
         Index out;
         for (size_t j = 0; j < in.size(); j++) {
-          if (in[j] == 1) out.push_back(index_const(0));
-          else if (j == 0) out.push_back(lin / st[j]);  // lin < numel wherever it is read
-          else out.push_back((lin / st[j]) % in[j]);
+          if (in[j] == 1)
+            out.push_back(index_const(0));
+          else if (j == 0)
+            out.push_back(lin / st[j]);  // lin < numel wherever it is read
+          else
+            out.push_back((lin / st[j]) % in[j]);
         }
         return value(n->src[0], out, valid);
       }
@@ -105,27 +110,34 @@ class Lowerer {
         for (size_t i = 0; i < in.size(); i++) {
           if (a[2 * i] == 0 && a[2 * i + 1] == 0) continue;
           out[i] = idx[i] - a[2 * i];
-          inside = logical_and(inside, logical_and(ge(idx[i], a[2 * i]), lt(idx[i], a[2 * i] + in[i])));
+          inside =
+              logical_and(inside, logical_and(ge(idx[i], a[2 * i]), lt(idx[i], a[2 * i] + in[i])));
         }
         UOpRef v = value(n->src[0], out, logical_and(valid, inside));
         return where(inside, v, UOp::const_(n->dtype, 0));
       }
       case Ops::REDUCE_AXIS: {
+        // one set of ranges per reduce node: unrolled copies accumulate in the same loop
         const auto& a = n->arg_ints();
+        auto [it, fresh] = reduce_ranges_.try_emplace(n.get());
+        if (fresh) keep_.push_back(n);
+        if (fresh)
+          for (size_t i = 1; i < a.size(); i++) it->second.push_back(new_range(in[a[i]]));
         Index out = idx;
-        std::vector<UOpRef> src;
+        std::vector<UOpRef> src = {nullptr};
         for (size_t i = 1; i < a.size(); i++) {
-          out[a[i]] = new_range(in[a[i]]);
-          if (out[a[i]]->op == Ops::RANGE) reduce_sizes.push_back(in[a[i]]);
+          out[a[i]] = it->second[i - 1];
+          if (out[a[i]]->op != Ops::RANGE) continue;
+          src.push_back(out[a[i]]);
+          if (fresh) reduce_sizes.push_back(in[a[i]]);
         }
         UOpRef v = value(n->src[0], out, valid);
-        src.push_back(v);
-        for (size_t i = 1; i < a.size(); i++)
-          if (out[a[i]]->op == Ops::RANGE) src.push_back(out[a[i]]);
         if (src.size() == 1) return v;
+        src[0] = v;
         return UOp::make(Ops::REDUCE, v->dtype, std::move(src), a[0]);
       }
-      default: break;
+      default:
+        break;
     }
     TC_CHECK(group::is_alu(n->op), "cannot lower ", op_name(n->op), " inside a kernel");
     std::vector<UOpRef> src;
@@ -135,37 +147,60 @@ class Lowerer {
 
   int next_range_;
   absl::flat_hash_map<std::vector<UOpRef>, UOpRef> memo_;
+  absl::flat_hash_map<const UOp*, std::vector<UOpRef>> reduce_ranges_;
+  std::vector<UOpRef> keep_;  // reduce nodes, kept alive while their address is a key
 };
 
 }  // namespace
 
 UOpRef reduce_identity(Ops op, DType dt) { return identity_of(op, dt); }
 
-LoweredKernel lower(const UOpRef& ast) {
+LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
   TC_CHECK(ast->op == Ops::SINK && ast->src.size() == 1 && ast->src[0]->op == Ops::STORE,
            "kernel AST must be SINK(STORE(...))");
   const UOpRef& store = ast->src[0];
   const UOpRef& out = store->src[0];
   const UOpRef& value = store->src[1];
   const Shape& shape = value->shape();
+  int nd = static_cast<int>(shape.size());
 
-  Index idx;
+  // loop order: range numbers follow it, and the linearizer opens ranges by number
+  std::vector<int> order = opts.order;
+  if (order.empty())
+    for (int i = 0; i < nd; i++) order.push_back(i);
+  std::vector<int64_t> loop_id(nd);
+  for (int k = 0; k < nd; k++) loop_id[order[k]] = k;
+
+  Index idx(nd);
   std::string name;
-  for (size_t i = 0; i < shape.size(); i++) {
+  for (int i = 0; i < nd; i++) {
+    int64_t split = i == opts.lane_axis ? opts.lanes : i == opts.unroll_axis ? opts.unroll : 1;
+    TC_CHECK(shape[i] % split == 0, "opts split axis ", i, " of size ", shape[i], " by ", split);
     if (shape[i] == 1) {
-      idx.push_back(index_const(0));
+      idx[i] = index_const(0);
       continue;
     }
-    idx.push_back(UOp::make(Ops::RANGE, dtypes::index, {index_const(shape[i])}, int64_t(i)));
     absl::StrAppend(&name, "_", shape[i]);
+    UOpRef r = shape[i] == split ? index_const(0)
+                                 : UOp::make(Ops::RANGE, dtypes::index,
+                                             {index_const(shape[i] / split)}, loop_id[i]);
+    idx[i] = split == 1 ? r : r * split;
+    if (i == opts.lane_axis)
+      idx[i] = idx[i] + UOp::make(Ops::LANE, dtypes::index, {index_const(opts.lanes)});
   }
-  Lowerer lowerer(static_cast<int>(shape.size()));
-  UOpRef v = lowerer.value(value, idx, true_());
+
+  Lowerer lowerer(nd);
+  std::vector<UOpRef> stores;
+  for (int64_t copy = 0; copy < opts.unroll; copy++) {
+    Index at = idx;
+    if (opts.unroll_axis >= 0) at[opts.unroll_axis] = at[opts.unroll_axis] + copy;
+    UOpRef v = lowerer.value(value, at, true_());
+    UOpRef addr = UOp::make(Ops::INDEX, out->dtype, {out, linear_index(at, shape)});
+    stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {addr, v}));
+  }
   for (int64_t s : lowerer.reduce_sizes) absl::StrAppend(&name, "_", s);
   name = (lowerer.reduce_sizes.empty() ? "E" : "r") + (name.empty() ? std::string("_1") : name);
-
-  UOpRef addr = UOp::make(Ops::INDEX, out->dtype, {out, linear_index(idx, shape)});
-  return {UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {addr, v})}), name};
+  return {UOp::sink(std::move(stores)), name};
 }
 
 }  // namespace tc::codegen

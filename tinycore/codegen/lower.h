@@ -5,17 +5,19 @@
 
 #include <string>
 
+#include "tinycore/codegen/opts.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc::codegen {
 
 struct LoweredKernel {
-  UOpRef sink;       // SINK(STORE(INDEX(DEFINE_GLOBAL 0, idx), value))
+  UOpRef sink;  // SINK(STORE(INDEX(DEFINE_GLOBAL 0, idx), value)...), a store per unrolled copy
   std::string name;  // "E_..." elementwise or "r_..." reduce, then the loop sizes
 };
 
-// `ast` is SINK(STORE(DEFINE_GLOBAL out, value)), as the scheduler builds it.
-LoweredKernel lower(const UOpRef& ast);
+// `ast` is SINK(STORE(DEFINE_GLOBAL out, value)), as the scheduler builds it. `opts` must fit
+// the shape (an axis split by lanes/unroll is divisible by them).
+LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts = {});
 
 // The starting value of a reduction: 0 for ADD, the lowest value of the dtype for MAX.
 UOpRef reduce_identity(Ops op, DType dtype);

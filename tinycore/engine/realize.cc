@@ -17,7 +17,9 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
     for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
 
     auto t0 = std::chrono::steady_clock::now();
-    kernel->binary->run(ptrs.data());
+    // small kernels run whole: waking threads costs more than they save
+    int shares = kernel->parallel && kernel->flops + kernel->bytes > 1e6 ? device.parallelism() : 1;
+    kernel->binary->run(ptrs.data(), shares);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     GlobalCounters::kernel_count++;
@@ -25,10 +27,12 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
     GlobalCounters::global_mem += kernel->bytes;
     GlobalCounters::time_sum_s += s;
     if (debug_level() >= 2) {
-      std::printf("*** %-6s %4lld %-32s arg %2zu mem %8.2f MB tm %10.2fus/%9.2fms (%8.2f GFLOPS %7.2f GB/s)\n",
-                  device.name().c_str(), static_cast<long long>(GlobalCounters::kernel_count),
-                  kernel->name.c_str(), ptrs.size(), kernel->bytes / 1e6, s * 1e6,
-                  GlobalCounters::time_sum_s * 1e3, kernel->flops / s / 1e9, kernel->bytes / s / 1e9);
+      std::printf(
+          "*** %-6s %4lld %-32s arg %2zu mem %8.2f MB tm %10.2fus/%9.2fms (%8.2f GFLOPS %7.2f "
+          "GB/s)\n",
+          device.name().c_str(), static_cast<long long>(GlobalCounters::kernel_count),
+          kernel->name.c_str(), ptrs.size(), kernel->bytes / 1e6, s * 1e6,
+          GlobalCounters::time_sum_s * 1e3, kernel->flops / s / 1e9, kernel->bytes / s / 1e9);
     }
   }
 }
@@ -39,7 +43,8 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots) {
   run_schedule(items);
   if (debug_level() >= 1 && !items.empty()) {
     double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
-    std::printf("realize: %zu kernel%s in %.2f ms\n", items.size(), items.size() == 1 ? "" : "s", ms);
+    std::printf("realize: %zu kernel%s in %.2f ms\n", items.size(), items.size() == 1 ? "" : "s",
+                ms);
   }
   std::vector<UOpRef> views;
   for (const UOpRef& r : roots) views.push_back(r->realized ? r->realized : r);

@@ -8,34 +8,50 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "tinycore/codegen/linearize.h"
 #include "tinycore/error.h"
+#include "tinycore/uop/symbolic.h"
 
 namespace tc::renderer {
 namespace {
 
-// Register types. bfloat16 lives as its i16 bits (all its math was decomposed to float32).
-std::string ltype(DType d) {
+// Scalar register types. bfloat16 lives as its i16 bits (its math was decomposed to float32).
+std::string scalar_type(DType d) {
   switch (d.scalar) {
-    case Scalar::Bool: return "i1";
-    case Scalar::Int8: case Scalar::UInt8: return "i8";
-    case Scalar::Int16: case Scalar::UInt16: case Scalar::BFloat16: return "i16";
-    case Scalar::Int32: case Scalar::UInt32: return "i32";
-    case Scalar::Int64: case Scalar::UInt64: case Scalar::Index: return "i64";
-    case Scalar::Float16: return "half";
-    case Scalar::Float32: return "float";
-    case Scalar::Float64: return "double";
-    case Scalar::Void: return "void";
+    case Scalar::Bool:
+      return "i1";
+    case Scalar::Int8:
+    case Scalar::UInt8:
+      return "i8";
+    case Scalar::Int16:
+    case Scalar::UInt16:
+    case Scalar::BFloat16:
+      return "i16";
+    case Scalar::Int32:
+    case Scalar::UInt32:
+      return "i32";
+    case Scalar::Int64:
+    case Scalar::UInt64:
+    case Scalar::Index:
+      return "i64";
+    case Scalar::Float16:
+      return "half";
+    case Scalar::Float32:
+      return "float";
+    case Scalar::Float64:
+      return "double";
+    case Scalar::Void:
+      return "void";
   }
   return "?";
 }
 // Memory types: bool is a byte.
-std::string mtype(DType d) { return dtypes::is_bool(d) ? "i8" : ltype(d.base()); }
+std::string memory_type(DType d) { return dtypes::is_bool(d) ? "i8" : scalar_type(d.base()); }
 bool is_fp(DType d) {
   return d.scalar == Scalar::Float16 || d.scalar == Scalar::Float32 || d.scalar == Scalar::Float64;
 }
 int bits(DType d) { return dtypes::is_bool(d) ? 1 : d.itemsize() * 8; }
-// Intrinsic suffix.
-std::string isuffix(DType d) {
+std::string type_suffix(DType d) {
   if (d.scalar == Scalar::Float16) return "f16";
   if (d.scalar == Scalar::Float32) return "f32";
   if (d.scalar == Scalar::Float64) return "f64";
@@ -55,7 +71,7 @@ uint16_t bf16_bits(double v) {
   return static_cast<uint16_t>(b >> 16);
 }
 
-std::string literal(const UOp& c) {
+std::string scalar_literal(const UOp& c) {
   DType d = c.dtype;
   if (dtypes::is_bool(d)) return c.arg_int() ? "true" : "false";
   if (d.scalar == Scalar::BFloat16) return absl::StrCat(bf16_bits(c.const_value()));
@@ -71,15 +87,20 @@ std::string literal(const UOp& c) {
 
 class Renderer {
  public:
-  std::string render(const std::string& name, const std::vector<UOpRef>& program) {
+  Renderer(const std::vector<UOpRef>& program, int64_t parallel_range)
+      : program_(program), lanes_(codegen::find_lanes(program)), parallel_range_(parallel_range) {}
+
+  std::string render(const std::string& name) {
     int nglobals = 0;
-    for (const UOpRef& u : program) {
+    std::vector<std::string> allocas;
+    for (const UOpRef& u : program_) {
       if (u->op == Ops::DEFINE_GLOBAL) nglobals = std::max<int>(nglobals, u->arg_ints()[0] + 1);
-      if (u->op == Ops::RANGE) allocas_.push_back(absl::StrFormat("  %%ridx%d = alloca i64", u->arg_int()));
+      if (u->op == Ops::RANGE)
+        allocas.push_back(absl::StrFormat("  %%ridx%d = alloca i64", u->arg_int()));
       if (u->op == Ops::DEFINE_ACC)
-        allocas_.push_back(absl::StrFormat("  %%acc%d = alloca %s", u->arg_int(), ltype(u->dtype)));
+        allocas.push_back(absl::StrFormat("  %%acc%d = alloca %s", u->arg_int(), type(*u)));
     }
-    for (const UOpRef& u : program) line(*u);
+    for (const UOpRef& u : program_) line(*u);
     line_("ret void");
 
     std::vector<std::string> params, args, loads;
@@ -87,137 +108,300 @@ class Renderer {
       params.push_back(absl::StrFormat("ptr noalias align 64 %%data%d", i));
       args.push_back(absl::StrFormat("ptr %%b%d", i));
       loads.push_back(absl::StrFormat(
-          "  %%a%d = getelementptr inbounds ptr, ptr %%bufs, i64 %d\n  %%b%d = load ptr, ptr %%a%d", i, i, i, i));
+          "  %%a%d = getelementptr inbounds ptr, ptr %%bufs, i64 %d\n  %%b%d = load ptr, ptr %%a%d",
+          i, i, i, i));
     }
+    params.push_back("i64 %core");
+    params.push_back("i64 %ncores");
+    args.push_back("i64 %core");
+    args.push_back("i64 %ncores");
     std::string out;
     for (const std::string& d : declares_) absl::StrAppend(&out, d, "\n");
     absl::StrAppend(&out, "\ndefine internal void @", name, "_body(", absl::StrJoin(params, ", "),
-                    ") #0 {\nentry:\n", absl::StrJoin(allocas_, "\n"), allocas_.empty() ? "" : "\n",
+                    ") #0 {\nentry:\n", absl::StrJoin(allocas, "\n"), allocas.empty() ? "" : "\n",
                     body_, "}\n\n");
-    absl::StrAppend(&out, "define void @", name, "(ptr %bufs) #1 {\n", absl::StrJoin(loads, "\n"),
-                    loads.empty() ? "" : "\n", "  call void @", name, "_body(", absl::StrJoin(args, ", "),
-                    ")\n  ret void\n}\n\n");
-    absl::StrAppend(&out, "attributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n");
+    absl::StrAppend(&out, "define void @", name, "(ptr %bufs, i64 %core, i64 %ncores) #1 {\n",
+                    absl::StrJoin(loads, "\n"), loads.empty() ? "" : "\n", "  call void @", name,
+                    "_body(", absl::StrJoin(args, ", "), ")\n  ret void\n}\n\n");
+    absl::StrAppend(&out,
+                    "attributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n");
     return out;
   }
 
  private:
+  bool vec(const UOp& u) const { return lanes_.is_vector(&u); }
+  // The LLVM type of `d`, as a vector of the lane width when `v`.
+  std::string type_of(DType d, bool v, bool memory = false) const {
+    std::string t = memory ? memory_type(d) : scalar_type(d);
+    return v ? absl::StrFormat("<%d x %s>", lanes_.width, t) : t;
+  }
+  std::string type(const UOp& u) const { return type_of(u.dtype, vec(u)); }
+  std::string suffix(DType d, bool v) const {
+    return v ? absl::StrFormat("v%d%s", lanes_.width, type_suffix(d)) : type_suffix(d);
+  }
+  // A constant, splatted across lanes when `v`.
+  std::string literal(const UOp& c, bool v) const {
+    std::string s = scalar_literal(c);
+    return v ? absl::StrCat("splat (", scalar_type(c.dtype), " ", s, ")") : s;
+  }
+  std::string literal(DType d, double value, bool v) const {
+    return literal(*UOp::const_(d, value), v);
+  }
+
   void line_(const std::string& s) { absl::StrAppend(&body_, "  ", s, "\n"); }
-  std::string tmp() { return absl::StrCat("%t", ntmp_++); }
   std::string emit(const std::string& instr) {
-    std::string t = tmp();
+    std::string t = absl::StrCat("%t", ntmp_++);
     line_(absl::StrCat(t, " = ", instr));
     return t;
   }
-  std::string intrinsic(const std::string& name, DType d, const std::vector<std::string>& args) {
-    std::string fn = absl::StrCat("llvm.", name, ".", isuffix(d));
-    std::vector<std::string> types(args.size(), ltype(d));
-    declares_.insert(absl::StrCat("declare ", ltype(d), " @", fn, "(", absl::StrJoin(types, ", "), ")"));
-    std::vector<std::string> typed;
-    for (const std::string& a : args) typed.push_back(absl::StrCat(ltype(d), " ", a));
-    return emit(absl::StrCat("call ", ltype(d), " @", fn, "(", absl::StrJoin(typed, ", "), ")"));
+  std::string intrinsic(const std::string& name, DType d, bool v,
+                        const std::vector<std::string>& args) {
+    std::string fn = absl::StrCat("llvm.", name, ".", suffix(d, v)), t = type_of(d, v);
+    std::vector<std::string> types(args.size(), t), typed;
+    declares_.insert(absl::StrCat("declare ", t, " @", fn, "(", absl::StrJoin(types, ", "), ")"));
+    for (const std::string& a : args) typed.push_back(absl::StrCat(t, " ", a));
+    return emit(absl::StrCat("call ", t, " @", fn, "(", absl::StrJoin(typed, ", "), ")"));
   }
 
-  // The operand for a source: a register, a literal, or the final value of an accumulator.
-  std::string val(const UOpRef& u) {
-    if (u->op == Ops::CONST) return literal(*u);
-    if (u->op == Ops::ASSIGN)
-      return emit(absl::StrFormat("load %s, ptr %%acc%d", ltype(u->dtype), u->src[0]->arg_int()));
-    auto it = reg_.find(u.get());
-    TC_CHECK(it != reg_.end(), "renderer: ", op_name(u->op), " used before it was defined");
-    return it->second;
+  // The operand for a source, as a vector when `as_vec` (scalars are broadcast): a register,
+  // a literal, or the final value of an accumulator.
+  std::string val(const UOpRef& u, bool as_vec) {
+    if (u->op == Ops::CONST) return literal(*u, as_vec);
+    std::string r;
+    if (u->op == Ops::ASSIGN) {
+      r = emit(absl::StrFormat("load %s, ptr %%acc%d", type(*u), u->src[0]->arg_int()));
+    } else {
+      auto it = reg_.find(u.get());
+      TC_CHECK(it != reg_.end(), "renderer: ", op_name(u->op), " used before it was defined");
+      r = it->second;
+    }
+    if (!as_vec || vec(*u)) return r;
+    std::string t = scalar_type(u->dtype), vt = type_of(u->dtype, true);
+    std::string one = emit(absl::StrCat("insertelement ", vt, " poison, ", t, " ", r, ", i64 0"));
+    return emit(absl::StrCat("shufflevector ", vt, " ", one, ", ", vt, " poison, <", lanes_.width,
+                             " x i32> zeroinitializer"));
   }
 
-  std::string address(const UOp& index, const std::string& idx) {
-    const UOp& g = *index.src[0];
-    return emit(absl::StrFormat("getelementptr inbounds %s, ptr %%data%d, i64 %s", mtype(g.dtype),
-                                g.arg_ints()[0], idx));
+  std::string lane_ids() const {
+    std::vector<std::string> ids;
+    for (int i = 0; i < lanes_.width; i++) ids.push_back(absl::StrCat("i64 ", i));
+    return "<" + absl::StrJoin(ids, ", ") + ">";
   }
 
-  std::string cast(const std::string& x, DType from, DType to) {
-    std::string lf = ltype(from), lt = ltype(to);
-    if (from.scalar == Scalar::BFloat16) {  // bits << 16 are the float32
-      std::string w = emit(absl::StrCat("zext i16 ", x, " to i32"));
-      return emit(absl::StrCat("bitcast i32 ", emit(absl::StrCat("shl i32 ", w, ", 16")), " to float"));
+  std::string cast(const std::string& x, DType from, DType to, bool v) {
+    std::string lf = type_of(from, v), lt = type_of(to, v);
+    auto i32 = [&](int k) { return literal(dtypes::int32, k, v); };
+    std::string ti32 = type_of(dtypes::int32, v), ti16 = type_of(dtypes::int16, v);
+    if (from.scalar == Scalar::BFloat16) {  // the float32 is bits << 16
+      std::string w = emit(absl::StrCat("zext ", ti16, " ", x, " to ", ti32));
+      return emit(absl::StrCat("bitcast ", ti32, " ",
+                               emit(absl::StrCat("shl ", ti32, " ", w, ", ", i32(16))), " to ",
+                               type_of(dtypes::float32, v)));
     }
     if (to.scalar == Scalar::BFloat16) {  // round to nearest even; NaN stays NaN
-      std::string b = emit(absl::StrCat("bitcast float ", x, " to i32"));
-      std::string lsb = emit(absl::StrCat("and i32 ", emit(absl::StrCat("lshr i32 ", b, ", 16")), ", 1"));
-      std::string r = emit(absl::StrCat("add i32 ", b, ", ", emit(absl::StrCat("add i32 ", lsb, ", 32767"))));
-      std::string nan = emit(absl::StrCat("fcmp uno float ", x, ", ", x));
-      std::string q = emit(absl::StrCat("or i32 ", b, ", 4194304"));
-      std::string pick = emit(absl::StrCat("select i1 ", nan, ", i32 ", q, ", i32 ", r));
-      return emit(absl::StrCat("trunc i32 ", emit(absl::StrCat("lshr i32 ", pick, ", 16")), " to i16"));
+      std::string b = emit(absl::StrCat("bitcast ", lf, " ", x, " to ", ti32));
+      std::string hi = emit(absl::StrCat("lshr ", ti32, " ", b, ", ", i32(16)));
+      std::string lsb = emit(absl::StrCat("and ", ti32, " ", hi, ", ", i32(1)));
+      std::string bias = emit(absl::StrCat("add ", ti32, " ", lsb, ", ", i32(32767)));
+      std::string r = emit(absl::StrCat("add ", ti32, " ", b, ", ", bias));
+      std::string nan = emit(absl::StrCat("fcmp uno ", lf, " ", x, ", ", x));
+      std::string q = emit(absl::StrCat("or ", ti32, " ", b, ", ", i32(4194304)));
+      std::string pick = emit(absl::StrCat("select ", type_of(dtypes::bool_, v), " ", nan, ", ",
+                                           ti32, " ", q, ", ", ti32, " ", r));
+      return emit(absl::StrCat("trunc ", ti32, " ",
+                               emit(absl::StrCat("lshr ", ti32, " ", pick, ", ", i32(16))), " to ",
+                               ti16));
     }
     if (dtypes::is_bool(to)) {
-      if (is_fp(from)) return emit(absl::StrCat("fcmp une ", lf, " ", x, ", 0.0"));
-      return dtypes::is_bool(from) ? x : emit(absl::StrCat("icmp ne ", lf, " ", x, ", 0"));
+      if (is_fp(from))
+        return emit(absl::StrCat("fcmp une ", lf, " ", x, ", ", literal(from, 0, v)));
+      return dtypes::is_bool(from)
+                 ? x
+                 : emit(absl::StrCat("icmp ne ", lf, " ", x, ", ", literal(from, 0, v)));
     }
     if (is_fp(from) && is_fp(to)) {
       if (bits(from) == bits(to)) return x;
-      return emit(absl::StrCat(bits(from) < bits(to) ? "fpext " : "fptrunc ", lf, " ", x, " to ", lt));
+      return emit(
+          absl::StrCat(bits(from) < bits(to) ? "fpext " : "fptrunc ", lf, " ", x, " to ", lt));
     }
     if (is_fp(from)) {
-      std::string fn = absl::StrCat(dtypes::is_unsigned(to) ? "llvm.fptoui.sat." : "llvm.fptosi.sat.",
-                                    isuffix(to), ".", isuffix(from));
+      std::string fn =
+          absl::StrCat(dtypes::is_unsigned(to) ? "llvm.fptoui.sat." : "llvm.fptosi.sat.",
+                       suffix(to, v), ".", suffix(from, v));
       declares_.insert(absl::StrCat("declare ", lt, " @", fn, "(", lf, ")"));
       return emit(absl::StrCat("call ", lt, " @", fn, "(", lf, " ", x, ")"));
     }
     bool from_unsigned = dtypes::is_unsigned(from) || dtypes::is_bool(from);
-    if (is_fp(to)) return emit(absl::StrCat(from_unsigned ? "uitofp " : "sitofp ", lf, " ", x, " to ", lt));
+    if (is_fp(to))
+      return emit(absl::StrCat(from_unsigned ? "uitofp " : "sitofp ", lf, " ", x, " to ", lt));
     if (bits(from) == bits(to)) return x;
     if (bits(from) > bits(to)) return emit(absl::StrCat("trunc ", lf, " ", x, " to ", lt));
     return emit(absl::StrCat(from_unsigned ? "zext " : "sext ", lf, " ", x, " to ", lt));
   }
 
-  std::string binary(Ops op, DType d, const std::string& a, const std::string& b) {
-    std::string t = ltype(d), fm = "reassoc contract ";
+  std::string binary(Ops op, DType d, bool v, const std::string& a, const std::string& b) {
+    std::string t = type_of(d, v), fm = "reassoc contract ";
     bool fp = is_fp(d), u = dtypes::is_unsigned(d) || dtypes::is_bool(d);
     auto bin = [&](const char* f, const char* i) {
-      return fp ? emit(absl::StrCat(f, " ", fm, t, " ", a, ", ", b)) : emit(absl::StrCat(i, " ", t, " ", a, ", ", b));
+      return fp ? emit(absl::StrCat(f, " ", fm, t, " ", a, ", ", b))
+                : emit(absl::StrCat(i, " ", t, " ", a, ", ", b));
     };
     switch (op) {
-      case Ops::ADD: return bin("fadd", "add");
-      case Ops::SUB: return bin("fsub", "sub");
-      case Ops::MUL: return bin("fmul", "mul");
-      case Ops::FDIV: return emit(absl::StrCat("fdiv ", t, " ", a, ", ", b));
-      case Ops::IDIV: return emit(absl::StrCat(u ? "udiv " : "sdiv ", t, " ", a, ", ", b));
-      case Ops::MOD: return emit(absl::StrCat(u ? "urem " : "srem ", t, " ", a, ", ", b));
+      case Ops::ADD:
+        return bin("fadd", "add");
+      case Ops::SUB:
+        return bin("fsub", "sub");
+      case Ops::MUL:
+        return bin("fmul", "mul");
+      case Ops::FDIV:
+        return emit(absl::StrCat("fdiv ", t, " ", a, ", ", b));
+      case Ops::IDIV:
+        return emit(absl::StrCat(u ? "udiv " : "sdiv ", t, " ", a, ", ", b));
+      case Ops::MOD:
+        return emit(absl::StrCat(u ? "urem " : "srem ", t, " ", a, ", ", b));
       case Ops::MAX:
-        if (dtypes::is_bool(d)) return emit(absl::StrCat("or i1 ", a, ", ", b));
-        return intrinsic(fp ? "maximum" : u ? "umax" : "smax", d, {a, b});
+        if (dtypes::is_bool(d)) return emit(absl::StrCat("or ", t, " ", a, ", ", b));
+        return intrinsic(fp ? "maximum" : u ? "umax" : "smax", d, v, {a, b});
       case Ops::CMPLT:
         return emit(fp ? absl::StrCat("fcmp olt ", t, " ", a, ", ", b)
                        : absl::StrCat(u ? "icmp ult " : "icmp slt ", t, " ", a, ", ", b));
-      case Ops::CMPNE: return emit(absl::StrCat(fp ? "fcmp une " : "icmp ne ", t, " ", a, ", ", b));
-      case Ops::CMPEQ: return emit(absl::StrCat(fp ? "fcmp oeq " : "icmp eq ", t, " ", a, ", ", b));
-      case Ops::AND: return emit(absl::StrCat("and ", t, " ", a, ", ", b));
-      case Ops::OR: return emit(absl::StrCat("or ", t, " ", a, ", ", b));
-      case Ops::XOR: return emit(absl::StrCat("xor ", t, " ", a, ", ", b));
-      case Ops::SHL: return emit(absl::StrCat("shl ", t, " ", a, ", ", b));
-      case Ops::SHR: return emit(absl::StrCat(u ? "lshr " : "ashr ", t, " ", a, ", ", b));
-      default: TC_CHECK(false, "renderer: no binary op ", op_name(op));
+      case Ops::CMPNE:
+        return emit(absl::StrCat(fp ? "fcmp une " : "icmp ne ", t, " ", a, ", ", b));
+      case Ops::CMPEQ:
+        return emit(absl::StrCat(fp ? "fcmp oeq " : "icmp eq ", t, " ", a, ", ", b));
+      case Ops::AND:
+        return emit(absl::StrCat("and ", t, " ", a, ", ", b));
+      case Ops::OR:
+        return emit(absl::StrCat("or ", t, " ", a, ", ", b));
+      case Ops::XOR:
+        return emit(absl::StrCat("xor ", t, " ", a, ", ", b));
+      case Ops::SHL:
+        return emit(absl::StrCat("shl ", t, " ", a, ", ", b));
+      case Ops::SHR:
+        return emit(absl::StrCat(u ? "lshr " : "ashr ", t, " ", a, ", ", b));
+      default:
+        TC_CHECK(false, "renderer: no binary op ", op_name(op));
     }
     return "";
+  }
+
+  // The address of index.src[1] in its buffer: one pointer, or one per lane.
+  std::string pointers(const UOp& index, const std::string& idx, bool v) {
+    const UOp& g = *index.src[0];
+    return emit(absl::StrFormat("getelementptr inbounds %s, ptr %%data%d, %s %s",
+                                memory_type(g.dtype), g.arg_ints()[0], type_of(dtypes::index, v),
+                                idx));
+  }
+  // For a per-lane index `base + lane`, the scalar base: the lanes read consecutive elements.
+  UOpRef contiguous_base(const UOp& index) {
+    const UOpRef& idx = index.src[1];
+    for (const UOpRef& u : program_) {
+      if (u->op != Ops::LANE) continue;
+      UOpRef base = subtract_term(idx, u);
+      if (!base) return nullptr;
+      for (const UOp* n : base->toposort()) {  // integer math over open loops: emit what is new
+        if (n->op == Ops::LANE) return nullptr;
+        if (n->op != Ops::CONST && !reg_.contains(n)) line(*n);
+      }
+      keep_.push_back(base);
+      return base;
+    }
+    return nullptr;
+  }
+
+  void load(const UOp& u) {
+    const UOp& index = *u.src[0];
+    bool gated = u.src.size() > 1, v = vec(u);
+    DType d = u.dtype;
+    std::string mt = type_of(d, v, true), r;
+    UOpRef base = v && !gated ? contiguous_base(index) : nullptr;
+    if (!v || base) {  // one scalar, or one vector of consecutive elements
+      std::string idx = val(base ? base : index.src[1], false);
+      std::string gate = gated ? val(u.src[1], false) : "";
+      if (gated) idx = emit(absl::StrCat("select i1 ", gate, ", i64 ", idx, ", i64 0"));
+      r = emit(absl::StrFormat("load %s, ptr %s, align %d", mt, pointers(index, idx, false),
+                               d.itemsize()));
+      if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
+      if (gated)
+        r = emit(absl::StrCat("select i1 ", gate, ", ", type(u), " ", r, ", ", type(u), " ",
+                              literal(d, 0, false)));
+    } else {  // a gather: per-lane addresses, masked by the gate
+      std::string idx = val(index.src[1], true);
+      std::string mask = gated ? val(u.src[1], true) : literal(dtypes::bool_, 1, true);
+      if (gated)
+        idx = emit(absl::StrCat("select ", type_of(dtypes::bool_, true), " ", mask, ", ",
+                                type_of(dtypes::index, true), " ", idx, ", ",
+                                type_of(dtypes::index, true), " zeroinitializer"));
+      std::string ps = pointers(index, idx, true);
+      std::string fn =
+          absl::StrFormat("llvm.masked.gather.%s.v%dp0",
+                          suffix(d.scalar == Scalar::Bool ? dtypes::int8 : d, true), lanes_.width);
+      std::string pt = absl::StrFormat("<%d x ptr>", lanes_.width),
+                  bt = type_of(dtypes::bool_, true);
+      declares_.insert(
+          absl::StrCat("declare ", mt, " @", fn, "(", pt, ", i32, ", bt, ", ", mt, ")"));
+      r = emit(absl::StrFormat("call %s @%s(%s %s, i32 %d, %s %s, %s zeroinitializer)", mt, fn, pt,
+                               ps, d.itemsize(), bt, mask, mt));
+      if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
+    }
+    reg_[&u] = r;
+  }
+
+  void store(const UOp& u) {
+    const UOp& index = *u.src[0];
+    DType d = u.src[1]->dtype;
+    bool v = vec(u);
+    std::string mt = type_of(d, v, true);
+    std::string x = val(u.src[1], v);
+    if (dtypes::is_bool(d)) x = emit(absl::StrCat("zext ", type_of(d, v), " ", x, " to ", mt));
+    UOpRef base = v ? contiguous_base(index) : nullptr;
+    if (!v || base) {
+      std::string p = pointers(index, val(base ? base : index.src[1], false), false);
+      line_(absl::StrFormat("store %s %s, ptr %s, align %d", mt, x, p, d.itemsize()));
+      return;
+    }
+    std::string ps = pointers(index, val(index.src[1], true), true);
+    std::string fn =
+        absl::StrFormat("llvm.masked.scatter.%s.v%dp0",
+                        suffix(dtypes::is_bool(d) ? dtypes::int8 : d, true), lanes_.width);
+    std::string pt = absl::StrFormat("<%d x ptr>", lanes_.width), bt = type_of(dtypes::bool_, true);
+    declares_.insert(absl::StrCat("declare void @", fn, "(", mt, ", ", pt, ", i32, ", bt, ")"));
+    line_(absl::StrFormat("call void @%s(%s %s, %s %s, i32 %d, %s %s)", fn, mt, x, pt, ps,
+                          d.itemsize(), bt, literal(dtypes::bool_, 1, true)));
+  }
+
+  void loop(const UOp& r) {
+    int64_t n = r.arg_int();
+    std::string end = val(r.src[0], false), start = "0";
+    if (n == parallel_range_) {  // this core's share of the loop
+      start = emit(
+          absl::StrCat("sdiv i64 ", emit(absl::StrCat("mul i64 ", end, ", %core")), ", %ncores"));
+      std::string next = emit("add i64 %core, 1");
+      end = emit(absl::StrCat("sdiv i64 ",
+                              emit(absl::StrCat("mul i64 ", val(r.src[0], false), ", ", next)),
+                              ", %ncores"));
+    }
+    line_(absl::StrFormat("store i64 %s, ptr %%ridx%d", start, n));
+    line_(absl::StrFormat("br label %%loop%d", n));
+    absl::StrAppendFormat(&body_, "loop%d:\n", n);
+    std::string i = emit(absl::StrFormat("load i64, ptr %%ridx%d", n));
+    std::string c = emit(absl::StrFormat("icmp slt i64 %s, %s", i, end));
+    line_(absl::StrFormat("br i1 %s, label %%body%d, label %%exit%d", c, n, n));
+    absl::StrAppendFormat(&body_, "body%d:\n", n);
+    reg_[&r] = i;
   }
 
   void line(const UOp& u) {
     switch (u.op) {
       case Ops::CONST:
       case Ops::DEFINE_GLOBAL:
-      case Ops::INDEX: return;  // literals, and addresses computed by their loads/stores
-      case Ops::RANGE: {
-        int64_t n = u.arg_int();
-        line_(absl::StrFormat("store i64 0, ptr %%ridx%d", n));
-        line_(absl::StrFormat("br label %%loop%d", n));
-        absl::StrAppendFormat(&body_, "loop%d:\n", n);
-        std::string r = emit(absl::StrFormat("load i64, ptr %%ridx%d", n));
-        std::string c = emit(absl::StrFormat("icmp slt i64 %s, %s", r, val(u.src[0])));
-        line_(absl::StrFormat("br i1 %s, label %%body%d, label %%exit%d", c, n, n));
-        absl::StrAppendFormat(&body_, "body%d:\n", n);
-        reg_[&u] = r;
+      case Ops::INDEX:
+        return;  // literals, and addresses computed by their loads/stores
+      case Ops::LANE:
+        reg_[&u] = lane_ids();
         return;
-      }
+      case Ops::RANGE:
+        return loop(u);
       case Ops::END: {
         int64_t n = u.src[0]->arg_int();
         std::string next = emit(absl::StrCat("add i64 ", reg_.at(u.src[0].get()), ", 1"));
@@ -227,79 +411,90 @@ class Renderer {
         return;
       }
       case Ops::DEFINE_ACC:
-        line_(absl::StrFormat("store %s %s, ptr %%acc%d", ltype(u.dtype), val(u.src[0]), u.arg_int()));
+        line_(absl::StrFormat("store %s %s, ptr %%acc%d", type(u), val(u.src[0], vec(u)),
+                              u.arg_int()));
         return;
       case Ops::ASSIGN: {
         int64_t n = u.src[0]->arg_int();
-        std::string cur = emit(absl::StrFormat("load %s, ptr %%acc%d", ltype(u.dtype), n));
-        std::string next = binary(static_cast<Ops>(u.arg_int()), u.dtype, cur, val(u.src[1]));
-        line_(absl::StrFormat("store %s %s, ptr %%acc%d", ltype(u.dtype), next, n));
+        bool v = vec(u);
+        std::string cur = emit(absl::StrFormat("load %s, ptr %%acc%d", type(u), n));
+        std::string next = binary(static_cast<Ops>(u.arg_int()), u.dtype, v, cur, val(u.src[1], v));
+        line_(absl::StrFormat("store %s %s, ptr %%acc%d", type(u), next, n));
         return;
       }
-      case Ops::LOAD: {
-        const UOp& index = *u.src[0];
-        std::string idx = val(index.src[1]);
-        std::string gate = u.src.size() > 1 ? val(u.src[1]) : "";
-        if (!gate.empty()) idx = emit(absl::StrCat("select i1 ", gate, ", i64 ", idx, ", i64 0"));
-        std::string p = address(index, idx);
-        std::string v = emit(absl::StrFormat("load %s, ptr %s, align %d", mtype(u.dtype), p, u.dtype.itemsize()));
-        if (dtypes::is_bool(u.dtype)) v = emit(absl::StrCat("trunc i8 ", v, " to i1"));
-        if (!gate.empty())
-          v = emit(absl::StrCat("select i1 ", gate, ", ", ltype(u.dtype), " ", v, ", ", ltype(u.dtype), " ",
-                                literal(*UOp::const_(u.dtype, 0))));
-        reg_[&u] = v;
-        return;
-      }
-      case Ops::STORE: {
-        const UOp& index = *u.src[0];
-        std::string p = address(index, val(index.src[1]));
-        DType d = u.src[1]->dtype;
-        std::string v = val(u.src[1]);
-        if (dtypes::is_bool(d)) v = emit(absl::StrCat("zext i1 ", v, " to i8"));
-        line_(absl::StrFormat("store %s %s, ptr %s, align %d", mtype(d), v, p, d.itemsize()));
-        return;
-      }
-      default: break;
+      case Ops::LOAD:
+        return load(u);
+      case Ops::STORE:
+        return store(u);
+      default:
+        break;
     }
     TC_CHECK(group::is_alu(u.op), "renderer: cannot render ", op_name(u.op));
+    bool v = vec(u);
     std::vector<std::string> s;
-    for (const UOpRef& x : u.src) s.push_back(val(x));
+    for (const UOpRef& x : u.src) s.push_back(val(x, v));
     DType d = u.src[0]->dtype;
-    std::string t = ltype(u.dtype);
+    std::string t = type(u);
     std::string r;
     switch (u.op) {
-      case Ops::CAST: r = cast(s[0], d, u.dtype); break;
-      case Ops::BITCAST: r = emit(absl::StrCat("bitcast ", ltype(d), " ", s[0], " to ", t)); break;
+      case Ops::CAST:
+        r = cast(s[0], d, u.dtype, v);
+        break;
+      case Ops::BITCAST:
+        r = emit(absl::StrCat("bitcast ", type_of(d, v), " ", s[0], " to ", t));
+        break;
       case Ops::NEG:
-        r = is_fp(d) ? emit(absl::StrCat("fneg ", t, " ", s[0])) : emit(absl::StrCat("sub ", t, " 0, ", s[0]));
+        r = is_fp(d) ? emit(absl::StrCat("fneg ", t, " ", s[0]))
+                     : emit(absl::StrCat("sub ", t, " ", literal(d, 0, v), ", ", s[0]));
         break;
-      case Ops::RECIP: r = emit(absl::StrCat("fdiv ", t, " ", literal(*UOp::const_(u.dtype, 1)), ", ", s[0])); break;
-      case Ops::EXP2: r = intrinsic("exp2", u.dtype, s); break;
-      case Ops::LOG2: r = intrinsic("log2", u.dtype, s); break;
-      case Ops::SIN: r = intrinsic("sin", u.dtype, s); break;
-      case Ops::SQRT: r = intrinsic("sqrt", u.dtype, s); break;
-      case Ops::TRUNC: r = intrinsic("trunc", u.dtype, s); break;
-      case Ops::WHERE: r = emit(absl::StrCat("select i1 ", s[0], ", ", t, " ", s[1], ", ", t, " ", s[2])); break;
+      case Ops::RECIP:
+        r = emit(absl::StrCat("fdiv ", t, " ", literal(u.dtype, 1, v), ", ", s[0]));
+        break;
+      case Ops::EXP2:
+        r = intrinsic("exp2", u.dtype, v, s);
+        break;
+      case Ops::LOG2:
+        r = intrinsic("log2", u.dtype, v, s);
+        break;
+      case Ops::SIN:
+        r = intrinsic("sin", u.dtype, v, s);
+        break;
+      case Ops::SQRT:
+        r = intrinsic("sqrt", u.dtype, v, s);
+        break;
+      case Ops::TRUNC:
+        r = intrinsic("trunc", u.dtype, v, s);
+        break;
+      case Ops::WHERE:
+        r = emit(absl::StrCat("select ", type_of(dtypes::bool_, v), " ", s[0], ", ", t, " ", s[1],
+                              ", ", t, " ", s[2]));
+        break;
       case Ops::MULACC:
-        r = is_fp(u.dtype) ? intrinsic("fmuladd", u.dtype, s)
-                           : binary(Ops::ADD, u.dtype, binary(Ops::MUL, u.dtype, s[0], s[1]), s[2]);
+        r = is_fp(u.dtype)
+                ? intrinsic("fmuladd", u.dtype, v, s)
+                : binary(Ops::ADD, u.dtype, v, binary(Ops::MUL, u.dtype, v, s[0], s[1]), s[2]);
         break;
-      default: r = binary(u.op, d, s[0], s[1]);
+      default:
+        r = binary(u.op, d, v, s[0], s[1]);
     }
     reg_[&u] = r;
   }
 
+  const std::vector<UOpRef>& program_;
+  codegen::Lanes lanes_;
+  int64_t parallel_range_;
   std::string body_;
-  std::vector<std::string> allocas_;
   std::set<std::string> declares_;
   absl::flat_hash_map<const UOp*, std::string> reg_;
+  std::vector<UOpRef> keep_;  // nodes made while rendering, alive while reg_ holds their address
   int ntmp_ = 0;
 };
 
 }  // namespace
 
-std::string render_llvm(const std::string& name, const std::vector<UOpRef>& program) {
-  return Renderer().render(name, program);
+std::string render_llvm(const std::string& name, const std::vector<UOpRef>& program,
+                        int64_t parallel_range) {
+  return Renderer(program, parallel_range).render(name);
 }
 
 }  // namespace tc::renderer

@@ -1,7 +1,9 @@
 // Renders a linearized kernel as LLVM IR text. Loops use stack slots that LLVM's mem2reg turns
-// into SSA; float adds/muls may reassociate so reductions vectorize.
+// into SSA; values that differ per SIMD lane (a LANE in their sources) are LLVM vectors;
+// float adds/muls may reassociate and contract into FMA so reductions vectorize.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,7 +11,10 @@
 
 namespace tc::renderer {
 
-// Defines `void name(void** bufs)`; bufs[i] is the buffer of DEFINE_GLOBAL i.
-std::string render_llvm(const std::string& name, const std::vector<UOpRef>& program);
+// Defines `void name(void** bufs, i64 core, i64 ncores)`; bufs[i] is the buffer of
+// DEFINE_GLOBAL i. The RANGE numbered `parallel_range` (an output loop; -1 for none) runs only
+// the share of `core` out of `ncores`.
+std::string render_llvm(const std::string& name, const std::vector<UOpRef>& program,
+                        int64_t parallel_range);
 
 }  // namespace tc::renderer

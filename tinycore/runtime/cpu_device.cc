@@ -12,24 +12,30 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
 
 #include <mutex>
 #include <unordered_map>
 
 #include "tinycore/error.h"
+#include "tinycore/runtime/thread_pool.h"
 
 namespace tc::runtime {
 namespace {
 
-using KernelFn = void (*)(void* const*);
+using KernelFn = void (*)(void* const*, int64_t core, int64_t ncores);
 
 class CpuProgram : public Program {
  public:
-  explicit CpuProgram(KernelFn fn) : fn_(fn) {}
-  void run(void* const* bufs) override { fn_(bufs); }
+  CpuProgram(KernelFn fn, ThreadPool& pool) : fn_(fn), pool_(pool) {}
+  void run(void* const* bufs, int shares) override {
+    if (shares <= 1) return fn_(bufs, 0, 1);
+    pool_.parallel_for(shares, [&](int core) { fn_(bufs, core, shares); });
+  }
 
  private:
   KernelFn fn_;
+  ThreadPool& pool_;
 };
 
 std::string to_string(llvm::Error err) {
@@ -54,6 +60,10 @@ class CpuDevice : public Device {
     auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
     jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     triple_ = jtmb.getTargetTriple().str();
+    for (const std::string& f : jtmb.getFeatures().getFeatures()) {
+      if (f == "+avx512f") simd_bytes_ = 64, simd_registers_ = 32;
+      if (f == "+avx2" && simd_bytes_ < 32) simd_bytes_ = 32;
+    }
     tm_ = unwrap(jtmb.createTargetMachine(), "creating the target machine");
     jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
                   "creating the JIT");
@@ -62,6 +72,9 @@ class CpuDevice : public Device {
   const std::string& name() const override { return name_; }
   const std::string& renderer() const override { return renderer_; }
   Allocator& allocator() override { return allocator_; }
+  int parallelism() const override { return pool_.size(); }
+  int simd_bytes() const override { return simd_bytes_; }
+  int simd_registers() const override { return simd_registers_; }
 
   std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -85,10 +98,11 @@ class CpuDevice : public Device {
     auto jd_or = jit_->createJITDylib("kernel" + std::to_string(cache_.size()));
     if (!jd_or) throw Error(absl::StrCat("CPU device: JITDylib: ", to_string(jd_or.takeError())));
     llvm::orc::JITDylib& jd = *jd_or;
-    if (auto err = jit_->addIRModule(jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+    if (auto err =
+            jit_->addIRModule(jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
       throw Error(absl::StrCat("CPU device: adding ", fn_name, ": ", to_string(std::move(err))));
     auto addr = unwrap(jit_->lookup(jd, fn_name), "looking up the kernel");
-    auto program = std::make_shared<CpuProgram>(addr.toPtr<KernelFn>());
+    auto program = std::make_shared<CpuProgram>(addr.toPtr<KernelFn>(), pool_);
     cache_[source] = program;
     return program;
   }
@@ -112,7 +126,9 @@ class CpuDevice : public Device {
   }
 
   std::string name_ = "CPU", renderer_ = "llvm", triple_;
+  int simd_bytes_ = 16, simd_registers_ = 16;
   Allocator allocator_;
+  ThreadPool pool_{cpu_threads()};
   std::unique_ptr<llvm::TargetMachine> tm_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::mutex mu_;

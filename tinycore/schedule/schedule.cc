@@ -43,10 +43,16 @@ class Scheduler {
   UOpRef realize(const UOpRef& n) {
     if (n->realized) return n->realized;
     if (is_contiguous_buffer(n)) return n;
+    if (n->op == Ops::CONTIGUOUS) {  // its source's kernel writes the contiguous result itself
+      UOpRef view = realize(n->src[0]);
+      n->realized = view;
+      return view;
+    }
     UOpRef value = fuse(n, /*top=*/true);
     UOpRef out = new_buffer(device_of(value), n->dtype, numel(n->shape()));
     items_.push_back(build_item(out, value));
-    UOpRef view = n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
+    UOpRef view =
+        n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
     n->realized = view;
     return view;
   }
@@ -61,10 +67,14 @@ class Scheduler {
     auto key = std::make_pair(n.get(), top);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     UOpRef out;
-    if (n->realized) out = n->realized;
-    else if (n->op == Ops::BUFFER || n->op == Ops::CONST) out = n;
-    else if (n->op == Ops::CONTIGUOUS) out = realize(n->src[0]);
-    else if (n->op == Ops::REDUCE_AXIS && !top) out = realize(n);
+    if (n->realized)
+      out = n->realized;
+    else if (n->op == Ops::BUFFER || n->op == Ops::CONST)
+      out = n;
+    else if (n->op == Ops::CONTIGUOUS)
+      out = realize(n->src[0]);
+    else if (n->op == Ops::REDUCE_AXIS && !top)
+      out = realize(n);
     else {
       bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
       std::vector<UOpRef> src;
@@ -110,7 +120,8 @@ class Scheduler {
   }
 
   static UOpRef global(const UOpRef& buf, int64_t i) {
-    return UOp::make(Ops::DEFINE_GLOBAL, buf->dtype.as_ptr(), {}, std::vector<int64_t>{i, buf->arg_ints()[1]});
+    return UOp::make(Ops::DEFINE_GLOBAL, buf->dtype.as_ptr(), {},
+                     std::vector<int64_t>{i, buf->arg_ints()[1]});
   }
 
   std::vector<ScheduleItem> items_;

@@ -24,22 +24,53 @@ UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
   if (dtypes::is_float(in)) {
     double a = src[0]->const_value(), b = src.size() > 1 ? src[1]->const_value() : 0, r;
     switch (op) {
-      case Ops::NEG: r = -a; break;
-      case Ops::EXP2: r = std::exp2(a); break;
-      case Ops::LOG2: r = std::log2(a); break;
-      case Ops::SIN: r = std::sin(a); break;
-      case Ops::SQRT: r = std::sqrt(a); break;
-      case Ops::RECIP: r = 1.0 / a; break;
-      case Ops::TRUNC: r = std::trunc(a); break;
-      case Ops::ADD: r = a + b; break;
-      case Ops::SUB: r = a - b; break;
-      case Ops::MUL: r = a * b; break;
-      case Ops::FDIV: r = a / b; break;
-      case Ops::MAX: r = std::fmax(a, b); break;
-      case Ops::CMPLT: r = a < b; break;
-      case Ops::CMPNE: r = a != b; break;
-      case Ops::CMPEQ: r = a == b; break;
-      default: return nullptr;
+      case Ops::NEG:
+        r = -a;
+        break;
+      case Ops::EXP2:
+        r = std::exp2(a);
+        break;
+      case Ops::LOG2:
+        r = std::log2(a);
+        break;
+      case Ops::SIN:
+        r = std::sin(a);
+        break;
+      case Ops::SQRT:
+        r = std::sqrt(a);
+        break;
+      case Ops::RECIP:
+        r = 1.0 / a;
+        break;
+      case Ops::TRUNC:
+        r = std::trunc(a);
+        break;
+      case Ops::ADD:
+        r = a + b;
+        break;
+      case Ops::SUB:
+        r = a - b;
+        break;
+      case Ops::MUL:
+        r = a * b;
+        break;
+      case Ops::FDIV:
+        r = a / b;
+        break;
+      case Ops::MAX:
+        r = std::fmax(a, b);
+        break;
+      case Ops::CMPLT:
+        r = a < b;
+        break;
+      case Ops::CMPNE:
+        r = a != b;
+        break;
+      case Ops::CMPEQ:
+        r = a == b;
+        break;
+      default:
+        return nullptr;
     }
     return UOp::const_(dtype, r);
   }
@@ -50,10 +81,18 @@ UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
   uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
   int64_t r;
   switch (op) {
-    case Ops::NEG: r = static_cast<int64_t>(0 - ua); break;
-    case Ops::ADD: r = static_cast<int64_t>(ua + ub); break;
-    case Ops::SUB: r = static_cast<int64_t>(ua - ub); break;
-    case Ops::MUL: r = static_cast<int64_t>(ua * ub); break;
+    case Ops::NEG:
+      r = static_cast<int64_t>(0 - ua);
+      break;
+    case Ops::ADD:
+      r = static_cast<int64_t>(ua + ub);
+      break;
+    case Ops::SUB:
+      r = static_cast<int64_t>(ua - ub);
+      break;
+    case Ops::MUL:
+      r = static_cast<int64_t>(ua * ub);
+      break;
     case Ops::IDIV:
       if (b == 0 || (!u && b == -1 && a == std::numeric_limits<int64_t>::min())) return nullptr;
       r = u ? static_cast<int64_t>(ua / ub) : a / b;
@@ -62,16 +101,37 @@ UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
       if (b == 0 || (!u && b == -1)) return nullptr;
       r = u ? static_cast<int64_t>(ua % ub) : a % b;
       break;
-    case Ops::MAX: r = u ? static_cast<int64_t>(std::max(ua, ub)) : std::max(a, b); break;
-    case Ops::CMPLT: r = u ? ua < ub : a < b; break;
-    case Ops::CMPNE: r = a != b; break;
-    case Ops::CMPEQ: r = a == b; break;
-    case Ops::AND: r = a & b; break;
-    case Ops::OR: r = a | b; break;
-    case Ops::XOR: r = a ^ b; break;
-    case Ops::SHL: if (b < 0 || b >= 64) return nullptr; r = static_cast<int64_t>(ua << b); break;
-    case Ops::SHR: if (b < 0 || b >= 64) return nullptr; r = u ? static_cast<int64_t>(ua >> b) : a >> b; break;
-    default: return nullptr;
+    case Ops::MAX:
+      r = u ? static_cast<int64_t>(std::max(ua, ub)) : std::max(a, b);
+      break;
+    case Ops::CMPLT:
+      r = u ? ua < ub : a < b;
+      break;
+    case Ops::CMPNE:
+      r = a != b;
+      break;
+    case Ops::CMPEQ:
+      r = a == b;
+      break;
+    case Ops::AND:
+      r = a & b;
+      break;
+    case Ops::OR:
+      r = a | b;
+      break;
+    case Ops::XOR:
+      r = a ^ b;
+      break;
+    case Ops::SHL:
+      if (b < 0 || b >= 64) return nullptr;
+      r = static_cast<int64_t>(ua << b);
+      break;
+    case Ops::SHR:
+      if (b < 0 || b >= 64) return nullptr;
+      r = u ? static_cast<int64_t>(ua >> b) : a >> b;
+      break;
+    default:
+      return nullptr;
   }
   return UOp::const_int(dtype, r);
 }
@@ -87,14 +147,31 @@ struct Sum {
 
   void add(const UOpRef& u, int64_t k) {
     if (k == 0) return;
-    if (u->op == Ops::CONST) { constant += u->arg_int() * k; return; }
-    if (u->op == Ops::ADD) { add(u->src[0], k); add(u->src[1], k); return; }
-    if (u->op == Ops::MUL && u->src[1]->op == Ops::CONST) { add(u->src[0], k * u->src[1]->arg_int()); return; }
+    if (u->op == Ops::CONST) {
+      constant += u->arg_int() * k;
+      return;
+    }
+    if (u->op == Ops::ADD) {
+      add(u->src[0], k);
+      add(u->src[1], k);
+      return;
+    }
+    if (u->op == Ops::MUL && u->src[1]->op == Ops::CONST) {
+      add(u->src[0], k * u->src[1]->arg_int());
+      return;
+    }
     for (auto& [n, c] : terms)
-      if (n == u) { c += k; return; }
+      if (n == u) {
+        c += k;
+        return;
+      }
     terms.push_back({u, k});
   }
-  static Sum of(const UOpRef& u) { Sum s; s.add(u, 1); return s; }
+  static Sum of(const UOpRef& u) {
+    Sum s;
+    s.add(u, 1);
+    return s;
+  }
 
   // (x//c)*(c*m) + (x%c)*m -> x*m: recombines what a reshape split.
   void recombine() {
@@ -104,7 +181,8 @@ struct Sum {
       int64_t c = d->src[1]->arg_int();
       for (size_t j = 0; j < terms.size(); j++) {
         auto [m, km] = terms[j];
-        if (m->op != Ops::MOD || m->src[0] != d->src[0] || m->src[1] != d->src[1] || kd != c * km) continue;
+        if (m->op != Ops::MOD || m->src[0] != d->src[0] || m->src[1] != d->src[1] || kd != c * km)
+          continue;
         if (d->src[0]->vmin() < 0) continue;  // trunc == floor only for non-negative x
         terms[i] = {d->src[0], km};
         terms.erase(terms.begin() + j);
@@ -121,6 +199,7 @@ struct Sum {
   UOpRef build(DType dtype) const {
     UOpRef out;
     for (const auto& [n, k] : terms) {
+      if (k == 0) continue;
       UOpRef t = k == 1 ? n : n * UOp::const_int(dtype, k);
       out = out ? out + t : t;
     }
@@ -144,8 +223,10 @@ UOpRef fold_divmod(Ops op, const UOpRef& x, int64_t c) {
   if (x->vmax() < c) return op == Ops::IDIV ? UOp::const_int(dt, 0) : x;  // x//c -> 0, x%c -> x
   Sum s = Sum::of(x), quotient, rest;
   for (const auto& [n, k] : s.terms) {
-    if (k % c == 0) quotient.add(n, k / c);
-    else rest.add(n, k);
+    if (k % c == 0)
+      quotient.add(n, k / c);
+    else
+      rest.add(n, k);
   }
   quotient.constant = s.constant / c;
   rest.constant = s.constant % c;
@@ -199,7 +280,9 @@ PatternMatcher make_symbolic() {
       {var("x") / 1, [](C c) { return c["x"]; }},
       // x % 1 -> 0
       {var("x") % cvar("c"),
-       [](C c) -> UOpRef { return is_int(c["x"]) && ival(c, "c") == 1 ? UOp::const_int(c["x"]->dtype, 0) : nullptr; }},
+       [](C c) -> UOpRef {
+         return is_int(c["x"]) && ival(c, "c") == 1 ? UOp::const_int(c["x"]->dtype, 0) : nullptr;
+       }},
       // c + x -> x + c, c * x -> x * c: constants go right
       {UPat::ops({Ops::ADD, Ops::MUL, Ops::MAX}, {cvar("c"), var("x")}).named("e"),
        [](C c) -> UOpRef {
@@ -219,7 +302,8 @@ PatternMatcher make_symbolic() {
       // (x // a) // b -> x // (a*b)
       {(var("x") / cvar("a")) / cvar("b"),
        [](C c) -> UOpRef {
-         if (!is_int(c["x"]) || ival(c, "a") <= 0 || ival(c, "b") <= 0 || c["x"]->vmin() < 0) return nullptr;
+         if (!is_int(c["x"]) || ival(c, "a") <= 0 || ival(c, "b") <= 0 || c["x"]->vmin() < 0)
+           return nullptr;
          return c["x"] / (ival(c, "a") * ival(c, "b"));
        }},
       // (x % (c*k)) % c -> x % c, when x >= 0
@@ -307,5 +391,16 @@ const PatternMatcher& symbolic() {
 }
 
 UOpRef simplify(const UOpRef& u) { return graph_rewrite(u, symbolic()); }
+
+UOpRef subtract_term(const UOpRef& sum, const UOpRef& term) {
+  if (!is_int(sum)) return nullptr;
+  Sum s = Sum::of(sum);
+  for (size_t i = 0; i < s.terms.size(); i++) {
+    if (s.terms[i].first != term || s.terms[i].second != 1) continue;
+    s.terms.erase(s.terms.begin() + i);
+    return s.build(sum->dtype);
+  }
+  return nullptr;
+}
 
 }  // namespace tc

@@ -11,6 +11,10 @@ const PatternMatcher& symbolic();
 // graph_rewrite(u, symbolic()).
 UOpRef simplify(const UOpRef& u);
 
+// `sum` - `term` in normal form when `term` is one of the sum's terms with coefficient 1, else
+// nullptr. The renderer uses it to see that an index is `base + lane` (a contiguous access).
+UOpRef subtract_term(const UOpRef& sum, const UOpRef& term);
+
 // Folds an ALU op over constant sources into a CONST; nullptr when it can't (division by 0 ...).
 UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src);
 

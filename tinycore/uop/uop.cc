@@ -35,8 +35,10 @@ size_t hash_arg(const Arg& a) {
   return std::visit(
       [&](const auto& v) -> size_t {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return 0;
-        else return absl::HashOf(a.index(), v);
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return 0;
+        else
+          return absl::HashOf(a.index(), v);
       },
       a);
 }
@@ -77,7 +79,8 @@ bool same_sources(const std::vector<UOpRef>& a, const std::vector<UOpRef>& b) {
 }
 
 int64_t sat(__int128 v) {
-  constexpr __int128 lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  constexpr __int128 lo = std::numeric_limits<int64_t>::min(),
+                     hi = std::numeric_limits<int64_t>::max();
   return static_cast<int64_t>(std::clamp(v, lo, hi));
 }
 
@@ -159,9 +162,13 @@ void UOp::infer() {
   const Shape& in = src.empty() ? empty : src[0]->shape();
   switch (op) {
     case Ops::BUFFER:
-    case Ops::DEFINE_GLOBAL: shape_ = {arg_ints()[1]}; break;
+    case Ops::DEFINE_GLOBAL:
+      shape_ = {arg_ints()[1]};
+      break;
     case Ops::RESHAPE:
-    case Ops::EXPAND: shape_ = arg_ints(); break;
+    case Ops::EXPAND:
+      shape_ = arg_ints();
+      break;
     case Ops::PERMUTE:
       for (int64_t p : arg_ints()) shape_.push_back(in[p]);
       break;
@@ -169,7 +176,8 @@ void UOp::infer() {
     case Ops::SHRINK: {
       const auto& a = arg_ints();
       for (size_t i = 0; i < in.size(); i++)
-        shape_.push_back(op == Ops::PAD ? in[i] + a[2 * i] + a[2 * i + 1] : a[2 * i + 1] - a[2 * i]);
+        shape_.push_back(op == Ops::PAD ? in[i] + a[2 * i] + a[2 * i + 1]
+                                        : a[2 * i + 1] - a[2 * i]);
       break;
     }
     case Ops::REDUCE_AXIS: {
@@ -179,7 +187,9 @@ void UOp::infer() {
       break;
     }
     case Ops::FLIP:
-    case Ops::CONTIGUOUS: shape_ = in; break;
+    case Ops::CONTIGUOUS:
+      shape_ = in;
+      break;
     default:
       if (group::is_alu(op)) shape_ = op == Ops::WHERE ? src[1]->shape() : in;
   }
@@ -188,17 +198,29 @@ void UOp::infer() {
   vmin_ = static_cast<int64_t>(std::max(dtypes::min(dtype), -9.2e18));
   vmax_ = static_cast<int64_t>(std::min(dtypes::max(dtype), 9.2e18));
   if (!(dtypes::is_int(dtype) || dtypes::is_bool(dtype)) || dtype.count != 1 || dtype.ptr) return;
+  // an interval outside the dtype means the op may wrap around: then nothing is known
   auto set = [&](__int128 lo, __int128 hi) {
-    vmin_ = std::max(vmin_, sat(lo));
-    vmax_ = std::min(vmax_, sat(hi));
+    if (lo < vmin_ || hi > vmax_) return;
+    vmin_ = sat(lo), vmax_ = sat(hi);
   };
   auto A = [&](int i) -> const UOp& { return *src[i]; };
   switch (op) {
-    case Ops::CONST: vmin_ = vmax_ = arg_int(); return;
-    case Ops::RANGE: set(0, __int128(A(0).vmax()) - 1); return;
-    case Ops::ADD: set(__int128(A(0).vmin()) + A(1).vmin(), __int128(A(0).vmax()) + A(1).vmax()); return;
-    case Ops::SUB: set(__int128(A(0).vmin()) - A(1).vmax(), __int128(A(0).vmax()) - A(1).vmin()); return;
-    case Ops::NEG: set(-__int128(A(0).vmax()), -__int128(A(0).vmin())); return;
+    case Ops::CONST:
+      vmin_ = vmax_ = arg_int();
+      return;
+    case Ops::RANGE:
+    case Ops::LANE:
+      set(0, __int128(A(0).vmax()) - 1);
+      return;
+    case Ops::ADD:
+      set(__int128(A(0).vmin()) + A(1).vmin(), __int128(A(0).vmax()) + A(1).vmax());
+      return;
+    case Ops::SUB:
+      set(__int128(A(0).vmin()) - A(1).vmax(), __int128(A(0).vmax()) - A(1).vmin());
+      return;
+    case Ops::NEG:
+      set(-__int128(A(0).vmax()), -__int128(A(0).vmin()));
+      return;
     case Ops::MUL: {
       __int128 c[4] = {__int128(A(0).vmin()) * A(1).vmin(), __int128(A(0).vmin()) * A(1).vmax(),
                        __int128(A(0).vmax()) * A(1).vmin(), __int128(A(0).vmax()) * A(1).vmax()};
@@ -215,24 +237,35 @@ void UOp::infer() {
     case Ops::MOD: {
       if (A(1).op != Ops::CONST || A(1).arg_int() <= 0) return;
       int64_t c = A(1).arg_int();
-      if (A(0).vmin() >= 0 && A(0).vmax() < c) set(A(0).vmin(), A(0).vmax());
-      else if (A(0).vmin() >= 0) set(0, c - 1);
-      else set(-(c - 1), c - 1);
+      if (A(0).vmin() >= 0 && A(0).vmax() < c)
+        set(A(0).vmin(), A(0).vmax());
+      else if (A(0).vmin() >= 0)
+        set(0, c - 1);
+      else
+        set(-(c - 1), c - 1);
       return;
     }
-    case Ops::MAX: set(std::max(A(0).vmin(), A(1).vmin()), std::max(A(0).vmax(), A(1).vmax())); return;
+    case Ops::MAX:
+      set(std::max(A(0).vmin(), A(1).vmin()), std::max(A(0).vmax(), A(1).vmax()));
+      return;
     case Ops::CMPLT:
-      if (A(0).vmax() < A(1).vmin()) set(1, 1);
-      else if (A(0).vmin() >= A(1).vmax()) set(0, 0);
-      else set(0, 1);
+      if (A(0).vmax() < A(1).vmin())
+        set(1, 1);
+      else if (A(0).vmin() >= A(1).vmax())
+        set(0, 0);
+      else
+        set(0, 1);
       return;
     case Ops::CMPNE:
     case Ops::CMPEQ: {
       bool disjoint = A(0).vmax() < A(1).vmin() || A(1).vmax() < A(0).vmin();
-      bool same_const = A(0).vmin() == A(0).vmax() && A(1).vmin() == A(1).vmax() && A(0).vmin() == A(1).vmin();
+      bool same_const =
+          A(0).vmin() == A(0).vmax() && A(1).vmin() == A(1).vmax() && A(0).vmin() == A(1).vmin();
       int64_t ne = disjoint ? 1 : same_const ? 0 : -1;
-      if (ne < 0) set(0, 1);
-      else set(op == Ops::CMPNE ? ne : 1 - ne, op == Ops::CMPNE ? ne : 1 - ne);
+      if (ne < 0)
+        set(0, 1);
+      else
+        set(op == Ops::CMPNE ? ne : 1 - ne, op == Ops::CMPNE ? ne : 1 - ne);
       return;
     }
     case Ops::AND:
@@ -242,15 +275,19 @@ void UOp::infer() {
       if (dtypes::is_bool(dtype)) set(A(0).vmin() | A(1).vmin(), A(0).vmax() | A(1).vmax());
       return;
     case Ops::WHERE:
-      if (A(0).vmin() == 1) set(A(1).vmin(), A(1).vmax());
-      else if (A(0).vmax() == 0) set(A(2).vmin(), A(2).vmax());
-      else set(std::min(A(1).vmin(), A(2).vmin()), std::max(A(1).vmax(), A(2).vmax()));
+      if (A(0).vmin() == 1)
+        set(A(1).vmin(), A(1).vmax());
+      else if (A(0).vmax() == 0)
+        set(A(2).vmin(), A(2).vmax());
+      else
+        set(std::min(A(1).vmin(), A(2).vmin()), std::max(A(1).vmax(), A(2).vmax()));
       return;
     case Ops::CAST:
       if (dtypes::is_int(A(0).dtype) || dtypes::is_bool(A(0).dtype))
         if (A(0).vmin() >= vmin_ && A(0).vmax() <= vmax_) set(A(0).vmin(), A(0).vmax());
       return;
-    default: return;
+    default:
+      return;
   }
 }
 
@@ -265,8 +302,12 @@ UOpRef operator-(const UOpRef& a, const UOpRef& b) { return a + b * -1; }
 UOpRef operator-(const UOpRef& a, int64_t b) { return a + (-b); }
 UOpRef operator*(const UOpRef& a, const UOpRef& b) { return alu(Ops::MUL, a, b); }
 UOpRef operator*(const UOpRef& a, int64_t b) { return a * UOp::const_int(a->dtype, b); }
-UOpRef operator/(const UOpRef& a, int64_t b) { return alu(Ops::IDIV, a, UOp::const_int(a->dtype, b)); }
-UOpRef operator%(const UOpRef& a, int64_t b) { return alu(Ops::MOD, a, UOp::const_int(a->dtype, b)); }
+UOpRef operator/(const UOpRef& a, int64_t b) {
+  return alu(Ops::IDIV, a, UOp::const_int(a->dtype, b));
+}
+UOpRef operator%(const UOpRef& a, int64_t b) {
+  return alu(Ops::MOD, a, UOp::const_int(a->dtype, b));
+}
 UOpRef lt(const UOpRef& a, int64_t b) { return alu(Ops::CMPLT, a, UOp::const_int(a->dtype, b)); }
 UOpRef ge(const UOpRef& a, int64_t b) {
   return alu(Ops::CMPNE, lt(a, b), UOp::const_int(dtypes::bool_, 1));

@@ -28,14 +28,16 @@ using UOpRef = std::shared_ptr<const UOp>;
 //   BUFFER {id, size}          CONST int64 (ints, bool) or double (floats)
 //   RESHAPE/EXPAND new shape   PERMUTE order   PAD/SHRINK {b0, e0, b1, e1, ...}   FLIP axes
 //   REDUCE_AXIS {op, axes...}  REDUCE op       DEFINE_GLOBAL {index, size}
-//   RANGE / DEFINE_ACC number   ASSIGN op
+//   RANGE / DEFINE_ACC number   ASSIGN op   LANE: src {width}, the SIMD lane ids 0..width-1
 class UOp : public std::enable_shared_from_this<UOp> {
  public:
   // The only way to build a node: returns the existing node when an equal one is alive.
   static UOpRef make(Ops op, DType dtype, std::vector<UOpRef> src = {}, Arg arg = {});
   static UOpRef const_(DType dtype, double value);
   static UOpRef const_int(DType dtype, int64_t value);
-  static UOpRef sink(std::vector<UOpRef> src) { return make(Ops::SINK, dtypes::void_, std::move(src)); }
+  static UOpRef sink(std::vector<UOpRef> src) {
+    return make(Ops::SINK, dtypes::void_, std::move(src));
+  }
 
   const Ops op;
   const DType dtype;

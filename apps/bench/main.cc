@@ -1,0 +1,180 @@
+// bench: tinycore's kernels measured side by side with the anchors (the machine's FMA peak and
+// memory bandwidth, Eigen's SGEMM) in one run. Prints a table; --json writes one object a case.
+//
+//   bench [--suite gemm,elementwise,reduce,softmax] [--small] [--json FILE]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "apps/bench/anchors.h"
+#include "tinycore/engine/realize.h"
+#include "tinycore/runtime/device.h"
+#include "tinycore/runtime/thread_pool.h"
+#include "tinycore/schedule/schedule.h"
+#include "tinycore/tensor.h"
+
+using tc::Tensor;
+
+namespace {
+
+struct Result {
+  std::string suite, name;
+  bool flops = true;  // rate in GFLOP/s, else GB/s
+  double time_ms = 0, rate = 0;
+  std::map<std::string, double> ratios = {};
+};
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Tensor random(tc::Shape shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(n);
+  uint32_t s = 12345;
+  for (float& x : v)
+    x = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+  return Tensor(v, shape).realize();
+}
+
+// Best wall time of running the kernels that compute `t` (compiled once, before timing).
+double time_ms(const Tensor& t, int reps) {
+  auto items = tc::schedule::create_schedule({t.uop()});
+  tc::engine::run_schedule(items);  // compile and warm up
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    tc::engine::run_schedule(items);
+    best = std::min(best, now() - t0);
+  }
+  return best * 1e3;
+}
+
+void print(const Result& r) {
+  std::string ratios;
+  for (const auto& [k, v] : r.ratios) ratios += absl::StrFormat("  %s %.3f", k, v);
+  std::printf("%-12s %-24s %10.3f ms %9.2f %s%s\n", r.suite.c_str(), r.name.c_str(), r.time_ms,
+              r.rate, r.flops ? "GFLOP/s" : "GB/s   ", ratios.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> suites = {"gemm", "elementwise", "reduce", "softmax"};
+  std::string json;
+  bool small = false;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--suite" && i + 1 < argc)
+      suites = absl::StrSplit(argv[++i], ',');
+    else if (a == "--json" && i + 1 < argc)
+      json = argv[++i];
+    else if (a == "--small")
+      small = true;
+    else {
+      std::fprintf(stderr,
+                   "bench: unknown argument '%s'\nusage: bench [--suite "
+                   "gemm,elementwise,reduce,softmax] [--small] [--json FILE]\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  try {
+    int threads = tc::runtime::cpu_threads();
+    const std::string device = tc::runtime::default_device();
+    double peak = bench::peak_fma_gflops(threads);
+    double triad = bench::stream_triad_gbps(threads);
+    std::printf("machine: %d threads, FMA peak %.1f GFLOP/s, STREAM triad %.1f GB/s, device %s\n",
+                threads, peak, triad, device.c_str());
+    std::vector<Result> results;
+    auto want = [&](const char* s) {
+      return std::find(suites.begin(), suites.end(), s) != suites.end();
+    };
+    int reps = small ? 2 : 5;
+
+    if (want("gemm")) {
+      std::vector<std::vector<int64_t>> shapes =
+          small ? std::vector<std::vector<int64_t>>{{64, 64, 64}, {128, 128, 128}}
+                : std::vector<std::vector<int64_t>>{
+                      {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1024, 1024}};
+      for (const auto& s : shapes) {
+        int64_t m = s[0], k = s[1], n = s[2];
+        Tensor a = random({m, k}), b = random({k, n});
+        Tensor c = (a.reshape({m, 1, k}) * b.permute({1, 0}).reshape({1, n, k})).sum(2);
+        Result r{"gemm", absl::StrFormat("%dx%dx%d", m, k, n), true};
+        r.time_ms = time_ms(c, reps);
+        r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
+        if (m == k && k == n)
+          r.ratios["ratio_vs_eigen"] =
+              bench::eigen_sgemm_ms(static_cast<int>(n), threads) / r.time_ms;
+        r.ratios["fraction_of_peak"] = r.rate / peak;
+        print(r);
+        results.push_back(r);
+      }
+    }
+    int64_t big = small ? (1 << 16) : (16 << 20);  // floats: 64 MiB per tensor in the full run
+    if (want("elementwise")) {
+      Tensor x = random({big}), y = random({big});
+      Result r{"elementwise", absl::StrFormat("x*2+y %lld", static_cast<long long>(big)), false};
+      r.time_ms = time_ms(x * 2 + y, reps);
+      r.rate = 3.0 * big * 4 / r.time_ms / 1e6;
+      r.ratios["fraction_of_bandwidth"] = r.rate / triad;
+      print(r);
+      results.push_back(r);
+    }
+    if (want("reduce")) {
+      Tensor x = random({big / 1024, 1024});
+      Result r{"reduce", absl::StrFormat("sum %lld", static_cast<long long>(big)), false};
+      r.time_ms = time_ms(x.sum(), reps);
+      r.rate = 1.0 * big * 4 / r.time_ms / 1e6;
+      r.ratios["fraction_of_bandwidth"] = r.rate / triad;
+      print(r);
+      results.push_back(r);
+    }
+    if (want("softmax")) {
+      int64_t rows = small ? 64 : 4096, cols = 1024;
+      Tensor x = random({rows, cols});
+      Tensor e = (x - x.max(1, true)).exp();
+      Result r{
+          "softmax",
+          absl::StrFormat("%lldx%lld", static_cast<long long>(rows), static_cast<long long>(cols)),
+          false};
+      r.time_ms = time_ms(e / e.sum(1, true), reps);
+      r.rate = 2.0 * rows * cols * 4 / r.time_ms / 1e6;  // one read, one write at best
+      r.ratios["fraction_of_bandwidth"] = r.rate / triad;
+      print(r);
+      results.push_back(r);
+    }
+
+    if (!json.empty()) {
+      std::ofstream f(json);
+      if (!f) {
+        std::fprintf(stderr, "bench: cannot write %s\n", json.c_str());
+        return 1;
+      }
+      std::vector<std::string> rows;
+      for (const Result& r : results) {
+        std::string row = absl::StrFormat(
+            R"({"suite": "%s", "case": "%s", "device": "%s", "time_ms": %.4f, "%s": %.3f)", r.suite,
+            r.name, device, r.time_ms, r.flops ? "gflops" : "gbps", r.rate);
+        for (const auto& [k, v] : r.ratios) row += absl::StrFormat(R"(, "%s": %.4f)", k, v);
+        rows.push_back(row + "}");
+      }
+      f << "[\n  " << absl::StrJoin(rows, ",\n  ") << "\n]\n";
+    }
+    return 0;
+  } catch (const tc::Error& e) {
+    std::fprintf(stderr, "bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,176 @@
+// Kernel optimizations preserve results: every kernel run with lanes, register tiles, loop
+// orders and thread splits must match the unoptimized kernel; the thread pool runs each share
+// once.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+
+#include "tinycore/codegen/kernel.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/runtime/thread_pool.h"
+#include "tinycore/schedule/schedule.h"
+#include "tinycore/tensor.h"
+
+namespace tc::codegen {
+namespace {
+
+Tensor random_tensor(const Shape& shape, std::mt19937& rng, DType dtype = dtypes::float32) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(n);
+  std::uniform_real_distribution<float> dist(-2, 2);
+  for (float& x : v) x = dtypes::is_float(dtype) ? dist(rng) : std::round(dist(rng) * 10);
+  return Tensor(v, shape).cast(dtype).realize();
+}
+
+// Runs the single kernel of `t` with `opts` split into `shares`, returning the output bytes.
+std::vector<uint8_t> run(const schedule::ScheduleItem& item, const KernelOpts& opts, int shares) {
+  runtime::Device& dev = item.bufs[0]->buffer->device();
+  auto k = get_kernel(item.ast, dev, opts);
+  std::vector<void*> ptrs;
+  for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
+  std::memset(ptrs[0], 0xAB, item.bufs[0]->buffer->nbytes());  // stale data must be overwritten
+  k->binary->run(ptrs.data(), shares);
+  std::vector<uint8_t> out(item.bufs[0]->buffer->nbytes());
+  item.bufs[0]->buffer->copyout(out.data(), out.size());
+  return out;
+}
+
+void expect_same(const std::vector<uint8_t>& want, const std::vector<uint8_t>& got, DType dtype,
+                 const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  size_t n = want.size() / dtype.itemsize();
+  for (size_t i = 0; i < n; i++) {
+    double a = detail::element<double>(want.data(), dtype, i),
+           b = detail::element<double>(got.data(), dtype, i);
+    if (dtypes::is_float(dtype))
+      ASSERT_NEAR(a, b, 1e-4 * std::max(1.0, std::abs(a))) << what << " at " << i;
+    else
+      ASSERT_EQ(a, b) << what << " at " << i;
+  }
+}
+
+// Every option set that fits the output shape of `t`.
+std::vector<KernelOpts> candidates(const Shape& shape) {
+  std::vector<KernelOpts> out;
+  int nd = static_cast<int>(shape.size());
+  for (int lane = -1; lane < nd; lane++)
+    for (int lanes : {4, 16, 32}) {
+      if (lane >= 0 && shape[lane] % lanes != 0) continue;
+      for (int unroll_axis = -1; unroll_axis < nd; unroll_axis++)
+        for (int unroll : {2, 4}) {
+          if (unroll_axis >= 0 && (unroll_axis == lane || shape[unroll_axis] % unroll != 0))
+            continue;
+          KernelOpts o;
+          if (lane >= 0) o.lane_axis = lane, o.lanes = lanes;
+          if (unroll_axis >= 0) o.unroll_axis = unroll_axis, o.unroll = unroll;
+          o.parallel = true;
+          if (nd >= 2) {  // also the reversed loop order
+            KernelOpts r = o;
+            for (int i = nd - 1; i >= 0; i--) r.order.push_back(i);
+            out.push_back(r);
+          }
+          out.push_back(o);
+          if (unroll_axis < 0) break;
+        }
+      if (lane < 0) break;
+    }
+  return out;
+}
+
+void check_all_opts(const Tensor& t) {
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({t.uop()});
+  ASSERT_EQ(items.size(), 1u);
+  const schedule::ScheduleItem& item = items[0];
+  std::vector<uint8_t> want = run(item, KernelOpts{}, 1);
+  int pool = item.bufs[0]->buffer->device().parallelism();
+  for (const KernelOpts& o : candidates(t.shape())) {
+    for (int shares : {1, pool})
+      expect_same(want, run(item, o, shares), t.dtype(),
+                  o.key() + " shares " + std::to_string(shares));
+  }
+}
+
+TEST(Opts, Elementwise) {
+  std::mt19937 rng(1);
+  Tensor a = random_tensor({8, 32}, rng), b = random_tensor({32}, rng);
+  check_all_opts((a * b + 1).exp2());
+}
+
+TEST(Opts, Matmul) {
+  std::mt19937 rng(2);
+  Tensor a = random_tensor({16, 24}, rng), b = random_tensor({24, 32}, rng);
+  check_all_opts((a.reshape({16, 1, 24}) * b.permute({1, 0}).reshape({1, 32, 24})).sum(2));
+}
+
+TEST(Opts, ReduceAlongContiguousAxis) {
+  std::mt19937 rng(3);
+  Tensor a = random_tensor({32, 20}, rng);
+  check_all_opts(a.max(1));
+}
+
+TEST(Opts, PaddedFlippedViews) {
+  std::mt19937 rng(4);
+  Tensor a = random_tensor({6, 14}, rng);
+  check_all_opts(a.pad({{1, 1}, {1, 1}}).flip({0}).permute({1, 0}) * 2);  // (16, 8)
+}
+
+TEST(Opts, IntegerAndBoolKernels) {
+  std::mt19937 rng(5);
+  Tensor a = random_tensor({4, 16}, rng, dtypes::int32),
+         b = random_tensor({4, 16}, rng, dtypes::int32);
+  check_all_opts((a * 3 + b).maximum(b));
+  check_all_opts(a.lt(b));
+  check_all_opts((a.cast(dtypes::int8) + b.cast(dtypes::int8)).sum(0, true));
+}
+
+TEST(Opts, HalfAndBfloat) {
+  std::mt19937 rng(6);
+  Tensor a = random_tensor({4, 32}, rng, dtypes::float16),
+         b = random_tensor({4, 32}, rng, dtypes::bfloat16);
+  check_all_opts(a * 2 + 1);
+  check_all_opts(b * 2 + 1);
+  check_all_opts(a.cast(dtypes::float32).sum(0, true));
+}
+
+TEST(Opts, RandomKernels) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 6; trial++) {
+    Tensor a = random_tensor({8, 16}, rng), b = random_tensor({8, 16}, rng);
+    Tensor x = trial % 2 ? a.flip({1}) : a.permute({1, 0}).reshape({8, 16});
+    Tensor y = (x * b + a.shrink({{0, 8}, {0, 1}})).relu();
+    check_all_opts(trial % 3 == 0 ? y.sum(1, true) : trial % 3 == 1 ? y.max(0, true) : y);
+  }
+}
+
+TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
+  Target avx512{64, 32, true};
+  Tensor a = Tensor::empty({64, 64}), b = Tensor::empty({64, 64});
+  UOpRef mm =
+      schedule::create_schedule(
+          {(a.reshape({64, 1, 64}) * b.permute({1, 0}).reshape({1, 64, 64})).sum(2).uop()})[0]
+          .ast;
+  KernelOpts o = choose_opts(mm, avx512);
+  EXPECT_EQ(o.lane_axis, 1);  // the output's contiguous axis
+  EXPECT_EQ(o.lanes, 32);
+  EXPECT_EQ(o.unroll_axis, 0);  // a register tile over rows
+  EXPECT_EQ(o.unroll, 8);
+  // summing rows of a row-major matrix: lanes over rows would gather, so none
+  UOpRef rows = schedule::create_schedule({a.sum(1).uop()})[0].ast;
+  EXPECT_EQ(choose_opts(rows, avx512).lane_axis, -1);
+}
+
+TEST(ThreadPool, RunsEveryShareOnce) {
+  runtime::ThreadPool pool(3);
+  ASSERT_EQ(pool.size(), 3);
+  for (int launch = 0; launch < 200; launch++) {
+    std::vector<std::atomic<int>> hits(3);
+    int n = 1 + launch % 3;
+    pool.parallel_for(n, [&](int i) { hits[i]++; });
+    for (int i = 0; i < 3; i++) ASSERT_EQ(hits[i].load(), i < n ? 1 : 0);
+  }
+}
+
+}  // namespace
+}  // namespace tc::codegen

@@ -1,0 +1,732 @@
+// Autograd: every differentiable op's gradient against central finite differences in float64
+// (and some against the known closed form), then the Tensor API around it: backward() filling and
+// accumulating .grad, detach, NoGrad, gradient() of unrelated targets, errors, and parameters that
+// were realized before (or after) the forward graph was built.
+#include "tinycore/gradient.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tinycore/error.h"
+#include "tinycore/tensor.h"
+
+namespace {
+
+using tc::Tensor;
+using ::testing::HasSubstr;
+namespace dt = tc::dtypes;
+using S = std::vector<int64_t>;
+using V = std::vector<double>;
+
+constexpr double kEps = 1e-6;
+constexpr double kTol = 1e-5;
+
+struct Input {
+  S shape;
+  V values;
+};
+
+int64_t numel(const S& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Tensor f64(const V& v, const S& shape) { return Tensor::from_vector<double>(v, shape); }
+
+// Deterministic, distinct weights, so a non-scalar output is reduced to a scalar whose gradient
+// is not the same for every element.
+Tensor weights_for(const S& shape) {
+  V w(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < w.size(); i++) w[i] = 0.5 + 0.37 * static_cast<double>((i * 7) % 11);
+  return f64(w, shape);
+}
+
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// f's output reduced to a scalar: itself, or its weighted sum.
+Tensor scalar_loss(const Fn& f, const std::vector<Tensor>& xs) {
+  Tensor out = f(xs);
+  if (out.ndim() == 0) return out;
+  return out.mul(weights_for(out.shape())).sum();
+}
+
+double eval(const Fn& f, const std::vector<Input>& in) {
+  std::vector<Tensor> xs;
+  for (const Input& i : in) xs.push_back(f64(i.values, i.shape));
+  return scalar_loss(f, xs).item<double>();
+}
+
+void expect_near_all(const V& got, const V& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t j = 0; j < got.size(); j++)
+    EXPECT_NEAR(got[j], want[j], kTol * std::max(1.0, std::abs(want[j])))
+        << what << " element " << j;
+}
+
+// backward() and gradient() of f against central differences, for every input.
+void check_grad(const Fn& f, const std::vector<Input>& in) {
+  std::vector<Tensor> xs;
+  for (const Input& i : in) xs.push_back(f64(i.values, i.shape).requires_grad_());
+  Tensor loss = scalar_loss(f, xs);
+  ASSERT_EQ(loss.dtype(), dt::float64);
+  std::vector<Tensor> via_gradient = loss.gradient(xs);
+  loss.backward();
+  for (size_t k = 0; k < in.size(); k++) {
+    V numeric(in[k].values.size());
+    for (size_t j = 0; j < numeric.size(); j++) {
+      std::vector<Input> plus = in, minus = in;
+      plus[k].values[j] += kEps;
+      minus[k].values[j] -= kEps;
+      numeric[j] = (eval(f, plus) - eval(f, minus)) / (2 * kEps);
+    }
+    std::optional<Tensor> g = xs[k].grad();
+    ASSERT_TRUE(g.has_value()) << "input " << k << " got no grad";
+    EXPECT_EQ(g->shape(), in[k].shape);
+    EXPECT_EQ(g->dtype(), dt::float64);
+    expect_near_all(g->data<double>(), numeric, "backward, input " + std::to_string(k));
+    expect_near_all(via_gradient[k].data<double>(), numeric,
+                    "gradient(), input " + std::to_string(k));
+  }
+}
+
+// values 0.3 .. (away from 0 and from each other, so no kinks or ties)
+V ramp(int64_t n, double start = 0.3, double step = 0.41) {
+  V v;
+  for (int64_t i = 0; i < n; i++) v.push_back(start + step * static_cast<double>(i));
+  return v;
+}
+// mixed signs, none near 0, no two equal
+V mixed(int64_t n) {
+  V v;
+  for (int64_t i = 0; i < n; i++)
+    v.push_back((i % 2 ? -1.0 : 1.0) * (0.25 + 0.3 * static_cast<double>(i)));
+  return v;
+}
+
+Fn unary(std::function<Tensor(const Tensor&)> op) {
+  return [op](const std::vector<Tensor>& x) { return op(x[0]); };
+}
+Fn binary(std::function<Tensor(const Tensor&, const Tensor&)> op) {
+  return [op](const std::vector<Tensor>& x) { return op(x[0], x[1]); };
+}
+
+// ================================================================== unary ops
+
+TEST(GradUnary, Neg) {
+  check_grad(unary([](auto& x) { return x.neg(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Reciprocal) {
+  check_grad(unary([](auto& x) { return x.reciprocal(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Sqrt) {
+  check_grad(unary([](auto& x) { return x.sqrt(); }), {{{5}, ramp(5)}});
+}
+TEST(GradUnary, Rsqrt) {
+  check_grad(unary([](auto& x) { return x.rsqrt(); }), {{{5}, ramp(5)}});
+}
+TEST(GradUnary, Exp) {
+  check_grad(unary([](auto& x) { return x.exp(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Exp2) {
+  check_grad(unary([](auto& x) { return x.exp2(); }), {{{6}, mixed(6)}});
+}
+TEST(GradUnary, Log) {
+  check_grad(unary([](auto& x) { return x.log(); }), {{{2, 2}, ramp(4)}});
+}
+TEST(GradUnary, Log2) {
+  check_grad(unary([](auto& x) { return x.log2(); }), {{{4}, ramp(4)}});
+}
+TEST(GradUnary, Sin) {
+  check_grad(unary([](auto& x) { return x.sin(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Cos) {
+  check_grad(unary([](auto& x) { return x.cos(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Relu) {
+  check_grad(unary([](auto& x) { return x.relu(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Sigmoid) {
+  check_grad(unary([](auto& x) { return x.sigmoid(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Abs) {
+  check_grad(unary([](auto& x) { return x.abs(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Square) {
+  check_grad(unary([](auto& x) { return x.square(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradUnary, Contiguous) {
+  check_grad(unary([](auto& x) {
+               return x.permute({1, 0}).contiguous().mul(x.permute({1, 0}));
+             }),
+             {{{2, 3}, mixed(6)}});
+}
+
+TEST(GradUnary, ClosedForms) {
+  V xv = ramp(4);
+  Tensor x = f64(xv, {4}).requires_grad_();
+  // d/dx sum(x^2 + 3x) = 2x + 3; d/dx sum(exp x) = exp x; d/dx sum(log x) = 1/x
+  std::vector<Tensor> g = x.square().add(x.mul(3.0)).sum().gradient({x});
+  std::vector<Tensor> ge = x.exp().sum().gradient({x});
+  std::vector<Tensor> gl = x.log().sum().gradient({x});
+  V want, want_e, want_l;
+  for (double v : xv) {
+    want.push_back(2 * v + 3);
+    want_e.push_back(std::exp(v));
+    want_l.push_back(1 / v);
+  }
+  expect_near_all(g[0].data<double>(), want, "x^2 + 3x");
+  expect_near_all(ge[0].data<double>(), want_e, "exp");
+  expect_near_all(gl[0].data<double>(), want_l, "log");
+}
+
+TEST(GradUnary, TruncAndComparisonsHaveNoGradient) {
+  Tensor x = f64({0.5, 1.5, -2.5}, {3}).requires_grad_();
+  Tensor loss = x.trunc().add(x.gt(0.0).cast(dt::float64)).sum();
+  loss.backward();
+  ASSERT_TRUE(x.grad().has_value());
+  EXPECT_EQ(x.grad()->data<double>(), (V{0, 0, 0}));
+}
+
+// ================================================================== binary ops
+
+struct BinCase {
+  const char* name;
+  std::function<Tensor(const Tensor&, const Tensor&)> op;
+};
+
+class GradBinary : public ::testing::TestWithParam<BinCase> {};
+
+TEST_P(GradBinary, SameShape) {
+  check_grad(binary(GetParam().op), {{{2, 3}, mixed(6)}, {{2, 3}, ramp(6, -1.1, 0.47)}});
+}
+TEST_P(GradBinary, BroadcastRow) {
+  check_grad(binary(GetParam().op), {{{2, 3}, mixed(6)}, {{3}, ramp(3, 0.6, 0.5)}});
+}
+TEST_P(GradBinary, BroadcastBoth) {
+  check_grad(binary(GetParam().op), {{{2, 1}, V{0.7, -1.3}}, {{1, 3}, V{-0.45, 1.9, 0.2}}});
+}
+TEST_P(GradBinary, ScalarTensor) {
+  check_grad(binary(GetParam().op), {{{2, 3}, mixed(6)}, {{}, V{0.65}}});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, GradBinary,
+    ::testing::Values(BinCase{"add", [](auto& a, auto& b) { return a.add(b); }},
+                      BinCase{"sub", [](auto& a, auto& b) { return a.sub(b); }},
+                      BinCase{"mul", [](auto& a, auto& b) { return a.mul(b); }},
+                      BinCase{"div", [](auto& a, auto& b) { return a.div(b); }},
+                      BinCase{"maximum", [](auto& a, auto& b) { return a.maximum(b); }},
+                      BinCase{"minimum", [](auto& a, auto& b) { return a.minimum(b); }}),
+    [](const ::testing::TestParamInfo<BinCase>& i) { return std::string(i.param.name); });
+
+TEST(GradBinaryConst, WithPythonScalars) {
+  check_grad(unary([](auto& x) { return x.mul(2.5).sub(1.0).div(3.0); }), {{{4}, mixed(4)}});
+  check_grad(unary([](auto& x) { return tc::operator/(2.0, x).add(1.0); }), {{{4}, mixed(4)}});
+  check_grad(unary([](auto& x) { return tc::operator-(1.0, x).maximum(0.1); }), {{{4}, mixed(4)}});
+}
+
+TEST(GradBinaryConst, SameTensorBothSides) {
+  check_grad(unary([](auto& x) { return x.mul(x).add(x).div(x.add(5.0)); }), {{{3}, mixed(3)}});
+}
+
+TEST(GradBinaryClosedForm, MaximumTieSplitsInHalf) {
+  Tensor a = f64({1, 2, 5}, {3}).requires_grad_();
+  Tensor b = f64({1, 3, 4}, {3}).requires_grad_();
+  a.maximum(b).sum().backward();
+  EXPECT_EQ(a.grad()->data<double>(), (V{0.5, 0, 1}));
+  EXPECT_EQ(b.grad()->data<double>(), (V{0.5, 1, 0}));
+  Tensor c = f64({1, 2, 5}, {3}).requires_grad_();
+  c.minimum(f64({1, 3, 4}, {3})).sum().backward();
+  EXPECT_EQ(c.grad()->data<double>(), (V{0.5, 1, 0}));
+}
+
+TEST(GradBinaryClosedForm, MulAndDiv) {
+  Tensor a = f64({1, 2, 3}, {3}).requires_grad_();
+  Tensor b = f64({4, 5, 8}, {3}).requires_grad_();
+  a.div(b).sum().backward();
+  expect_near_all(a.grad()->data<double>(), {0.25, 0.2, 0.125}, "d(a/b)/da");
+  expect_near_all(b.grad()->data<double>(), {-1.0 / 16, -2.0 / 25, -3.0 / 64}, "d(a/b)/db");
+}
+
+// ================================================================== where, cast
+
+TEST(GradWhere, ToBranchesOnly) {
+  check_grad([](const std::vector<Tensor>& x) { return x[0].gt(x[2]).where(x[0].mul(x[1]), x[1]); },
+             {{{2, 3}, mixed(6)}, {{2, 3}, ramp(6, -0.9, 0.33)}, {{3}, V{0.1, -0.2, 0.3}}});
+  // broadcast branch and a constant branch
+  check_grad([](const std::vector<Tensor>& x) { return x[0].lt(0.0).where(x[1], 2.0); },
+             {{{2, 3}, mixed(6)}, {{3}, V{0.4, 0.5, 0.6}}});
+}
+
+TEST(GradWhere, ClosedForm) {
+  Tensor c = Tensor::from_vector<bool>({true, false, true}, S{3});
+  Tensor x = f64({1, 2, 3}, {3}).requires_grad_();
+  Tensor y = f64({4, 5, 6}, {3}).requires_grad_();
+  c.where(x, y).mul(f64({10, 20, 30}, {3})).sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{10, 0, 30}));
+  EXPECT_EQ(y.grad()->data<double>(), (V{0, 20, 0}));
+}
+
+TEST(GradCast, GradientHasTheSourceDtype) {
+  Tensor x = Tensor::from_vector<float>({1, 2, 3}, S{3}).requires_grad_();
+  Tensor y = f64({1, 2, 3}, {3}).requires_grad_();
+  x.cast(dt::float64).mul(y).sum().backward();
+  ASSERT_TRUE(x.grad().has_value());
+  EXPECT_EQ(x.grad()->dtype(), dt::float32);
+  EXPECT_EQ(x.grad()->data<float>(), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(y.grad()->dtype(), dt::float64);
+  EXPECT_EQ(y.grad()->data<double>(), (V{1, 2, 3}));
+}
+
+TEST(GradCast, ThroughFloat32AndBack) {
+  Tensor x = f64({0.5, -1.5}, {2}).requires_grad_();
+  x.cast(dt::float32).square().cast(dt::float64).sum().backward();
+  expect_near_all(x.grad()->data<double>(), {1.0, -3.0}, "d/dx x^2 through float32");
+}
+
+// ================================================================== movement
+
+TEST(GradMovement, Reshape) {
+  check_grad(unary([](auto& x) {
+               return x.reshape({3, 2}).mul(x.reshape({3, 2}).exp());
+             }),
+             {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.reshape({-1}); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.reshape({}); }), {{{1, 1}, V{0.7}}});
+}
+TEST(GradMovement, Permute) {
+  check_grad(unary([](auto& x) { return x.permute({2, 0, 1}); }), {{{2, 3, 2}, mixed(12)}});
+  check_grad(unary([](auto& x) { return x.transpose(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradMovement, Expand) {
+  check_grad(unary([](auto& x) { return x.expand({2, 3, 4}); }), {{{3, 1}, mixed(3)}});
+  check_grad(unary([](auto& x) {
+               return x.reshape({1, 3}).expand({4, 3}).square();
+             }),
+             {{{3}, mixed(3)}});
+}
+TEST(GradMovement, Pad) {
+  check_grad(unary([](auto& x) { return x.pad({{1, 2}, {0, 1}}); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) {
+               return x.pad({{1, 0}, {2, 1}}, 1.5).exp();
+             }),
+             {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.pad({{-1, 1}, {1, -1}}); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradMovement, Shrink) {
+  check_grad(unary([](auto& x) { return x.shrink({{1, 3}, {0, 2}}); }), {{{3, 3}, mixed(9)}});
+}
+TEST(GradMovement, Flip) {
+  check_grad(unary([](auto& x) { return x.flip({0}).mul(x); }), {{{3, 2}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.flip({0, 1}); }), {{{3, 2}, mixed(6)}});
+}
+TEST(GradMovement, FlattenAndChains) {
+  check_grad(
+      unary([](auto& x) {
+        return x.permute({1, 0}).pad({{1, 1}, {0, 0}}).flip({1}).shrink({{0, 3}, {1, 2}}).flatten();
+      }),
+      {{{2, 3}, mixed(6)}});
+}
+TEST(GradMovement, ClosedForms) {
+  Tensor x = f64({1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
+  Tensor w = f64({1, 10, 100}, {3});
+  // shrink: only the kept elements get a gradient
+  x.shrink({{0, 2}, {1, 3}}).sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{0, 1, 1, 0, 1, 1}));
+  // expand: the gradient sums the copies
+  Tensor y = f64({1, 2, 3}, {3}).requires_grad_();
+  y.reshape({1, 3}).expand({4, 3}).mul(w).sum().backward();
+  EXPECT_EQ(y.grad()->data<double>(), (V{4, 40, 400}));
+  // flip: the gradient is flipped back
+  Tensor z = f64({1, 2, 3}, {3}).requires_grad_();
+  z.flip({0}).mul(w).sum().backward();
+  EXPECT_EQ(z.grad()->data<double>(), (V{100, 10, 1}));
+}
+
+// ================================================================== reductions
+
+TEST(GradReduce, Sum) {
+  for (bool keepdim : {false, true}) {
+    check_grad(unary([keepdim](auto& x) { return x.sum(1, keepdim); }), {{{2, 3, 2}, mixed(12)}});
+    check_grad(unary([keepdim](auto& x) {
+                 return x.sum({0, 2}, keepdim);
+               }),
+               {{{2, 3, 2}, mixed(12)}});
+    check_grad(unary([keepdim](auto& x) { return x.sum({}, keepdim); }), {{{2, 3}, mixed(6)}});
+  }
+  check_grad(unary([](auto& x) { return x.sum(-1).square(); }), {{{2, 3}, mixed(6)}});
+}
+TEST(GradReduce, Max) {
+  for (bool keepdim : {false, true}) {
+    check_grad(unary([keepdim](auto& x) { return x.max(1, keepdim); }), {{{2, 3, 2}, mixed(12)}});
+    check_grad(unary([keepdim](auto& x) {
+                 return x.max({0, 2}, keepdim);
+               }),
+               {{{2, 3, 2}, mixed(12)}});
+    check_grad(unary([keepdim](auto& x) { return x.max({}, keepdim); }), {{{2, 3}, mixed(6)}});
+    check_grad(unary([keepdim](auto& x) { return x.min(0, keepdim); }), {{{2, 3}, mixed(6)}});
+  }
+}
+TEST(GradReduce, MaxTiesShareTheGradient) {
+  Tensor x = f64({1, 3, 3, 2, 7, 7, 7, 0}, {2, 4}).requires_grad_();
+  x.max(1).mul(f64({1, 6}, {2})).sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{0, 0.5, 0.5, 0, 2, 2, 2, 0}));
+}
+TEST(GradReduce, SumClosedForm) {
+  Tensor x = f64(mixed(6), {2, 3}).requires_grad_();
+  x.sum(0).mul(f64({1, 2, 3}, {3})).sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{1, 2, 3, 1, 2, 3}));
+}
+
+// ================================================================== chains
+
+Tensor matmul(const Tensor& a, const Tensor& b) {  // (n, k) @ (k, m) from reshape, mul, sum
+  int64_t n = a.shape()[0], k = a.shape()[1], m = b.shape()[1];
+  return a.reshape({n, k, 1}).mul(b.reshape({1, k, m})).sum(1);
+}
+
+TEST(GradChain, MlpLoss) {
+  check_grad(
+      [](const std::vector<Tensor>& p) { return matmul(matmul(p[0], p[1]).relu(), p[2]).sum(); },
+      {{{4, 3}, mixed(12)}, {{3, 5}, ramp(15, -1.0, 0.137)}, {{5, 2}, ramp(10, 0.9, -0.19)}});
+}
+TEST(GradChain, MlpWithBiasSigmoidAndMse) {
+  check_grad(
+      [](const std::vector<Tensor>& p) {
+        Tensor h = matmul(p[0], p[1]).add(p[2]).sigmoid();
+        Tensor y = matmul(h, p[3]);
+        return y.sub(f64({1, 0, 0, 1, 0.5, 0.5}, {3, 2})).square().sum().div(6.0);
+      },
+      {{{3, 2}, mixed(6)},
+       {{2, 4}, ramp(8, -0.8, 0.23)},
+       {{4}, V{0.1, -0.1, 0.2, 0.05}},
+       {{4, 2}, ramp(8, 0.7, -0.17)}});
+}
+TEST(GradChain, LogSoftmaxCrossEntropy) {
+  check_grad(
+      [](const std::vector<Tensor>& p) {
+        const Tensor& x = p[0];
+        Tensor m = x.max(1, true);
+        Tensor lse = x.sub(m).exp().sum(1, true).log().add(m);
+        Tensor logp = x.sub(lse);
+        Tensor onehot = f64({0, 1, 0, 1, 0, 0}, {2, 3});
+        return logp.mul(onehot).sum().neg();
+      },
+      {{{2, 3}, mixed(6)}});
+}
+TEST(GradChain, RealizedIntermediate) {
+  // a contiguous() in the middle splits the forward into two kernels; gradients flow through
+  check_grad(unary([](auto& x) { return x.exp().contiguous().mul(x).sum(0); }),
+             {{{2, 3}, mixed(6)}});
+}
+
+// ================================================================== Tensor API
+
+TEST(GradApi, RequiresGradFlag) {
+  Tensor x = f64({1, 2}, {2});
+  EXPECT_FALSE(x.requires_grad());
+  EXPECT_FALSE(x.grad().has_value());
+  Tensor copy = x;
+  x.requires_grad_();
+  EXPECT_TRUE(copy.requires_grad());         // a handle: copies share the flag
+  EXPECT_FALSE(x.mul(2.0).requires_grad());  // not propagated to results
+  x.requires_grad_(false);
+  x.mul(x).sum().backward();
+  EXPECT_FALSE(x.grad().has_value());
+}
+
+TEST(GradApi, OnlyRequiresGradTensorsGetGrad) {
+  Tensor a = f64({1, 2}, {2}).requires_grad_();
+  Tensor b = f64({3, 4}, {2});
+  Tensor h = a.mul(b);
+  h.sum().backward();
+  EXPECT_EQ(a.grad()->data<double>(), (V{3, 4}));
+  EXPECT_FALSE(b.grad().has_value());
+  EXPECT_FALSE(h.grad().has_value());
+}
+
+TEST(GradApi, BackwardAccumulates) {
+  Tensor x = f64({1, -2, 3}, {3}).requires_grad_();
+  x.square().sum().backward();
+  Tensor first = *x.grad();
+  EXPECT_EQ(first.data<double>(), (V{2, -4, 6}));
+  x.square().sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{4, -8, 12}));
+  EXPECT_EQ(first.data<double>(), (V{4, -8, 12}));  // the grad handle is updated in place
+  x.mul(10.0).sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{14, 2, 22}));
+  x.set_grad({});  // zero_grad
+  EXPECT_FALSE(x.grad().has_value());
+  x.sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{1, 1, 1}));
+}
+
+TEST(GradApi, AccumulatesOntoARealizedGrad) {
+  Tensor x = f64({1, 2}, {2}).requires_grad_();
+  x.mul(3.0).sum().backward();
+  x.grad()->realize();
+  x.mul(3.0).sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{6, 6}));
+}
+
+TEST(GradApi, GradIsLazyAndRealizable) {
+  Tensor x = f64({1, 2, 3}, {3}).requires_grad_();
+  x.exp().sum().backward();
+  Tensor g = *x.grad();
+  EXPECT_NE(g.uop()->op, tc::Ops::BUFFER);
+  EXPECT_NE(g.uop()->op, tc::Ops::RESHAPE);  // a graph, not a buffer view
+  g.realize();
+  EXPECT_TRUE(x.grad()->uop()->op == tc::Ops::BUFFER || x.grad()->uop()->op == tc::Ops::RESHAPE);
+  expect_near_all(x.grad()->data<double>(), {std::exp(1.0), std::exp(2.0), std::exp(3.0)}, "exp");
+}
+
+TEST(GradApi, DetachStopsTheGradient) {
+  Tensor x = f64({1, 2, 3}, {3}).requires_grad_();
+  Tensor d = x.detach();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_EQ(d.data<double>(), (V{1, 2, 3}));
+  EXPECT_EQ(d.dtype(), dt::float64);
+  x.mul(d).sum().backward();  // d/dx (x * const) = const
+  EXPECT_EQ(x.grad()->data<double>(), (V{1, 2, 3}));
+  // only through detach: zeros (a graph that holds y gives y a grad, as tinygrad)
+  Tensor y = f64({1, 2}, {2}).requires_grad_();
+  Tensor loss = y.detach().square().sum();
+  EXPECT_EQ(loss.gradient({y})[0].data<double>(), (V{0, 0}));
+  loss.backward();
+  ASSERT_TRUE(y.grad().has_value());
+  EXPECT_EQ(y.grad()->data<double>(), (V{0, 0}));
+  // a detached tensor can itself be a leaf
+  Tensor z = x.mul(2.0).detach().requires_grad_();
+  z.square().sum().backward();
+  EXPECT_EQ(z.grad()->data<double>(), (V{4, 8, 12}));
+  EXPECT_EQ(x.grad()->data<double>(), (V{1, 2, 3}));  // unchanged
+}
+
+TEST(GradApi, NonScalarBackwardNeedsAGradient) {
+  Tensor x = f64({1, 2, 3}, {3}).requires_grad_();
+  Tensor y = x.mul(2.0);
+  try {
+    y.backward();
+    FAIL() << "no tc::Error";
+  } catch (const tc::Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("backward must be called on a scalar tensor"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("(3,)"));
+  }
+  EXPECT_THROW(y.gradient({x}), tc::Error);
+  // with an explicit gradient it works
+  y.backward(f64({1, 2, 3}, {3}));
+  EXPECT_EQ(x.grad()->data<double>(), (V{2, 4, 6}));
+  // a gradient of the wrong shape is an error
+  try {
+    y.backward(f64({1, 2}, {2}));
+    FAIL() << "no tc::Error";
+  } catch (const tc::Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("does not match"));
+  }
+}
+
+TEST(GradApi, OnlyFloatTensorsHaveGradient) {
+  Tensor i = Tensor::from_vector<int32_t>({1, 2}, S{2});
+  Tensor x = f64({1, 2}, {2});
+  EXPECT_THROW(i.sum().backward(), tc::Error);
+  EXPECT_THROW(x.sum().gradient({i}), tc::Error);
+  // an int requires_grad tensor in the graph is skipped by backward
+  i.requires_grad_();
+  x.requires_grad_();
+  x.mul(i).sum().backward();
+  EXPECT_FALSE(i.grad().has_value());
+  EXPECT_EQ(x.grad()->data<double>(), (V{1, 2}));
+}
+
+TEST(GradApi, GradientOfUnrelatedTargetIsZeros) {
+  Tensor x = f64({1, 2}, {2});
+  Tensor other = f64({5, 6, 7, 8}, {2, 2});
+  std::vector<Tensor> g = x.square().sum().gradient({x, other});
+  EXPECT_EQ(g[0].data<double>(), (V{2, 4}));
+  EXPECT_EQ(g[1].shape(), (S{2, 2}));
+  EXPECT_EQ(g[1].dtype(), dt::float64);
+  EXPECT_EQ(g[1].data<double>(), (V{0, 0, 0, 0}));
+  // backward leaves an unrelated parameter's grad unset
+  other.requires_grad_();
+  x.requires_grad_();
+  x.sum().backward();
+  EXPECT_FALSE(other.grad().has_value());
+}
+
+TEST(GradApi, GradientOfIntermediateAndSelf) {
+  Tensor x = f64({1, 2}, {2});
+  Tensor h = x.mul(3.0);
+  Tensor loss = h.square().sum();
+  std::vector<Tensor> g = loss.gradient({h, x, loss});
+  EXPECT_EQ(g[0].data<double>(), (V{6, 12}));
+  EXPECT_EQ(g[1].data<double>(), (V{18, 36}));
+  EXPECT_EQ(g[2].data<double>(), (V{1}));
+}
+
+TEST(GradApi, SecondOrderGradient) {
+  Tensor x = f64({1, -2, 0.5}, {3});
+  Tensor dx = x.mul(x).mul(x).sum().gradient({x})[0];  // 3x^2
+  expect_near_all(dx.data<double>(), {3, 12, 0.75}, "first");
+  Tensor ddx = dx.sum().gradient({x})[0];  // 6x
+  expect_near_all(ddx.data<double>(), {6, -12, 3}, "second");
+}
+
+TEST(GradApi, NoGradLeavesGradsAlone) {
+  Tensor x = f64({1, 2}, {2}).requires_grad_();
+  EXPECT_FALSE(Tensor::no_grad());
+  {
+    tc::NoGrad guard;
+    EXPECT_TRUE(Tensor::no_grad());
+    {
+      tc::NoGrad nested;
+      EXPECT_TRUE(Tensor::no_grad());
+    }
+    EXPECT_TRUE(Tensor::no_grad());
+    x.square().sum().backward();
+    EXPECT_FALSE(x.grad().has_value());
+    // gradient() is a pure function of the graph and still works
+    EXPECT_EQ(x.square().sum().gradient({x})[0].data<double>(), (V{2, 4}));
+  }
+  EXPECT_FALSE(Tensor::no_grad());
+  x.square().sum().backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{2, 4}));
+}
+
+TEST(GradApi, DeadParametersAreForgotten) {
+  Tensor keep = f64({1, 2}, {2}).requires_grad_();
+  for (int i = 0; i < 200; i++) {
+    Tensor tmp = f64({1, 2}, {2}).requires_grad_();
+    tmp.sum().backward();
+  }
+  keep.mul(keep).sum().backward();
+  EXPECT_EQ(keep.grad()->data<double>(), (V{2, 4}));
+}
+
+TEST(GradApi, LossReadBeforeBackward) {
+  // item()/data() compute the loss without discarding its graph
+  Tensor x = f64({1, 2}, {2}).requires_grad_();
+  Tensor loss = x.square().sum();
+  EXPECT_EQ(loss.item<double>(), 5.0);
+  loss.backward();
+  EXPECT_EQ(x.grad()->data<double>(), (V{2, 4}));
+}
+
+// ================================================================== realized parameters
+
+TEST(GradRealized, WeightsRealizedBeforeForward) {
+  // parameters computed lazily, then realized (their uop becomes a buffer), then used
+  Tensor w = Tensor::arange(6).cast(dt::float64).mul(0.5).reshape({2, 3}).requires_grad_();
+  Tensor b = Tensor::full({3}, 0.25, dt::float64).requires_grad_();
+  tc::realize_all({w, b});
+  Tensor x = f64({1, 2}, {1, 2});
+  Tensor loss = matmul(x, w).add(b).square().sum();
+  loss.backward();
+  // y = x @ w + b = [1*0 + 2*1.5, 1*0.5 + 2*2, 1*1 + 2*2.5] + 0.25 = [3.25, 4.75, 6.25]
+  V y = {3.25, 4.75, 6.25};
+  V dw, db;
+  for (double xi : {1.0, 2.0})
+    for (double yi : y) dw.push_back(2 * yi * xi);
+  for (double yi : y) db.push_back(2 * yi);
+  expect_near_all(w.grad()->data<double>(), dw, "dw");
+  expect_near_all(b.grad()->data<double>(), db, "db");
+}
+
+TEST(GradRealized, WeightRealizedAfterForwardWasBuilt) {
+  Tensor w = Tensor::full({3}, 2.0, dt::float64).add(f64({0, 1, 2}, {3})).requires_grad_();
+  Tensor before = w.mul(f64({1, 2, 3}, {3})).sum();  // built from w's lazy graph
+  w.realize();                                       // now w holds a buffer view
+  Tensor after = w.square().sum();                   // built from the buffer
+  before.add(after).backward();
+  // d/dw = [1, 2, 3] + 2w, w = [2, 3, 4]
+  EXPECT_EQ(w.grad()->data<double>(), (V{5, 8, 11}));
+  std::vector<Tensor> g = before.gradient({w});
+  EXPECT_EQ(g[0].data<double>(), (V{1, 2, 3}));
+}
+
+TEST(GradRealized, ReshapedWeightRealizedAfterForwardWasBuilt) {
+  // the forward uses a reshape of w, which Tensor folds into one RESHAPE of w's source
+  Tensor w = Tensor::arange(6).cast(dt::float64).add(1.0).reshape({2, 3}).requires_grad_();
+  Tensor loss = w.reshape({6}).mul(f64({1, 2, 3, 4, 5, 6}, {6})).sum().add(w.square().sum());
+  w.realize();
+  EXPECT_TRUE(w.uop()->op == tc::Ops::RESHAPE && w.uop()->src[0]->op == tc::Ops::BUFFER);
+  loss.backward();
+  ASSERT_TRUE(w.grad().has_value());
+  EXPECT_EQ(w.grad()->shape(), (S{2, 3}));
+  EXPECT_EQ(w.grad()->data<double>(), (V{3, 6, 9, 12, 15, 18}));  // i + 2 * (i)
+}
+
+TEST(GradRealized, SgdTrainingLoop) {
+  // fit y = 3x - 1 with a realized weight and bias, updating them each step
+  Tensor x = f64({-1, 0, 1, 2}, {4, 1});
+  Tensor y = f64({-4, -1, 2, 5}, {4, 1});
+  Tensor w = f64({0}, {1, 1}).requires_grad_();
+  Tensor b = f64({0}, {1}).requires_grad_();
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; step++) {
+    Tensor loss = matmul(x, w).add(b).sub(y).square().sum().div(4.0);
+    loss.backward();
+    ASSERT_TRUE(w.grad().has_value() && b.grad().has_value());
+    double l = loss.item<double>();
+    if (step == 0) first = l;
+    last = l;
+    Tensor nw = w.sub(w.grad()->mul(0.2)).detach(), nb = b.sub(b.grad()->mul(0.2)).detach();
+    tc::realize_all({nw, nb});
+    w = nw.requires_grad_();
+    b = nb.requires_grad_();
+  }
+  EXPECT_GT(first, 10.0);
+  EXPECT_LT(last, 1e-4);
+  EXPECT_NEAR(w.item<double>(), 3.0, 1e-2);
+  EXPECT_NEAR(b.item<double>(), -1.0, 1e-2);
+}
+
+TEST(GradRealized, InPlaceStyleUpdateOfOneHandle) {
+  // the same Tensor object reused across steps: realize() after each update
+  Tensor w = f64({1, 1}, {2}).requires_grad_();
+  for (int step = 0; step < 3; step++) {
+    w.square().sum().backward();
+    Tensor g = *w.grad();
+    w = w.sub(g.mul(0.25)).detach().realize().requires_grad_();
+  }
+  // w <- w - 0.25 * 2w = w / 2 each step
+  EXPECT_EQ(w.data<double>(), (V{0.125, 0.125}));
+}
+
+// ================================================================== compute_gradient directly
+
+TEST(ComputeGradient, OnlyNodesOnTargetPathsAreVisited) {
+  Tensor x = f64({1, 2}, {2}), y = f64({3, 4}, {2});
+  Tensor loss = x.mul(2.0).add(y.exp()).sum();
+  tc::GradientMap g =
+      tc::compute_gradient(loss.uop(), tc::UOp::const_(dt::float64, 1.0), {x.uop()});
+  EXPECT_TRUE(g.contains(x.uop().get()));
+  EXPECT_FALSE(g.contains(y.uop().get()));
+  // the ADD hands a gradient to its exp2 source, but the walk does not enter it
+  const tc::UOp* exp2 = nullptr;
+  for (const tc::UOp* u : loss.uop()->toposort())
+    if (u->op == tc::Ops::EXP2) exp2 = u;
+  ASSERT_NE(exp2, nullptr);
+  EXPECT_TRUE(g.contains(exp2));
+  for (const tc::UOp* u : exp2->toposort())
+    if (u != exp2) {
+      EXPECT_FALSE(g.contains(u)) << "walked off the path into " << tc::op_name(u->op);
+    }
+}
+
+TEST(ComputeGradient, DetachIsAValueNoop) {
+  tc::UOpRef c = tc::UOp::const_(dt::float32, 2.0);
+  tc::UOpRef d = tc::detach(c);
+  EXPECT_TRUE(tc::is_detach(*d));
+  EXPECT_FALSE(tc::is_detach(*tc::UOp::make(tc::Ops::CAST, dt::float64, {c})));
+  EXPECT_EQ(Tensor(d).item<float>(), 2.0f);
+}
+
+}  // namespace

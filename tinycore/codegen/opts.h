@@ -1,0 +1,36 @@
+// Optimization choices for one kernel, applied when it is lowered to loops:
+//   lanes   an output axis spread across SIMD lanes: one loop iteration computes `lanes`
+//           consecutive outputs as a vector (tinygrad's UPCAST of a contiguous axis)
+//   unroll  an output axis computed `unroll` times per iteration, sharing every load that does
+//           not depend on it: a register tile (UPCAST of a second axis)
+//   order   the output loops, outermost first
+//   threads the outermost loop is split across CPU cores (THREAD)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tinycore/uop/uop.h"
+
+namespace tc::codegen {
+
+struct KernelOpts {
+  int lane_axis = -1, lanes = 1;
+  int unroll_axis = -1, unroll = 1;
+  std::vector<int> order;  // empty: natural order
+  bool parallel = false;
+
+  std::string key() const;  // for caches: every field
+};
+
+// What the heuristic needs to know of the device.
+struct Target {
+  int simd_bytes = 16;      // one vector register
+  int simd_registers = 16;  // how many there are
+  bool threads = true;      // kernels may be split across cores
+};
+
+// The heuristic: picks opts for a kernel AST from its shapes and the target (NOOPT=1 picks none).
+KernelOpts choose_opts(const UOpRef& ast, const Target& target);
+
+}  // namespace tc::codegen

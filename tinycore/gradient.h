@@ -1,0 +1,34 @@
+// Reverse-mode differentiation as a rewrite of the UOp graph, modelled on tinygrad's gradient.py:
+// a table gives, for each op, the gradients of a node's sources from the gradient flowing into
+// the node (all built from UOps, so they stay lazy and run through the ordinary scheduler), and
+// compute_gradient walks the graph from the root in reverse topological order, summing the
+// gradients that reach each node.
+#pragma once
+
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "tinycore/uop/uop.h"
+
+namespace tc {
+
+// The gradient of every node on a path from a target to the root, keyed by node (the targets
+// among them). A target that the root does not depend on (or only through a node without a
+// gradient: comparisons, TRUNC, IDIV, MOD, bitwise ops, detach) has no entry. `root_grad` must
+// have the root's shape and dtype. Throws tc::Error for an op on the path that has no rule.
+using GradientMap = absl::flat_hash_map<const UOp*, UOpRef>;
+GradientMap compute_gradient(const UOpRef& root, const UOpRef& root_grad,
+                             const std::vector<UOpRef>& targets);
+
+// The gradients of `ret`'s sources (one entry per source, nullptr where none flows) when `grad`
+// flows into `ret`. Throws tc::Error when the op has no gradient rule.
+std::vector<UOpRef> source_gradients(const UOpRef& ret, const UOpRef& grad);
+
+// The same value as `x`, but a wall for gradients (tinygrad's DETACH). The op set has no DETACH,
+// so it is a CAST to the node's own dtype: Tensor never builds one otherwise (cast to the same
+// dtype returns the tensor itself), the scheduler computes it as a copy, and the codegen's
+// symbolic rules fold it away.
+UOpRef detach(const UOpRef& x);
+bool is_detach(const UOp& u);
+
+}  // namespace tc
