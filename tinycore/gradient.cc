@@ -208,8 +208,8 @@ std::vector<const UOp*> gated_toposort(const UOp* root,
 
 }  // namespace
 
-UOpRef detach(const UOpRef& x) { return UOp::make(Ops::CAST, x->dtype, {x}); }
-bool is_detach(const UOp& u) { return u.op == Ops::CAST && u.src[0]->dtype == u.dtype; }
+UOpRef detach(const UOpRef& x) { return UOp::make(Ops::DETACH, x->dtype, {x}); }
+bool is_detach(const UOp& u) { return u.op == Ops::DETACH; }
 
 std::vector<UOpRef> source_gradients(const UOpRef& ret, const UOpRef& grad) {
   const Rule& rule = rules()[static_cast<int>(ret->op)];

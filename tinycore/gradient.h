@@ -24,10 +24,7 @@ GradientMap compute_gradient(const UOpRef& root, const UOpRef& root_grad,
 // flows into `ret`. Throws tc::Error when the op has no gradient rule.
 std::vector<UOpRef> source_gradients(const UOpRef& ret, const UOpRef& grad);
 
-// The same value as `x`, but a wall for gradients (tinygrad's DETACH). The op set has no DETACH,
-// so it is a CAST to the node's own dtype: Tensor never builds one otherwise (cast to the same
-// dtype returns the tensor itself), the scheduler computes it as a copy, and the codegen's
-// symbolic rules fold it away.
+// The same value as `x`, but a wall for gradients: a DETACH node, which kernels read through.
 UOpRef detach(const UOpRef& x);
 bool is_detach(const UOp& u);
 

@@ -64,6 +64,7 @@ class Lowerer {
       case Ops::CONST:
         return n;
       case Ops::CONTIGUOUS:
+      case Ops::DETACH:
         return value(n->src[0], idx, valid);
       case Ops::RESHAPE: {
         UOpRef lin = linear_index(idx, n->shape());

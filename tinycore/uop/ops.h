@@ -6,21 +6,28 @@
 
 namespace tc {
 
-#define TC_OPS(X)                                                                                \
-  /* graph structure */                                                                          \
-  X(SINK)                                                                                        \
-  X(NOOP) /* memory and constants */                                                             \
-      X(BUFFER) X(CONST) X(DEFINE_VAR)                                                           \
-          X(CONTIGUOUS) /* movement: change how a kernel indexes, never copy */                  \
-      X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK)                                           \
-          X(FLIP) /* reductions: REDUCE_AXIS on tensors, REDUCE over RANGEs in kernels */        \
-      X(REDUCE_AXIS) X(REDUCE)                                /* unary ALU */                    \
-      X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC) /* casts */                        \
-      X(CAST) X(BITCAST)                                      /* binary ALU */                   \
-      X(ADD) X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) X(OR) \
-          X(XOR) X(SHL) X(SHR) /* ternary ALU */                                                 \
-      X(WHERE) X(MULACC)       /* codegen: kernel arguments, loops, SIMD lanes, memory access */ \
-      X(DEFINE_GLOBAL) X(RANGE) X(LANE) X(END) X(INDEX) X(LOAD) X(STORE) X(DEFINE_ACC) X(ASSIGN)
+// clang-format off
+#define TC_OPS(X)                                                                      \
+  /* graph structure */                                                                \
+  X(SINK) X(NOOP)                                                                      \
+  /* memory and constants; DETACH is the value of its source, a wall for gradients */  \
+  X(BUFFER) X(CONST) X(DEFINE_VAR) X(CONTIGUOUS) X(DETACH)                             \
+  /* movement: change how a kernel indexes, never copy */                              \
+  X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                             \
+  /* reductions: REDUCE_AXIS on tensors, REDUCE over RANGEs in kernels */              \
+  X(REDUCE_AXIS) X(REDUCE)                                                             \
+  /* unary ALU */                                                                      \
+  X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                              \
+  /* casts */                                                                          \
+  X(CAST) X(BITCAST)                                                                   \
+  /* binary ALU */                                                                     \
+  X(ADD) X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) \
+  X(OR) X(XOR) X(SHL) X(SHR)                                                           \
+  /* ternary ALU */                                                                    \
+  X(WHERE) X(MULACC)                                                                   \
+  /* codegen: kernel arguments, loops, SIMD lanes, memory access */                    \
+  X(DEFINE_GLOBAL) X(RANGE) X(LANE) X(END) X(INDEX) X(LOAD) X(STORE) X(DEFINE_ACC) X(ASSIGN)
+// clang-format on
 
 enum class Ops : uint8_t {
 #define TC_OP_ENUM(name) name,

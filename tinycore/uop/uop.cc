@@ -188,6 +188,7 @@ void UOp::infer() {
     }
     case Ops::FLIP:
     case Ops::CONTIGUOUS:
+    case Ops::DETACH:
       shape_ = in;
       break;
     default:
