@@ -169,6 +169,12 @@ class Tensor {
   // True while a NoGrad guard is alive on this thread.
   static bool no_grad();
 
+  // ---- movement, indexing and creation helpers (tensor_movement.cc) ----
+  // ---- end movement ----
+
+  // ---- reductions, scans, activations and more elementwise (tensor_reduce.cc) ----
+  // ---- end reductions ----
+
   // running the graph
   Tensor& realize();
   template <typename T>

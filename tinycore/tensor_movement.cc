@@ -1,0 +1,3 @@
+#include "tinycore/tensor.h"
+
+namespace tc {}  // namespace tc
