@@ -16,7 +16,7 @@
 namespace tc {
 namespace {
 
-int64_t prod(const Shape& s) {
+int64_t shape_numel(const Shape& s) {
   return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
 }
 
@@ -50,8 +50,9 @@ Shape checked_data_shape(const char* op, size_t length, const std::optional<Shap
   Shape s = shape ? *shape : Shape{static_cast<int64_t>(length)};
   for (int64_t d : s)
     if (d < 0) fail("%s: shape %s has a negative dimension", op, fmt_shape(s));
-  if (prod(s) != static_cast<int64_t>(length))
-    fail("%s: %d values do not fill shape %s (%d elements)", op, length, fmt_shape(s), prod(s));
+  if (shape_numel(s) != static_cast<int64_t>(length))
+    fail("%s: %d values do not fill shape %s (%d elements)", op, length, fmt_shape(s),
+         shape_numel(s));
   return s;
 }
 }  // namespace detail
@@ -69,9 +70,9 @@ Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype) {
 }
 
 Tensor Tensor::empty(Shape shape, DType dtype) {
-  detail::checked_data_shape("Tensor.empty", static_cast<size_t>(std::max<int64_t>(prod(shape), 0)),
-                             shape);
-  UOpRef buf = schedule::new_buffer(runtime::default_device(), dtype, prod(shape));
+  detail::checked_data_shape("Tensor.empty",
+                             static_cast<size_t>(std::max<int64_t>(shape_numel(shape), 0)), shape);
+  UOpRef buf = schedule::new_buffer(runtime::default_device(), dtype, shape_numel(shape));
   if (shape.size() == 1) return Tensor(buf);
   return Tensor(UOp::make(Ops::RESHAPE, dtype, {buf}, shape));
 }
@@ -119,7 +120,7 @@ Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dtype) {
   return e.shrink({{0, n}, {0, cols}});
 }
 
-int64_t Tensor::numel() const { return prod(shape()); }
+int64_t Tensor::numel() const { return shape_numel(shape()); }
 
 std::string Tensor::device() const {
   for (const UOp* u : uop()->toposort())
@@ -342,9 +343,9 @@ Tensor Tensor::reshape(Shape new_shape) const {
       fail("Tensor.reshape: cannot reshape %s to %s", fmt_shape(shape()), fmt_shape(new_shape));
     new_shape[infer] = numel() / known;
   }
-  if (prod(new_shape) != numel())
+  if (shape_numel(new_shape) != numel())
     fail("Tensor.reshape: cannot reshape %s (%d elements) to %s (%d elements)", fmt_shape(shape()),
-         numel(), fmt_shape(new_shape), prod(new_shape));
+         numel(), fmt_shape(new_shape), shape_numel(new_shape));
   if (new_shape == shape()) return *this;
   const UOpRef& base =
       uop()->op == Ops::RESHAPE ? uop()->src[0] : uop();  // reshape of reshape is one
@@ -466,7 +467,7 @@ Tensor Tensor::flatten(int start_dim, int end_dim) const {
   int s = normalize_axis("flatten", start_dim), e = normalize_axis("flatten", end_dim);
   if (s > e) fail("Tensor.flatten: start_dim %d is after end_dim %d", start_dim, end_dim);
   Shape out(shape().begin(), shape().begin() + s);
-  out.push_back(prod(Shape(shape().begin() + s, shape().begin() + e + 1)));
+  out.push_back(shape_numel(Shape(shape().begin() + s, shape().begin() + e + 1)));
   out.insert(out.end(), shape().begin() + e + 1, shape().end());
   return reshape(out);
 }

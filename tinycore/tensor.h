@@ -170,9 +170,130 @@ class Tensor {
   static bool no_grad();
 
   // ---- movement, indexing and creation helpers (tensor_movement.cc) ----
+  // Size-1 dimensions removed: `dim` only (a no-op when it is not 1), or (default) all of them.
+  Tensor squeeze(std::optional<int> dim = {}) const;
+  Tensor unsqueeze(int dim) const;  // dim in [-ndim-1, ndim]
+  // tinygrad's .T (transpose(): swaps dims 0 and 1); 0-d and 1-d tensors are returned as is.
+  // Named t() because a member named T would hide the template parameters named T.
+  Tensor t() const;
+  Tensor T() const { return t(); }  // tinygrad's .T
+  Tensor view(Shape shape) const;   // an alias of reshape
+  // Dimension `dim` split into `sizes` (one of them may be -1); flatten(dim, dim+n-1) undoes it.
+  Tensor unflatten(int dim, Shape sizes) const;
+  // Concatenation along `dim` (pad + add, as tinygrad): all shapes equal except along `dim`,
+  // dtypes promote. Tensor::cat(tensors, dim) for a vector; a.cat({b, c}, dim) is [a, b, c].
+  // (Tensor::cat({a, b}) does not compile: pass a std::vector, or call a.cat({b}).)
+  static Tensor cat(const std::vector<Tensor>& tensors, int dim = 0);
+  Tensor cat(std::initializer_list<Tensor> others, int dim = 0) const;
+  // Stacking along a new dimension `dim` (in [-ndim-1, ndim]); all shapes must be equal.
+  static Tensor stack(const std::vector<Tensor>& tensors, int dim = 0);
+  Tensor stack(std::initializer_list<Tensor> others, int dim = 0) const;
+  // Tiled `repeats[i]` times along each dimension; extra leading repeats add dimensions.
+  Tensor repeat(std::vector<int64_t> repeats) const;
+  // Pieces of `size` along `dim` (the last one may be smaller), or of the given sizes.
+  std::vector<Tensor> split(int64_t size, int dim = 0) const;
+  std::vector<Tensor> split(std::vector<int64_t> sizes, int dim = 0) const;
+  // At most `chunks` pieces of ceil(n / chunks) along `dim` (fewer when they run out).
+  std::vector<Tensor> chunk(int64_t chunks, int dim = 0) const;
+  // Circular shift by shifts[i] along dims[i] (elements leaving one end come back at the other).
+  Tensor roll(std::vector<int64_t> shifts, std::vector<int> dims) const;
+  Tensor roll(int64_t shift, int dim) const;
+  // pad with a mode: "constant" (fill with `value`), "reflect" (mirror without the edge),
+  // "replicate" (repeat the edge) or "circular" (wrap around, at most once). Negative entries
+  // remove elements, except in "circular" mode.
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, const std::string& mode,
+             ConstValue value = 0.0) const;
+  template <size_t N>  // a string literal mode (a plain const char* would also match pad(p, 0))
+  Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, const char (&mode)[N],
+             ConstValue value = 0.0) const {
+    return pad(std::move(padding), std::string(mode), value);
+  }
+  // Zero-padded at the end of each dimension up to `shape` (-1 keeps a dimension).
+  Tensor pad_to(Shape shape) const;
+  // Coordinate grids from 0-d or 1-d tensors; indexing "ij" (matrix) or "xy" (Cartesian).
+  static std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors,
+                                      const std::string& indexing = "ij");
+  // The upper / lower triangle of the last two dimensions (others set to 0); `diagonal` > 0
+  // moves the boundary above the main diagonal, < 0 below it.
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  // `steps` evenly spaced values from start to stop inclusive (computed in float32, then cast).
+  static Tensor linspace(double start, double stop, int64_t steps,
+                         DType dtype = dtypes::default_float);
+  // Tensors of t's shape, and its dtype unless one is given.
+  static Tensor zeros_like(const Tensor& t, std::optional<DType> dtype = {});
+  static Tensor ones_like(const Tensor& t, std::optional<DType> dtype = {});
+  static Tensor full_like(const Tensor& t, ConstValue value, std::optional<DType> dtype = {});
+  static Tensor empty_like(const Tensor& t, std::optional<DType> dtype = {});
   // ---- end movement ----
 
   // ---- reductions, scans, activations and more elementwise (tensor_reduce.cc) ----
+  // Reductions. mean of an integer tensor is float32; var/std divide by max(0, n - correction).
+  Tensor mean(Axes axis = {}, bool keepdim = false) const;
+  Tensor var(Axes axis = {}, bool keepdim = false, double correction = 1) const;
+  Tensor std(Axes axis = {}, bool keepdim = false, double correction = 1) const;
+  std::pair<Tensor, Tensor> var_mean(Axes axis = {}, bool keepdim = false,
+                                     double correction = 1) const;  // (var, mean)
+  std::pair<Tensor, Tensor> std_mean(Axes axis = {}, bool keepdim = false,
+                                     double correction = 1) const;  // (std, mean)
+  Tensor any(Axes axis = {}, bool keepdim = false) const;           // bool
+  Tensor all(Axes axis = {}, bool keepdim = false) const;           // bool
+  Tensor softmax(int axis = -1, std::optional<DType> dtype = {}) const;
+  Tensor log_softmax(int axis = -1, std::optional<DType> dtype = {}) const;
+  Tensor logsumexp(Axes axis = {}, bool keepdim = false) const;
+  // Index of the first maximum (minimum) as int32; no axis means of the flattened tensor (then
+  // keepdim is ignored, as tinygrad).
+  Tensor argmax(std::optional<int> axis = {}, bool keepdim = false) const;
+  Tensor argmin(std::optional<int> axis = {}, bool keepdim = false) const;
+  // Scans along one axis (same shape; cumsum takes sum's dtype, cummax keeps the dtype).
+  Tensor cumsum(int axis = 0) const;
+  Tensor cummax(int axis = 0) const;
+
+  // Elementwise math (float results for integer inputs, except where noted).
+  Tensor tan() const;
+  Tensor tanh() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor sign() const;   // keeps the dtype; NaN stays NaN, +-inf gives +-1 (tinygrad: NaN)
+  Tensor ceil() const;   // integers unchanged
+  Tensor floor() const;  // integers unchanged
+  Tensor round() const;  // half to even; integers unchanged
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;  // bool
+  Tensor isnan() const;                                                          // bool
+  Tensor isfinite() const;                                                       // bool
+  Tensor isclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08,
+                 bool equal_nan = false) const;  // bool
+  // At least one bound; NaN stays NaN.
+  Tensor clamp(std::optional<ConstValue> min = {}, std::optional<ConstValue> max = {}) const;
+  Tensor clip(std::optional<ConstValue> min = {}, std::optional<ConstValue> max = {}) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, ConstValue weight) const;
+  Tensor copysign(const Tensor& other) const;  // the sign of a NaN `other` reads as +
+  Tensor copysign(ConstValue other) const;
+  // Float pow as exp2(e * log2|b|) with tinygrad's fixes: a negative base gives NaN for a
+  // non-integer exponent and the sign of an odd one; 0 ** 0 is 1. An integer base needs a float
+  // exponent (the result is rounded back to the base's dtype) or a non-negative integer constant
+  // (exact, by repeated squaring).
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(ConstValue exponent, bool reverse = false) const;  // reverse: exponent ** this
+
+  // Activations.
+  Tensor gelu() const;  // tanh approximation
+  Tensor quick_gelu() const;
+  Tensor silu() const;
+  Tensor swish() const;
+  Tensor relu6() const;
+  Tensor hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;
+  Tensor hardswish() const;
+  Tensor hardtanh(double min_val = -1, double max_val = 1) const;
+  Tensor elu(double alpha = 1.0) const;
+  Tensor celu(double alpha = 1.0) const;
+  Tensor selu(double alpha = 1.67326, double gamma = 1.0507) const;
+  Tensor leaky_relu(double neg_slope = 0.01) const;
+  Tensor softplus(double beta = 1) const;
+  Tensor softsign() const;
+  Tensor mish() const;
+  Tensor prod(Axes axis = {}, bool keepdim = false) const;  // keeps the dtype (ints wrap)
   // ---- end reductions ----
 
   // running the graph

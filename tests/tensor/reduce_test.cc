@@ -1,3 +1,715 @@
+// The reductions, scans, activations and extra elementwise ops of tinycore/tensor_reduce.cc
+// against a naive double-precision reference (tests/tensor/reference.h), also on non-contiguous
+// views, with negative axes, keepdim, special values, integer inputs and bad arguments.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "tests/tensor/reference.h"
+#include "tinycore/dtype.h"
+#include "tinycore/error.h"
+#include "tinycore/tensor.h"
+
+namespace {
+
+namespace ref = tcref;
+namespace dt = tc::dtypes;
+using ref::NDArray;
+using tc::Tensor;
+using S = std::vector<int64_t>;
+
+constexpr double kF32 = 1e-5;
+constexpr double kTrans = 1e-4;
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+NDArray vals(S shape, std::vector<double> v) { return NDArray(std::move(shape), std::move(v)); }
+
+// A reference reduction over `axis` of size n at each output position: f(values along axis).
+NDArray reduce_with(const NDArray& a, int axis, bool keepdim,
+                    const std::function<double(const std::vector<double>&)>& f) {
+  int nd = static_cast<int>(a.shape.size());
+  int ax = (axis + nd) % nd;
+  S kept = a.shape;
+  kept[static_cast<size_t>(ax)] = 1;
+  NDArray out = ref::generate(kept, [&](int64_t i) {
+    std::vector<int64_t> idx = ref::unravel(i, kept);
+    std::vector<double> line;
+    for (int64_t k = 0; k < a.shape[static_cast<size_t>(ax)]; k++) {
+      idx[static_cast<size_t>(ax)] = k;
+      line.push_back(a.at(idx));
+    }
+    return f(line);
+  });
+  if (keepdim) return out;
+  S s;
+  for (int k = 0; k < nd; k++)
+    if (k != ax) s.push_back(a.shape[static_cast<size_t>(k)]);
+  return ref::reshape(out, s);
+}
+
+// A reference scan along `axis`: out[.., k, ..] = f(values 0..k along axis).
+NDArray scan_with(const NDArray& a, int axis,
+                  const std::function<double(const std::vector<double>&)>& f) {
+  int nd = static_cast<int>(a.shape.size());
+  size_t ax = static_cast<size_t>((axis + nd) % nd);
+  return ref::generate(a.shape, [&](int64_t i) {
+    std::vector<int64_t> idx = ref::unravel(i, a.shape);
+    int64_t end = idx[ax];
+    std::vector<double> line;
+    for (int64_t k = 0; k <= end; k++) {
+      idx[ax] = k;
+      line.push_back(a.at(idx));
+    }
+    return f(line);
+  });
+}
+
+double vsum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+double vmax(const std::vector<double>& v) {
+  double m = -kInf;
+  for (double x : v) m = std::max(m, x);
+  return m;
+}
+double vvar(const std::vector<double>& v, double correction) {
+  double m = vsum(v) / static_cast<double>(v.size()), s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return s / std::max(0.0, static_cast<double>(v.size()) - correction);
+}
+
+// A (2, 3, 4) float32 tensor and its reference, plus permuted and flipped views of it.
+struct Views {
+  NDArray base = ref::random({2, 3, 4}, 7);
+  Tensor t = ref::tensor(base);
+  NDArray perm_ref = ref::permute(base, {2, 0, 1});
+  Tensor perm = t.permute({2, 0, 1});
+  NDArray flip_ref = ref::flip(base, {1, 2});
+  Tensor flip = t.flip({1, 2});
+};
+
+// ================================================================== reductions
+
+TEST(Reduce2Mean, AxesKeepdimViews) {
+  Views v;
+  auto mean = [](const std::vector<double>& l) { return vsum(l) / static_cast<double>(l.size()); };
+  for (bool keepdim : {false, true}) {
+    for (int axis : {0, 1, -1, -3}) {
+      ref::expect_close(v.t.mean(axis, keepdim), reduce_with(v.base, axis, keepdim, mean), kF32,
+                        kF32, "mean axis " + std::to_string(axis));
+      ref::expect_close(v.perm.mean(axis, keepdim), reduce_with(v.perm_ref, axis, keepdim, mean),
+                        kF32, kF32, "mean permuted");
+      ref::expect_close(v.flip.mean(axis, keepdim), reduce_with(v.flip_ref, axis, keepdim, mean),
+                        kF32, kF32, "mean flipped");
+    }
+  }
+  Tensor all = v.t.mean();
+  EXPECT_EQ(all.shape(), S{});
+  EXPECT_NEAR(all.item<float>(), vsum(v.base.v) / 24, kF32);
+  Tensor two = v.perm.mean({0, -1}, true);
+  EXPECT_EQ(two.shape(), (S{1, 2, 1}));
+  NDArray r = ref::reduce(v.perm_ref, ref::Reduce::Sum, {0, 2}, true);
+  ref::expect_close(two, ref::map(r, [](double x) { return x / 12; }), kF32, kF32, "mean 2 axes");
+}
+
+TEST(Reduce2Mean, IntegerInputIsFloat32AndEmptyIsNaN) {
+  NDArray a = vals({2, 3}, {1, 2, 4, -7, 5, 1});
+  Tensor t = ref::tensor(a, dt::int32);
+  Tensor m = t.mean(1);
+  EXPECT_EQ(m.dtype(), dt::float32);
+  ref::expect_close(m, vals({2}, {7.0 / 3, -1.0 / 3}), kF32);
+  EXPECT_EQ(ref::tensor(a, dt::int8).mean().dtype(), dt::float32);
+  EXPECT_EQ(ref::tensor(a, dt::float16).mean().dtype(), dt::float16);
+  EXPECT_EQ(ref::tensor(a, dt::bool_).mean().dtype(), dt::float32);
+  EXPECT_NEAR(ref::tensor(a, dt::bool_).mean().item<float>(), 1.0, kF32);
+  EXPECT_TRUE(std::isnan(Tensor::zeros({0, 3}).mean().item<float>()));
+}
+
+TEST(Reduce2Var, CorrectionKeepdimViews) {
+  Views v;
+  for (double corr : {1.0, 0.0, 2.0}) {
+    auto var = [corr](const std::vector<double>& l) { return vvar(l, corr); };
+    auto sd = [corr](const std::vector<double>& l) { return std::sqrt(vvar(l, corr)); };
+    for (bool keepdim : {false, true}) {
+      if (keepdim && corr != 1) continue;
+      for (int axis : {0, 2, -2}) {
+        std::string what = "axis " + std::to_string(axis) + " corr " + std::to_string(corr);
+        ref::expect_close(v.t.var(axis, keepdim, corr), reduce_with(v.base, axis, keepdim, var),
+                          kF32, kF32, "var " + what);
+        ref::expect_close(v.perm.var(axis, keepdim, corr),
+                          reduce_with(v.perm_ref, axis, keepdim, var), kF32, kF32, "var perm");
+        ref::expect_close(v.flip.std(axis, keepdim, corr),
+                          reduce_with(v.flip_ref, axis, keepdim, sd), kF32, kF32, "std flip");
+      }
+    }
+  }
+  EXPECT_NEAR(v.t.var().item<float>(), vvar(v.base.v, 1), kF32);
+  EXPECT_NEAR(v.t.std({}, false, 0).item<float>(), std::sqrt(vvar(v.base.v, 0)), kF32);
+  // n - correction <= 0 divides by 0
+  EXPECT_TRUE(std::isinf(ref::tensor(vals({1}, {3.0})).var().item<float>()) ||
+              std::isnan(ref::tensor(vals({1}, {3.0})).var().item<float>()));
+  EXPECT_TRUE(std::isinf(ref::tensor(vals({2}, {1.0, 3.0})).var({}, false, 5).item<float>()));
+  // integer input
+  Tensor vi = ref::tensor(vals({4}, {1, 2, 3, 10}), dt::int32).var();
+  EXPECT_EQ(vi.dtype(), dt::float32);
+  EXPECT_NEAR(vi.item<float>(), vvar({1, 2, 3, 10}, 1), kF32);
+}
+
+TEST(Reduce2Var, VarMeanStdMean) {
+  Views v;
+  auto [var, mean] = v.perm.var_mean(-1, true);
+  ref::expect_close(var, reduce_with(v.perm_ref, -1, true, [](auto& l) { return vvar(l, 1); }),
+                    kF32);
+  ref::expect_close(mean, reduce_with(v.perm_ref, -1, true, [](auto& l) { return vsum(l) / 3; }),
+                    kF32);
+  auto [sd, mean2] = v.t.std_mean(0, false, 0);
+  ref::expect_close(
+      sd, reduce_with(v.base, 0, false, [](auto& l) { return std::sqrt(vvar(l, 0)); }), kF32);
+  ref::expect_close(mean2, reduce_with(v.base, 0, false, [](auto& l) { return vsum(l) / 2; }),
+                    kF32);
+}
+
+TEST(Reduce2AnyAll, Basic) {
+  NDArray a = vals({3, 2}, {1, 1, 1, 0, 0, 0});
+  for (tc::DType d : {dt::bool_, dt::int32, dt::float32}) {
+    Tensor t = ref::tensor(a, d);
+    Tensor any = t.any(1), all = t.all(1);
+    EXPECT_EQ(any.dtype(), dt::bool_);
+    EXPECT_EQ(all.dtype(), dt::bool_);
+    ref::expect_exact(any, vals({3}, {1, 1, 0}), "any");
+    ref::expect_exact(all, vals({3}, {1, 0, 0}), "all");
+    ref::expect_exact(t.any(-2, true), vals({1, 2}, {1, 1}), "any keepdim");
+    ref::expect_exact(t.all(0, true), vals({1, 2}, {0, 0}), "all keepdim");
+    ref::expect_exact(t.transpose().all(-1), vals({2}, {0, 0}), "all transposed");
+    EXPECT_TRUE(t.any().item<bool>());
+    EXPECT_FALSE(t.all().item<bool>());
+  }
+  // NaN is true, -0.0 is false
+  ref::expect_exact(ref::tensor(vals({2}, {kNaN, -0.0})).any(), vals({}, {1}));
+  ref::expect_exact(ref::tensor(vals({2}, {kNaN, -0.0})).all(), vals({}, {0}));
+  // empty: any false, all true
+  EXPECT_FALSE(Tensor::zeros({0}).any().item<bool>());
+  EXPECT_TRUE(Tensor::zeros({0}).all().item<bool>());
+}
+
+TEST(Reduce2Softmax, SoftmaxLogSoftmaxLogsumexp) {
+  Views v;
+  auto softmax_ref = [](const NDArray& a, int axis) {
+    NDArray m = reduce_with(a, axis, true, vmax);
+    NDArray e = ref::zip(a, m, [](double x, double y) { return std::exp(x - y); });
+    NDArray s = reduce_with(e, axis, true, vsum);
+    return ref::zip(e, s, [](double x, double y) { return x / y; });
+  };
+  auto lse = [](const std::vector<double>& l) {
+    double m = vmax(l), s = 0;
+    for (double x : l) s += std::exp(x - m);
+    return std::log(s) + m;
+  };
+  for (int axis : {-1, 0, 1}) {
+    std::string what = " axis " + std::to_string(axis);
+    ref::expect_close(v.t.softmax(axis), softmax_ref(v.base, axis), kTrans, 1e-6, "softmax" + what);
+    ref::expect_close(v.perm.softmax(axis), softmax_ref(v.perm_ref, axis), kTrans, 1e-6,
+                      "softmax perm" + what);
+    NDArray ls = ref::map(softmax_ref(v.flip_ref, axis), [](double x) { return std::log(x); });
+    ref::expect_close(v.flip.log_softmax(axis), ls, kTrans, kTrans, "log_softmax flip" + what);
+    for (bool keepdim : {false, true})
+      ref::expect_close(v.perm.logsumexp(axis, keepdim),
+                        reduce_with(v.perm_ref, axis, keepdim, lse), kTrans, kTrans,
+                        "logsumexp" + what);
+  }
+  EXPECT_NEAR(v.t.logsumexp().item<float>(), lse(v.base.v), kTrans);
+  EXPECT_EQ(v.t.logsumexp({}, true).shape(), (S{1, 1, 1}));
+  // large values do not overflow
+  Tensor big = ref::tensor(vals({3}, {1000, 1001, 1002}));
+  ref::expect_close(big.softmax(), softmax_ref(vals({3}, {0, 1, 2}), 0), kTrans, 1e-6);
+  EXPECT_NEAR(big.logsumexp().item<float>(), lse({1000, 1001, 1002}), 1e-3);
+  // -inf entries get probability 0
+  ref::expect_close(ref::tensor(vals({3}, {-kInf, 0, 0})).softmax(), vals({3}, {0, 0.5, 0.5}),
+                    kF32);
+  // integer input gives float32; the default sums the rows
+  Tensor si = ref::tensor(vals({2, 2}, {1, 2, 3, 3}), dt::int32).softmax();
+  EXPECT_EQ(si.dtype(), dt::float32);
+  ref::expect_close(si.sum(-1), vals({2}, {1, 1}), kF32);
+  // dtype argument
+  EXPECT_EQ(v.t.softmax(-1, dt::float64).dtype(), dt::float64);
+  EXPECT_EQ(v.t.log_softmax(-1, dt::float16).dtype(), dt::float16);
+}
+
+TEST(Reduce2Arg, ArgmaxArgmin) {
+  NDArray a = vals({3, 4}, {1, 5, 5, 0, -2, -2, -7, 3, 4, 4, 4, 4});
+  auto argmax = [](const std::vector<double>& l) {
+    size_t best = 0;
+    for (size_t i = 1; i < l.size(); i++)
+      if (l[i] > l[best]) best = i;
+    return static_cast<double>(best);
+  };
+  auto argmin = [](const std::vector<double>& l) {
+    size_t best = 0;
+    for (size_t i = 1; i < l.size(); i++)
+      if (l[i] < l[best]) best = i;
+    return static_cast<double>(best);
+  };
+  for (tc::DType d : {dt::float32, dt::int8, dt::uint8}) {
+    NDArray da = d == dt::uint8 ? ref::map(a, [](double x) { return x + 7; }) : a;
+    Tensor t = ref::tensor(da, d);
+    for (bool keepdim : {false, true})
+      for (int axis : {0, -1}) {
+        Tensor am = t.argmax(axis, keepdim);
+        EXPECT_EQ(am.dtype(), dt::int32);
+        ref::expect_exact(am, reduce_with(da, axis, keepdim, argmax), "argmax " + d.name());
+        ref::expect_exact(t.argmin(axis, keepdim), reduce_with(da, axis, keepdim, argmin),
+                          "argmin " + d.name());
+        if (keepdim) continue;
+        NDArray tr = ref::flip(ref::transpose(da, 0, 1), {0});
+        ref::expect_exact(t.transpose().flip({0}).argmax(axis, keepdim),
+                          reduce_with(tr, axis, keepdim, argmax), "argmax view");
+        ref::expect_exact(t.transpose().flip({0}).argmin(axis, keepdim),
+                          reduce_with(tr, axis, keepdim, argmin), "argmin view");
+      }
+    Tensor flat = t.argmax();
+    EXPECT_EQ(flat.shape(), S{});
+    EXPECT_EQ(flat.item<int32_t>(), argmax(da.v));
+    EXPECT_EQ(t.argmin().item<int32_t>(), argmin(da.v));
+  }
+  for (tc::DType d : {dt::int32, dt::int64}) {
+    ref::expect_exact(ref::tensor(a, d).argmax(1), reduce_with(a, 1, false, argmax), d.name());
+    ref::expect_exact(ref::tensor(a, d).argmin(-2, true), reduce_with(a, -2, true, argmin),
+                      d.name());
+  }
+  // bool, and -inf/inf
+  ref::expect_exact(ref::tensor(vals({4}, {0, 0, 1, 1}), dt::bool_).argmax(), vals({}, {2}));
+  ref::expect_exact(ref::tensor(vals({4}, {0, 0, 1, 1}), dt::bool_).argmin(), vals({}, {0}));
+  ref::expect_exact(ref::tensor(vals({4}, {1, kInf, -kInf, kInf})).argmax(), vals({}, {1}));
+  ref::expect_exact(ref::tensor(vals({4}, {1, kInf, -kInf, -kInf})).argmin(), vals({}, {2}));
+  // a scalar
+  EXPECT_EQ(Tensor::full({}, 3.0).argmax().item<int32_t>(), 0);
+}
+
+TEST(Reduce2Scan, CumsumCummax) {
+  Views v;
+  for (int axis : {0, 1, 2, -1, -2}) {
+    std::string what = " axis " + std::to_string(axis);
+    ref::expect_close(v.t.cumsum(axis), scan_with(v.base, axis, vsum), kF32, kF32, "cumsum" + what);
+    ref::expect_close(v.perm.cumsum(axis), scan_with(v.perm_ref, axis, vsum), kF32, kF32,
+                      "cumsum perm" + what);
+    ref::expect_close(v.flip.cumsum(axis), scan_with(v.flip_ref, axis, vsum), kF32, kF32,
+                      "cumsum flip" + what);
+    ref::expect_exact(v.flip.cummax(axis), scan_with(v.flip_ref, axis, vmax), "cummax" + what);
+    ref::expect_exact(v.perm.cummax(axis), scan_with(v.perm_ref, axis, vmax), "cummax perm");
+  }
+  // a longer axis
+  NDArray l = ref::random({3, 300}, 5);
+  ref::expect_close(ref::tensor(l).cumsum(1), scan_with(l, 1, vsum), 1e-4, 1e-4, "long cumsum");
+  // integers: cumsum accumulates like sum (int8 -> int32), cummax keeps the dtype
+  NDArray ia = ref::random_int({4, 6}, 9, -100, 100);
+  Tensor c8 = ref::tensor(ia, dt::int8).cumsum(1);
+  EXPECT_EQ(c8.dtype(), dt::int32);
+  ref::expect_exact(c8, scan_with(ia, 1, vsum), "cumsum int8");
+  Tensor m8 = ref::tensor(ia, dt::int8).cummax(-1);
+  EXPECT_EQ(m8.dtype(), dt::int8);
+  ref::expect_exact(m8, scan_with(ia, -1, vmax), "cummax int8");
+  ref::expect_exact(ref::tensor(vals({4}, {-128, -128, -5, -128}), dt::int8).cummax(),
+                    vals({4}, {-128, -128, -5, -5}), "cummax int8 min");
+  ref::expect_exact(ref::tensor(vals({4}, {0, 1, 0, 1}), dt::bool_).cumsum(),
+                    vals({4}, {0, 1, 1, 2}), "cumsum bool");
+  ref::expect_exact(ref::tensor(vals({4}, {0, 1, 0, 1}), dt::bool_).cummax(),
+                    vals({4}, {0, 1, 1, 1}), "cummax bool");
+  ref::expect_exact(ref::tensor(vals({3}, {2, 0, 1}), dt::uint32).cummax(), vals({3}, {2, 2, 2}));
+  // special values
+  ref::expect_close(ref::tensor(vals({4}, {-kInf, -kInf, 1, kInf})).cummax(),
+                    vals({4}, {-kInf, -kInf, 1, kInf}), 0);
+  ref::expect_close(ref::tensor(vals({3}, {1, kInf, 1})).cumsum(), vals({3}, {1, kInf, kInf}), 0);
+  // empty and scalar
+  EXPECT_EQ(Tensor::zeros({0, 3}).cumsum(0).shape(), (S{0, 3}));
+  EXPECT_EQ(Tensor::zeros({2, 0}).cummax(1).shape(), (S{2, 0}));
+  ref::expect_exact(Tensor::full({1}, 5).cumsum(), vals({1}, {5}));
+}
+
+TEST(Reduce2Errors, BadAxes) {
+  Tensor t = Tensor::zeros({2, 3});
+  EXPECT_THROW(t.mean(2), tc::Error);
+  EXPECT_THROW(t.prod(3), tc::Error);
+  EXPECT_THROW(t.var(-3), tc::Error);
+  EXPECT_THROW(t.std(5), tc::Error);
+  EXPECT_THROW(t.var_mean(2), tc::Error);
+  EXPECT_THROW(t.std_mean(2), tc::Error);
+  EXPECT_THROW(t.any(2), tc::Error);
+  EXPECT_THROW(t.all(-3), tc::Error);
+  EXPECT_THROW(t.softmax(2), tc::Error);
+  EXPECT_THROW(t.log_softmax(-3), tc::Error);
+  EXPECT_THROW(t.logsumexp(4), tc::Error);
+  EXPECT_THROW(t.argmax(2), tc::Error);
+  EXPECT_THROW(t.argmin(-3), tc::Error);
+  EXPECT_THROW(t.cumsum(2), tc::Error);
+  EXPECT_THROW(t.cummax(-3), tc::Error);
+  EXPECT_THROW(Tensor::zeros({2, 0}).argmax(1), tc::Error);
+  try {
+    t.mean(2);
+    FAIL() << "no error";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.mean"), std::string::npos) << e.what();
+  }
+  try {
+    t.cumsum(7);
+    FAIL() << "no error";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.cumsum"), std::string::npos) << e.what();
+  }
+  try {
+    t.argmin(7);
+    FAIL() << "no error";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.argmin"), std::string::npos) << e.what();
+  }
+}
+
+// ================================================================== elementwise
+
+// x (with a non-contiguous view of it) against f applied to the reference.
+void check_unary(const char* name, const std::function<Tensor(const Tensor&)>& op,
+                 const std::function<double(double)>& f, double rtol, double atol, double lo = -4,
+                 double hi = 4) {
+  NDArray a = ref::random({3, 5}, 21, lo, hi);
+  Tensor t = ref::tensor(a);
+  ref::expect_close(op(t), ref::map(a, f), rtol, atol, name);
+  NDArray va = ref::flip(ref::transpose(a, 0, 1), {1});
+  ref::expect_close(op(t.transpose().flip({1})), ref::map(va, f), rtol, atol,
+                    std::string(name) + " view");
+  EXPECT_EQ(op(t).dtype(), dt::float32) << name;
+}
+
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+double softplus(double x, double beta = 1) { return std::log1p(std::exp(beta * x)) / beta; }
+
+TEST(Activation2, Hyperbolic) {
+  check_unary(
+      "tanh", [](const Tensor& t) { return t.tanh(); }, [](double x) { return std::tanh(x); },
+      kTrans, 1e-6);
+  check_unary(
+      "sinh", [](const Tensor& t) { return t.sinh(); }, [](double x) { return std::sinh(x); },
+      kTrans, 1e-5);
+  check_unary(
+      "cosh", [](const Tensor& t) { return t.cosh(); }, [](double x) { return std::cosh(x); },
+      kTrans, 1e-5);
+  check_unary(
+      "tan", [](const Tensor& t) { return t.tan(); }, [](double x) { return std::tan(x); }, kTrans,
+      1e-5, -1.4, 1.4);
+  ref::expect_close(ref::tensor(vals({4}, {kInf, -kInf, 50, -50})).tanh(),
+                    vals({4}, {1, -1, 1, -1}), kF32);
+  ref::expect_exact(ref::tensor(vals({3}, {0, 1, -2}), dt::int32).tanh().isnan(),
+                    vals({3}, {0, 0, 0}));
+  EXPECT_EQ(ref::tensor(vals({3}, {0, 1, -2}), dt::int32).tanh().dtype(), dt::float32);
+}
+
+TEST(Activation2, Smooth) {
+  const double c = std::sqrt(2 / M_PI);
+  check_unary(
+      "gelu", [](const Tensor& t) { return t.gelu(); },
+      [c](double x) { return 0.5 * x * (1 + std::tanh(c * (x + 0.044715 * x * x * x))); }, kTrans,
+      1e-5);
+  check_unary(
+      "quick_gelu", [](const Tensor& t) { return t.quick_gelu(); },
+      [](double x) { return x * sigmoid(1.702 * x); }, kTrans, 1e-6);
+  check_unary(
+      "silu", [](const Tensor& t) { return t.silu(); }, [](double x) { return x * sigmoid(x); },
+      kTrans, 1e-6);
+  check_unary(
+      "swish", [](const Tensor& t) { return t.swish(); }, [](double x) { return x * sigmoid(x); },
+      kTrans, 1e-6);
+  check_unary(
+      "elu", [](const Tensor& t) { return t.elu(); },
+      [](double x) { return x > 0 ? x : std::exp(x) - 1; }, kTrans, 1e-6);
+  check_unary(
+      "elu 0.5", [](const Tensor& t) { return t.elu(0.5); },
+      [](double x) { return x > 0 ? x : 0.5 * (std::exp(x) - 1); }, kTrans, 1e-6);
+  check_unary(
+      "celu 2", [](const Tensor& t) { return t.celu(2.0); },
+      [](double x) { return std::max(0.0, x) + std::min(0.0, 2 * (std::exp(x / 2) - 1)); }, kTrans,
+      1e-6);
+  check_unary(
+      "selu", [](const Tensor& t) { return t.selu(); },
+      [](double x) { return 1.0507 * (x >= 0 ? x : 1.67326 * (std::exp(x) - 1)); }, kTrans, 1e-6);
+  check_unary(
+      "softplus", [](const Tensor& t) { return t.softplus(); },
+      [](double x) { return softplus(x); }, kTrans, 1e-6);
+  check_unary(
+      "softplus 2", [](const Tensor& t) { return t.softplus(2); },
+      [](double x) { return softplus(x, 2); }, kTrans, 1e-6);
+  check_unary(
+      "softsign", [](const Tensor& t) { return t.softsign(); },
+      [](double x) { return x / (1 + std::fabs(x)); }, kF32, 1e-6);
+  check_unary(
+      "mish", [](const Tensor& t) { return t.mish(); },
+      [](double x) { return x * std::tanh(softplus(x)); }, kTrans, 1e-6);
+}
+
+TEST(Activation2, PiecewiseLinear) {
+  check_unary(
+      "relu6", [](const Tensor& t) { return t.relu6(); },
+      [](double x) { return std::min(6.0, std::max(0.0, x)); }, kF32, 1e-6, -9, 9);
+  check_unary(
+      "hardsigmoid", [](const Tensor& t) { return t.hardsigmoid(); },
+      [](double x) { return std::min(1.0, std::max(0.0, x / 6 + 0.5)); }, kF32, 1e-6, -5, 5);
+  check_unary(
+      "hardsigmoid 0.2", [](const Tensor& t) { return t.hardsigmoid(0.2, 0.3); },
+      [](double x) { return std::min(1.0, std::max(0.0, 0.2 * x + 0.3)); }, kF32, 1e-6);
+  check_unary(
+      "hardswish", [](const Tensor& t) { return t.hardswish(); },
+      [](double x) { return x * std::min(6.0, std::max(0.0, x + 3)) / 6; }, kF32, 1e-6);
+  check_unary(
+      "hardtanh", [](const Tensor& t) { return t.hardtanh(); },
+      [](double x) { return std::min(1.0, std::max(-1.0, x)); }, kF32, 0);
+  check_unary(
+      "hardtanh -2 0.5", [](const Tensor& t) { return t.hardtanh(-2, 0.5); },
+      [](double x) { return std::min(0.5, std::max(-2.0, x)); }, kF32, 0);
+  check_unary(
+      "leaky_relu", [](const Tensor& t) { return t.leaky_relu(); },
+      [](double x) { return x < 0 ? 0.01 * x : x; }, kF32, 1e-7);
+  check_unary(
+      "leaky_relu 0.2", [](const Tensor& t) { return t.leaky_relu(0.2); },
+      [](double x) { return x < 0 ? 0.2 * x : x; }, kF32, 1e-7);
+}
+
+TEST(Activation2, SpecialValues) {
+  Tensor t = ref::tensor(vals({3}, {kInf, -kInf, 0}));
+  ref::expect_close(t.relu6(), vals({3}, {6, 0, 0}), 0, 0, "relu6");
+  ref::expect_close(t.hardsigmoid(), vals({3}, {1, 0, 0.5}), 0, 0, "hardsigmoid");
+  ref::expect_close(t.hardtanh(), vals({3}, {1, -1, 0}), 0, 0, "hardtanh");
+  ref::expect_close(t.leaky_relu(), vals({3}, {kInf, -kInf, 0}), 0, 0, "leaky_relu");
+  ref::expect_close(t.elu(), vals({3}, {kInf, -1, 0}), 0, 0, "elu");
+  ref::expect_close(t.selu(), vals({3}, {kInf, -1.0507 * 1.67326, 0}), kF32, 0, "selu");
+  ref::expect_close(t.silu(), vals({3}, {kInf, kNaN, 0}), 0, 0, "silu");  // -inf * 0, as tinygrad
+  ref::expect_close(t.gelu(), vals({3}, {kInf, kNaN, 0}), 0, 0, "gelu");  // as tinygrad
+  // integer inputs become float32
+  Tensor ti = ref::tensor(vals({3}, {-2, 0, 7}), dt::int32);
+  EXPECT_EQ(ti.gelu().dtype(), dt::float32);
+  ref::expect_close(ti.relu6(), vals({3}, {0, 0, 6}), 0, 0, "relu6 int");
+  EXPECT_EQ(ti.relu6().dtype(), dt::int32);
+  ref::expect_close(ti.elu(), vals({3}, {std::exp(-2.0) - 1, 0, 7}), kTrans, 1e-6, "elu int");
+}
+
+TEST(Elementwise2, SignCeilFloorRound) {
+  NDArray a = vals({2, 6}, {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.7, -3.7, 0, -0.2, 2.2, 4194305.5});
+  Tensor t = ref::tensor(a);
+  ref::expect_exact(t.sign(), ref::map(a, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0; }));
+  ref::expect_exact(t.ceil(), ref::map(a, [](double x) { return std::ceil(x); }));
+  ref::expect_exact(t.floor(), ref::map(a, [](double x) { return std::floor(x); }));
+  ref::expect_exact(t.round(), ref::map(a, [](double x) { return std::nearbyint(x); }));
+  NDArray va = ref::flip(ref::transpose(a, 0, 1), {0});
+  Tensor vt = t.transpose().flip({0});
+  ref::expect_exact(vt.round(), ref::map(va, [](double x) { return std::nearbyint(x); }),
+                    "round v");
+  ref::expect_exact(vt.floor(), ref::map(va, [](double x) { return std::floor(x); }), "floor v");
+  ref::expect_exact(vt.ceil(), ref::map(va, [](double x) { return std::ceil(x); }), "ceil v");
+  NDArray big = ref::represent(vals({4}, {3e9, -3e9, 1e20, -1e20}), dt::float32);
+  ref::expect_exact(ref::tensor(big).round(), big, "round big");
+  ref::expect_exact(ref::tensor(big).floor(), big, "floor big");
+  // special values
+  NDArray sp = vals({3}, {kInf, -kInf, kNaN});
+  ref::expect_close(ref::tensor(sp).sign(), vals({3}, {1, -1, kNaN}), 0);
+  ref::expect_close(ref::tensor(sp).ceil(), sp, 0);
+  ref::expect_close(ref::tensor(sp).floor(), sp, 0);
+  // integers keep their dtype and values
+  NDArray ia = vals({5}, {-7, -1, 0, 1, 9});
+  for (tc::DType d : {dt::int32, dt::int8, dt::int64}) {
+    Tensor ti = ref::tensor(ia, d);
+    EXPECT_EQ(ti.sign().dtype(), d);
+    ref::expect_exact(ti.sign(), vals({5}, {-1, -1, 0, 1, 1}), "sign int");
+    ref::expect_exact(ti.ceil(), ia, "ceil int");
+    ref::expect_exact(ti.floor(), ia, "floor int");
+    ref::expect_exact(ti.round(), ia, "round int");
+    EXPECT_EQ(ti.round().dtype(), d);
+  }
+  ref::expect_exact(ref::tensor(vals({3}, {0, 5, 200}), dt::uint8).sign(), vals({3}, {0, 1, 1}));
+}
+
+TEST(Elementwise2, IsinfIsnanIsfiniteIsclose) {
+  NDArray a = vals({6}, {kInf, -kInf, kNaN, 0, -1.5, 3e38});
+  Tensor t = ref::tensor(a);
+  EXPECT_EQ(t.isinf().dtype(), dt::bool_);
+  ref::expect_exact(t.isinf(), vals({6}, {1, 1, 0, 0, 0, 0}), "isinf");
+  ref::expect_exact(t.isinf(true, false), vals({6}, {1, 0, 0, 0, 0, 0}), "isinf pos");
+  ref::expect_exact(t.isinf(false, true), vals({6}, {0, 1, 0, 0, 0, 0}), "isinf neg");
+  ref::expect_exact(t.isinf(false, false), vals({6}, {0, 0, 0, 0, 0, 0}), "isinf none");
+  ref::expect_exact(t.isnan(), vals({6}, {0, 0, 1, 0, 0, 0}), "isnan");
+  ref::expect_exact(t.isfinite(), vals({6}, {0, 0, 0, 1, 1, 1}), "isfinite");
+  ref::expect_exact(t.flip({0}).isfinite(), vals({6}, {1, 1, 1, 0, 0, 0}), "isfinite flip");
+  Tensor ti = ref::tensor(vals({2}, {1, -5}), dt::int32);
+  ref::expect_exact(ti.isinf(), vals({2}, {0, 0}));
+  ref::expect_exact(ti.isnan(), vals({2}, {0, 0}));
+  ref::expect_exact(ti.isfinite(), vals({2}, {1, 1}));
+
+  NDArray x = vals({7}, {1.0, 1.0, kInf, kInf, kNaN, 100.0, 0.0});
+  NDArray y = vals({7}, {1.0 + 1e-6, 1.1, kInf, -kInf, kNaN, 100.001, 1e-9});
+  Tensor tx = ref::tensor(x), ty = ref::tensor(y);
+  EXPECT_EQ(tx.isclose(ty).dtype(), dt::bool_);
+  ref::expect_exact(tx.isclose(ty), vals({7}, {1, 0, 1, 0, 0, 1, 1}), "isclose");
+  ref::expect_exact(tx.isclose(ty, 1e-5, 1e-8, true), vals({7}, {1, 0, 1, 0, 1, 1, 1}),
+                    "isclose equal_nan");
+  ref::expect_exact(tx.isclose(ty, 0, 0), vals({7}, {0, 0, 1, 0, 0, 0, 0}), "isclose exact");
+  ref::expect_exact(tx.isclose(ty, 0.2, 0), vals({7}, {1, 1, 1, 0, 0, 1, 0}), "isclose rtol");
+  // broadcasting
+  Tensor bc = ref::tensor(vals({2, 1}, {1, 2})).isclose(ref::tensor(vals({3}, {1, 2, 2.0000001})));
+  ref::expect_exact(bc, vals({2, 3}, {1, 0, 0, 0, 1, 1}), "isclose broadcast");
+  EXPECT_THROW(tx.isclose(Tensor::zeros({3})), tc::Error);
+}
+
+TEST(Elementwise2, ClampClip) {
+  NDArray a = ref::random({4, 3}, 31, -5, 5);
+  Tensor t = ref::tensor(a);
+  ref::expect_exact(t.clamp(-1.0, 2.0),
+                    ref::map(a, [](double x) { return std::clamp(x, -1.0, 2.0); }));
+  ref::expect_exact(t.clip(tc::ConstValue(0.5)),
+                    ref::map(a, [](double x) { return std::max(x, 0.5); }));
+  ref::expect_exact(t.transpose().clip({}, tc::ConstValue(1)),
+                    ref::map(ref::transpose(a, 0, 1), [](double x) { return std::min(x, 1.0); }));
+  Tensor ti = ref::tensor(vals({5}, {-10, -2, 0, 3, 100}), dt::int32);
+  Tensor ci = ti.clamp(-3, 5);
+  EXPECT_EQ(ci.dtype(), dt::int32);
+  ref::expect_exact(ci, vals({5}, {-3, -2, 0, 3, 5}));
+  EXPECT_EQ(ti.clamp(-3.5, 5).dtype(), dt::float32);
+  ref::expect_close(ref::tensor(vals({3}, {kInf, -kInf, kNaN})).clamp(-1.0, 1.0),
+                    vals({3}, {1, -1, kNaN}), 0);
+  EXPECT_THROW(t.clamp(), tc::Error);
+  try {
+    t.clip();
+    FAIL() << "no error";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.clip"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Elementwise2, LerpCopysign) {
+  NDArray a = ref::random({2, 3}, 41), b = ref::random({3}, 42), w = ref::random({2, 1}, 43, 0, 1);
+  Tensor ta = ref::tensor(a), tb = ref::tensor(b), tw = ref::tensor(w);
+  auto lerp = [](double s, double e, double wt) { return s + (e - s) * wt; };
+  NDArray expect = ref::generate({2, 3}, [&](int64_t i) {
+    return lerp(a.v[static_cast<size_t>(i)], b.v[static_cast<size_t>(i % 3)],
+                w.v[static_cast<size_t>(i / 3)]);
+  });
+  ref::expect_close(ta.lerp(tb, tw), expect, kF32, 1e-6, "lerp tensor weight");
+  ref::expect_close(ta.lerp(tb, 0.25),
+                    ref::zip(a, b, [&](double s, double e) { return lerp(s, e, 0.25); }), kF32,
+                    1e-6, "lerp scalar weight");
+  ref::expect_close(ta.transpose().lerp(tb.reshape({3, 1}), 1.0),
+                    ref::expand(ref::reshape(b, {3, 1}), {3, 2}), kF32, 1e-6, "lerp view");
+  EXPECT_THROW(ta.lerp(Tensor::zeros({4}), 0.5), tc::Error);
+
+  NDArray m = vals({6}, {1.5, -2, 0, 3, -kInf, kNaN}), s = vals({6}, {-1, 2, -3, 0, 1, -1});
+  ref::expect_close(ref::tensor(m).copysign(ref::tensor(s)),
+                    ref::zip(m, s, [](double x, double y) { return std::copysign(x, y); }), 0, 0,
+                    "copysign");
+  ref::expect_close(ref::tensor(m).copysign(-1.0),
+                    ref::map(m, [](double x) { return std::copysign(x, -1.0); }), 0, 0,
+                    "copysign scalar");
+  ref::expect_close(ref::tensor(vals({2}, {1, 2})).copysign(ref::tensor(vals({2}, {kNaN, -kInf}))),
+                    vals({2}, {1, -2}), 0, 0, "copysign nan sign source");
+  Tensor ci = ref::tensor(vals({3}, {-4, 5, 6}), dt::int32)
+                  .copysign(ref::tensor(vals({3}, {1, -1, 0}), dt::int32));
+  EXPECT_EQ(ci.dtype(), dt::int32);
+  ref::expect_exact(ci, vals({3}, {4, -5, 6}), "copysign int");
+  EXPECT_THROW(ref::tensor(m).copysign(Tensor::zeros({4})), tc::Error);
+}
+
+TEST(Elementwise2, Pow) {
+  NDArray a = ref::random({3, 4}, 51, 0.1, 3), e = ref::random({4}, 52, -2, 2);
+  Tensor ta = ref::tensor(a), te = ref::tensor(e);
+  ref::expect_close(ta.pow(te), ref::zip(a, e, [](double x, double y) { return std::pow(x, y); }),
+                    kTrans, 1e-6, "pow");
+  ref::expect_close(ta.transpose().pow(2.5),
+                    ref::map(ref::transpose(a, 0, 1), [](double x) { return std::pow(x, 2.5); }),
+                    kTrans, 1e-6, "pow const view");
+  ref::expect_close(ta.pow(2.0, true), ref::map(a, [](double x) { return std::pow(2.0, x); }),
+                    kTrans, 1e-6, "rpow");
+  // negative bases with integer exponents, NaN for fractional exponents, 0 ** x
+  NDArray nb = vals({9}, {-2, -2, -3, -0.5, -2, 0, 0, 0, 2});
+  NDArray ne = vals({9}, {2, 3, -1, 3, 0.5, 0, 2, -1, 0});
+  ref::expect_close(ref::tensor(nb).pow(ref::tensor(ne)),
+                    ref::zip(nb, ne, [](double x, double y) { return std::pow(x, y); }), kTrans,
+                    1e-6, "pow special");
+  ref::expect_close(ref::tensor(nb).pow(3), ref::map(nb, [](double x) { return std::pow(x, 3); }),
+                    kTrans, 1e-6, "pow int const on float");
+  // integer base: exact with a non-negative int constant, rounded with a float exponent
+  NDArray ib = vals({6}, {-3, -2, 0, 1, 2, 7});
+  Tensor ti = ref::tensor(ib, dt::int32);
+  for (int k : {0, 1, 2, 3, 5, 10}) {
+    Tensor p = ti.pow(k);
+    EXPECT_EQ(p.dtype(), dt::int32);
+    ref::expect_exact(p, ref::map(ib, [k](double x) { return std::pow(x, k); }),
+                      "int pow " + std::to_string(k));
+  }
+  EXPECT_EQ(ref::tensor(vals({1}, {3}), dt::int64).pow(39).item<int64_t>(), 4052555153018976267LL);
+  Tensor pf = ref::tensor(vals({3}, {4, 9, 2}), dt::int32).pow(0.5);
+  EXPECT_EQ(pf.dtype(), dt::int32);
+  ref::expect_exact(pf, vals({3}, {2, 3, 1}), "int ** float");
+  EXPECT_EQ(ti.pow(2.0, true).dtype(), dt::float32);
+  ref::expect_close(ti.pow(2.0, true), ref::map(ib, [](double x) { return std::pow(2, x); }),
+                    kTrans, 1e-6, "float ** int tensor");
+  EXPECT_THROW(ti.pow(ti), tc::Error);
+  EXPECT_THROW(ti.pow(-1), tc::Error);
+  EXPECT_THROW(ta.pow(Tensor::zeros({3})), tc::Error);
+  try {
+    ti.pow(ti);
+    FAIL() << "no error";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.pow"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Reduce2Prod, FloatIntBoolViews) {
+  NDArray a = ref::random({3, 5, 2}, 11, 0.5, 1.5);
+  Tensor t = ref::tensor(a);
+  auto prod = [](const std::vector<double>& l) {
+    double p = 1;
+    for (double x : l) p *= x;
+    return p;
+  };
+  for (bool keepdim : {false, true})
+    for (int axis : {0, 1, -1}) {
+      ref::expect_close(t.prod(axis, keepdim), reduce_with(a, axis, keepdim, prod), kF32, kF32,
+                        "prod axis " + std::to_string(axis));
+      NDArray fr = ref::flip(ref::permute(a, {1, 2, 0}), {0});
+      ref::expect_close(t.permute({1, 2, 0}).flip({0}).prod(axis, keepdim),
+                        reduce_with(fr, axis, keepdim, prod), kF32, kF32, "prod view");
+    }
+  EXPECT_NEAR(t.prod().item<float>(), prod(a.v), 1e-5 * std::fabs(prod(a.v)));
+  Tensor two = t.prod({0, 2}, true);
+  EXPECT_EQ(two.shape(), (S{1, 5, 1}));
+
+  // integers: exact, keep the dtype
+  NDArray ia = ref::random_int({4, 7}, 3, -3, 3);
+  Tensor ti = ref::tensor(ia, dt::int32);
+  Tensor pi = ti.prod(1);
+  EXPECT_EQ(pi.dtype(), dt::int32);
+  ref::expect_exact(pi, reduce_with(ia, 1, false, prod));
+  ref::expect_exact(ti.prod(0, true), reduce_with(ia, 0, true, prod));
+  Tensor big = Tensor::full({20}, 3, dt::int64).prod();
+  EXPECT_EQ(big.dtype(), dt::int64);
+  EXPECT_EQ(big.item<int64_t>(), 3486784401LL);
+  // bool: logical and
+  Tensor b = ref::tensor(vals({2, 3}, {1, 1, 1, 1, 0, 1}), dt::bool_).prod(1);
+  EXPECT_EQ(b.dtype(), dt::bool_);
+  ref::expect_exact(b, vals({2}, {1, 0}));
+  // empty axis: ones
+  ref::expect_exact(Tensor::zeros({2, 0}).prod(1), vals({2}, {1, 1}));
+  // special values
+  ref::expect_close(ref::tensor(vals({3}, {2.0, kInf, -1.0})).prod(), vals({}, {-kInf}), kF32);
+  EXPECT_TRUE(std::isnan(ref::tensor(vals({3}, {2.0, kNaN, -1.0})).prod().item<float>()));
+}
+
+TEST(Reduce2Prod, LongProductSplitsIntoTwoKernels) {
+  // 2^16 factors of (1 + 1e-5): a split reduce multiplies partial products
+  Tensor t = Tensor::full({1 << 16}, 1.00001f).contiguous().realize();
+  double want = std::pow(1.00001f, 1 << 16);
+  EXPECT_NEAR(t.prod().item<double>(), want, 1e-3 * want);
+}
+
+}  // namespace

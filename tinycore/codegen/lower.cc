@@ -27,7 +27,9 @@ UOpRef linear_index(const Index& idx, const Shape& shape) {
 }
 
 UOpRef identity_of(Ops op, DType dt) {
+  TC_CHECK(op == Ops::ADD || op == Ops::MUL || op == Ops::MAX, "no reduction with ", op_name(op));
   if (op == Ops::ADD) return UOp::const_(dt, 0);
+  if (op == Ops::MUL) return UOp::const_(dt, 1);
   if (dtypes::is_float(dt)) return UOp::const_(dt, -INFINITY);
   return UOp::const_(dt, dtypes::min(dt));
 }

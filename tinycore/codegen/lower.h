@@ -19,7 +19,7 @@ struct LoweredKernel {
 // the shape (an axis split by lanes/unroll is divisible by them).
 LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts = {});
 
-// The starting value of a reduction: 0 for ADD, the lowest value of the dtype for MAX.
+// The starting value of a reduction: 0 for ADD, 1 for MUL, the lowest value of the dtype for MAX.
 UOpRef reduce_identity(Ops op, DType dtype);
 
 }  // namespace tc::codegen

@@ -6,6 +6,7 @@
 #include "tinycore/error.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/device.h"
+#include "tinycore/schedule/split_reduce.h"
 
 namespace tc::schedule {
 
@@ -75,6 +76,8 @@ class Scheduler {
       out = realize(n->src[0]);
     else if (n->op == Ops::REDUCE_AXIS && !top)
       out = realize(n);
+    else if (UOpRef s = n->op == Ops::REDUCE_AXIS ? split_reduces().rewrite(n) : nullptr)
+      out = fuse(s, top);
     else {
       bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
       std::vector<UOpRef> src;
