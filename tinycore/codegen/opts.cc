@@ -78,13 +78,6 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
       if (i != o.lane_axis && shape[i] > 1 && (best < 0 || shape[i] > shape[best])) best = i;
     while (best >= 0 && rows > 1 && shape[best] % rows != 0) rows /= 2;
     if (best >= 0 && rows > 1) o.unroll_axis = best, o.unroll = rows;
-    // the lanes' axis outermost: the slab of the other input that one column of tiles reads
-    // (reduce size x lanes) stays in cache while every row tile passes over it
-    if (o.unroll_axis >= 0 && getenv_int("TC_ORDER", 1)) {
-      o.order.push_back(o.lane_axis);
-      for (int i = 0; i < nd; i++)
-        if (i != o.lane_axis) o.order.push_back(i);
-    }
   }
 
   o.parallel = target.threads && nd > 0;
