@@ -84,8 +84,22 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
 }
 
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device) {
-  Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
-  return get_kernel(ast, device, choose_opts(ast, target));
+  // the heuristic lowers trial kernels: remember its choice, keyed by all it depends on
+  static std::mutex mu;
+  using Key = std::tuple<UOpRef, std::string, int>;
+  static auto* chosen = new absl::flat_hash_map<Key, KernelOpts>();
+  Key key{ast, device.name(), getenv_int("NOOPT")};
+  KernelOpts opts;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = chosen->find(key);
+    if (it == chosen->end()) {
+      Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
+      it = chosen->emplace(key, choose_opts(ast, target)).first;
+    }
+    opts = it->second;
+  }
+  return get_kernel(ast, device, opts);
 }
 
 }  // namespace tc::codegen
