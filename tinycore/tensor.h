@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -295,6 +296,16 @@ class Tensor {
   Tensor mish() const;
   Tensor prod(Axes axis = {}, bool keepdim = false) const;  // keeps the dtype (ints wrap)
   // ---- end reductions ----
+
+  // ---- products (tensor_matmul.cc) ----
+  // Sum product over the last axis of this and the second-to-last of `w` (its only axis when
+  // 1-D); leading axes broadcast as batch axes. `dtype` is the accumulation dtype.
+  Tensor dot(const Tensor& w, std::optional<DType> dtype = {}) const;
+  Tensor matmul(const Tensor& x, bool reverse = false, std::optional<DType> dtype = {}) const;
+  // this @ weight + bias (elementwise product when weight is 1-D)
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = {}) const;
+  Tensor sequential(const std::vector<std::function<Tensor(const Tensor&)>>& layers) const;
+  // ---- end products ----
 
   // running the graph
   Tensor& realize();

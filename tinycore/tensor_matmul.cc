@@ -1,0 +1,46 @@
+// Products: dot, matmul, linear, sequential. A matmul is a broadcast multiply and a sum over the
+// shared axis; the scheduler fuses it into one kernel and nothing is materialized.
+#include <algorithm>
+
+#include "tinycore/tensor.h"
+
+namespace tc {
+
+Tensor Tensor::dot(const Tensor& w, std::optional<DType> dtype) const {
+  int dx = ndim(), dw = w.ndim();
+  if (dx == 0 || dw == 0)
+    fail("Tensor.dot: both tensors need to be at least 1-D, got %d-D %s and %d-D %s", dx,
+         fmt_shape(shape()), dw, fmt_shape(w.shape()));
+  int axis_w = dw - std::min(dw, 2);  // the contracted axis of w
+  if (shape().back() != w.shape()[axis_w])
+    fail("Tensor.dot: cannot dot %s and %s (%d vs %d along the contracted axis)",
+         fmt_shape(shape()), fmt_shape(w.shape()), shape().back(), w.shape()[axis_w]);
+  int ones = std::min({dx - 1, dw - 1, 1});
+  Shape xs(shape().begin(), shape().end() - 1), ws(w.shape().begin(), w.shape().begin() + axis_w);
+  xs.insert(xs.end(), ones, 1);
+  xs.push_back(shape().back());
+  ws.insert(ws.end(), ones, 1);
+  ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
+  Tensor x = reshape(xs), y = w.reshape(ws);
+  if (dw >= 2) y = y.transpose(-1, -2);
+  Tensor prod = x.mul(y);
+  Tensor s = dtype ? prod.cast(*dtype).sum(-1) : prod.sum(-1);
+  return s.cast(dtype ? *dtype : least_upper_dtype({this->dtype(), w.dtype()}));
+}
+
+Tensor Tensor::matmul(const Tensor& x, bool reverse, std::optional<DType> dtype) const {
+  return reverse ? x.dot(*this, dtype) : dot(x, dtype);
+}
+
+Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) const {
+  Tensor x = weight.ndim() == 1 ? mul(weight) : dot(weight);
+  return bias ? x.add(*bias) : x;
+}
+
+Tensor Tensor::sequential(const std::vector<std::function<Tensor(const Tensor&)>>& layers) const {
+  Tensor x = *this;
+  for (const auto& f : layers) x = f(x);
+  return x;
+}
+
+}  // namespace tc
