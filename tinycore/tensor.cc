@@ -93,17 +93,8 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   DType dt = dtype ? *dtype : all_int ? dtypes::default_int : dtypes::default_float;
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
   if (n == 0) return full({0}, 0, dt);
-  // Row i of a (n, 2n-1) view of [1]*n + [0]*n repeated holds ones from column i on; summing the
-  // columns counts 1..n. Pure movement + one reduce: no hand-written kernel.
-  Tensor tri = ones({n}, dtypes::int32)
-                   .pad({{0, n}})
-                   .reshape({1, 2 * n})
-                   .expand({n, 2 * n})
-                   .reshape({2 * n * n})
-                   .shrink({{0, n * (2 * n - 1)}})
-                   .reshape({n, 2 * n - 1})
-                   .shrink({{0, n}, {0, n}});
-  Tensor idx = tri.sum(0).sub(ConstValue(1));  // 0 .. n-1
+  // a running count of ones (cumsum: movement ops and one reduce, no hand-written kernel)
+  Tensor idx = ones({n}, dtypes::int32).cumsum(0).sub(ConstValue(1));  // 0 .. n-1
   if (dtypes::is_float(dt)) return idx.cast(dt).mul(ConstValue(step)).add(ConstValue(start));
   auto as_int = [](double v) { return ConstValue(static_cast<long long>(v)); };
   return idx.cast(dt).mul(as_int(step)).add(as_int(start));
@@ -509,17 +500,6 @@ Tensor Tensor::sum(Axes axis, bool keepdim) const {
   return small ? r.cast(dtype()) : r;
 }
 Tensor Tensor::max(Axes axis, bool keepdim) const { return reduce("max", Ops::MAX, axis, keepdim); }
-Tensor Tensor::min(Axes axis, bool keepdim) const {
-  reduce_axes("min", axis);  // errors name min
-  // min(x) = inverse(max(inverse(x))) with an order-reversing inverse that cannot overflow:
-  // -x for floats, not for bool, ~x for integers (~x = -x-1 keeps INT_MIN in range)
-  auto inverse = [](const Tensor& t) {
-    if (dtypes::is_float(t.dtype())) return t.neg();
-    if (dtypes::is_bool(t.dtype())) return t.logical_not();
-    return t.bitwise_xor(full({}, ConstValue(-1), t.dtype()));
-  };
-  return inverse(inverse(*this).max(axis, keepdim));
-}
 
 // ---------------------------------------------------------------- autograd
 

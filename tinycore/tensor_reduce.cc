@@ -58,6 +58,12 @@ bool is_integral(ConstValue v) { return v.kind != ConstValue::Kind::Float; }
 
 }  // namespace
 
+Tensor Tensor::min(Axes axis, bool keepdim) const {
+  reduce_axes("min", axis);  // errors name min
+  // inverse(max(inverse(x))): the inverse is order-reversing and cannot overflow
+  return inverse(inverse(*this).max(axis, keepdim));
+}
+
 // ---------------------------------------------------------------- reductions
 
 Tensor Tensor::mean(Axes axis, bool keepdim) const {
