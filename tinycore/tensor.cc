@@ -604,6 +604,8 @@ std::vector<Tensor> Tensor::gradient_of(const UOpRef& root, const UOpRef& root_g
 namespace {
 // The gradient flowing into `t` for gradient()/backward(): 1 for a scalar, else `given`.
 UOpRef root_gradient(const char* name, const Tensor& t, const std::optional<Tensor>& given) {
+  if (!dtypes::is_float(t.dtype()))
+    fail("Tensor.%s: only float Tensors have gradient, this tensor is %s", name, t.dtype().name());
   if (!given) {
     if (t.ndim() != 0)
       fail(
@@ -623,8 +625,6 @@ UOpRef root_gradient(const char* name, const Tensor& t, const std::optional<Tens
 std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets,
                                      std::optional<Tensor> gradient) const {
   UOpRef g = root_gradient("gradient", *this, gradient);
-  if (!dtypes::is_float(dtype()))
-    fail("Tensor.gradient: only float Tensors have gradient, this tensor is %s", dtype().name());
   for (size_t i = 0; i < targets.size(); i++)
     if (!dtypes::is_float(targets[i].dtype()))
       fail("Tensor.gradient: only float Tensors have gradient, target %d is %s", i,
@@ -634,8 +634,6 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets,
 
 Tensor& Tensor::backward(std::optional<Tensor> gradient) {
   UOpRef g = root_gradient("backward", *this, gradient);
-  if (!dtypes::is_float(dtype()))
-    fail("Tensor.backward: only float Tensors have gradient, this tensor is %s", dtype().name());
   if (no_grad()) return *this;
 
   // the parameters this graph depends on (backward fills a grad for each, zeros when the

@@ -250,6 +250,13 @@ inline NDArray reduce(const NDArray& a, Reduce op, std::vector<int> axes = {},
   return NDArray(out, std::move(acc));
 }
 
+// Python's % on doubles: the result has the divisor's sign.
+inline double py_mod(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
 inline NDArray matmul(const NDArray& a, const NDArray& b) {
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   return generate({m, n}, [&](int64_t i) {

@@ -47,7 +47,8 @@ PatternMatcher make_decompositions() {
          if (!is_small_float(x->dtype)) return nullptr;
          std::vector<UOpRef> src = x->src;
          src[0] = widen(src[0]);
-         return UOp::make(Ops::CAST, x->dtype, {UOp::make(Ops::REDUCE, dtypes::float32, src, x->arg)});
+         return UOp::make(Ops::CAST, x->dtype,
+                          {UOp::make(Ops::REDUCE, dtypes::float32, src, x->arg)});
        }},
       // casts to and from bfloat16 go through float32
       {UPat::op(Ops::CAST, {UPat::var("y")}).named("x"),

@@ -8,6 +8,7 @@
 #include "tinycore/codegen/lower.h"
 #include "tinycore/error.h"
 #include "tinycore/uop/pattern_matcher.h"
+#include "tinycore/uop/symbolic.h"
 
 namespace tc::codegen {
 namespace {
@@ -156,6 +157,7 @@ Lanes find_lanes(const std::vector<UOpRef>& program) {
     if (u->op == Ops::LANE) {
       v = true;
       lanes.width = static_cast<int>(u->src[0]->arg_int());
+      lanes.lane = u->ref();
     } else if (u->op == Ops::DEFINE_ACC) {
       v = is_vec(assign_of.at(u)->src[1].get());
     } else if (u->op == Ops::ASSIGN) {
@@ -170,6 +172,14 @@ Lanes find_lanes(const std::vector<UOpRef>& program) {
     if (is_vec(u.get())) lanes.vectors.push_back(u.get());
   std::sort(lanes.vectors.begin(), lanes.vectors.end());
   return lanes;
+}
+
+UOpRef contiguous_base(const UOpRef& idx, const UOpRef& lane) {
+  UOpRef base = subtract_term(idx, lane);
+  if (!base) return nullptr;
+  for (const UOp* n : base->toposort())
+    if (n == lane.get()) return nullptr;
+  return base;
 }
 
 std::vector<UOpRef> linearize(const UOpRef& sink) {

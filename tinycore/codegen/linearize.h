@@ -17,9 +17,14 @@ std::vector<UOpRef> linearize(const UOpRef& sink);
 // per lane (they are vectors of that width; an accumulator is one when its update is).
 struct Lanes {
   int width = 1;
+  UOpRef lane;                      // the LANE node, if any
   std::vector<const UOp*> vectors;  // sorted
   bool is_vector(const UOp* u) const;
 };
 Lanes find_lanes(const std::vector<UOpRef>& program);
+
+// For an index `base + lane` whose base does not depend on the lane (the lanes read consecutive
+// elements), the base; else nullptr.
+UOpRef contiguous_base(const UOpRef& idx, const UOpRef& lane);
 
 }  // namespace tc::codegen

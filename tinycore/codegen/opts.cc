@@ -3,9 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tinycore/codegen/decompose.h"
+#include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
 #include "tinycore/helpers.h"
-#include "tinycore/uop/symbolic.h"
 
 namespace tc::codegen {
 
@@ -35,11 +35,7 @@ bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts) {
     const UOpRef& idx = u->src[1];
     bool uses_lane = false;
     for (const UOp* n : idx->toposort()) uses_lane |= n == lane.get();
-    if (!uses_lane) continue;
-    UOpRef base = subtract_term(idx, lane);
-    if (!base) return false;
-    for (const UOp* n : base->toposort())
-      if (n == lane.get()) return false;
+    if (uses_lane && !contiguous_base(idx, lane)) return false;
   }
   return true;
 }

@@ -10,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/error.h"
-#include "tinycore/uop/symbolic.h"
 
 namespace tc::renderer {
 namespace {
@@ -294,19 +293,13 @@ class Renderer {
   }
   // For a per-lane index `base + lane`, the scalar base: the lanes read consecutive elements.
   UOpRef contiguous_base(const UOp& index) {
-    const UOpRef& idx = index.src[1];
-    for (const UOpRef& u : program_) {
-      if (u->op != Ops::LANE) continue;
-      UOpRef base = subtract_term(idx, u);
-      if (!base) return nullptr;
-      for (const UOp* n : base->toposort()) {  // integer math over open loops: emit what is new
-        if (n->op == Ops::LANE) return nullptr;
-        if (n->op != Ops::CONST && !reg_.contains(n)) line(*n);
-      }
-      keep_.push_back(base);
-      return base;
-    }
-    return nullptr;
+    if (!lanes_.lane) return nullptr;
+    UOpRef base = codegen::contiguous_base(index.src[1], lanes_.lane);
+    if (!base) return nullptr;
+    for (const UOp* n : base->toposort())  // integer math over open loops: emit what is new
+      if (n->op != Ops::CONST && !reg_.contains(n)) line(*n);
+    keep_.push_back(base);
+    return base;
   }
 
   void load(const UOp& u) {
