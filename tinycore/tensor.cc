@@ -465,6 +465,17 @@ Tensor Tensor::flatten(int start_dim, int end_dim) const {
 
 Tensor Tensor::contiguous() const { return apply(Ops::CONTIGUOUS, dtype()); }
 
+Tensor& Tensor::assign(const Tensor& x) {
+  if (x.shape() != shape())
+    fail("Tensor.assign: the value has shape %s, the tensor %s", fmt_shape(x.shape()),
+         fmt_shape(shape()));
+  if (x.device() != device())
+    fail("Tensor.assign: the value is on %s, the tensor on %s", x.device(), device());
+  // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.
+  impl_->uop = x.dtype() == dtype() ? x.uop() : x.cast(dtype()).uop();
+  return *this;
+}
+
 // ---------------------------------------------------------------- reductions
 
 std::vector<int64_t> Tensor::reduce_axes(const char* name, const Axes& axis) const {

@@ -46,6 +46,16 @@ struct Axes {
 template <typename T>
 DType dtype_of();
 
+// Option structs of the Tensor methods (keyword arguments in tinygrad), one section per family.
+// ---- options: random (tensor_random.cc, tensor_sort.cc) ----
+// ---- end options: random ----
+// ---- options: indexing (tensor_index.cc) ----
+// ---- end options: indexing ----
+// ---- options: processing (tensor_conv.cc, tensor_einsum.cc) ----
+// ---- end options: processing ----
+// ---- options: nn (tensor_nn.cc, tensor_dtype.cc) ----
+// ---- end options: nn ----
+
 class Tensor {
  public:
   // A Tensor is a handle: copies share one tensor (its graph, and later its grad), like Python
@@ -139,6 +149,9 @@ class Tensor {
   Tensor transpose(int dim0 = 1, int dim1 = 0) const;
   Tensor flatten(int start_dim = 0, int end_dim = -1) const;
   Tensor contiguous() const;
+  // Replaces this tensor's value (every copy of the handle) by `x`, lazily, as tinygrad's assign:
+  // same shape and device; x is cast to this dtype. Graphs built before keep the old value.
+  Tensor& assign(const Tensor& x);
 
   // reductions
   Tensor sum(Axes axis = {}, bool keepdim = false) const;
@@ -306,6 +319,22 @@ class Tensor {
   Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = {}) const;
   Tensor sequential(const std::vector<std::function<Tensor(const Tensor&)>>& layers) const;
   // ---- end products ----
+
+  // ---- random and sorting (tensor_random.cc, tensor_sort.cc) ----
+  // ---- end random and sorting ----
+
+  // ---- indexing (tensor_index.cc) ----
+  // ---- end indexing ----
+
+  // ---- processing: pools, convolutions, einsum, interpolate (tensor_conv.cc, tensor_einsum.cc)
+  // ----
+  // ---- end processing ----
+
+  // ---- math: inverse trig, erf and friends (tensor_math.cc) ----
+  // ---- end math ----
+
+  // ---- nn ops, losses, dtype and misc (tensor_nn.cc, tensor_dtype.cc) ----
+  // ---- end nn ----
 
   // running the graph
   Tensor& realize();

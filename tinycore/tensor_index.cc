@@ -1,0 +1,4 @@
+// (being written)
+#include "tinycore/tensor.h"
+
+namespace tc {}  // namespace tc
