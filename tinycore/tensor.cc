@@ -471,6 +471,7 @@ Tensor& Tensor::assign(const Tensor& x) {
          fmt_shape(shape()));
   if (x.device() != device())
     fail("Tensor.assign: the value is on %s, the tensor on %s", x.device(), device());
+  if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) impl_->assign_target = uop();
   // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.
   impl_->uop = x.dtype() == dtype() ? x.uop() : x.cast(dtype()).uop();
   return *this;
@@ -691,18 +692,28 @@ void Tensor::Impl::set_uop(UOpRef u) {
 // ---------------------------------------------------------------- realize
 
 Tensor& Tensor::realize() {
-  impl_->set_uop(engine::realize({uop()})[0]);
+  realize_all({*this});
   return *this;
 }
 
 void realize_all(const std::vector<Tensor>& tensors) {
-  std::vector<UOpRef> roots;
-  for (const Tensor& t : tensors) roots.push_back(t.uop());
-  std::vector<UOpRef> views = engine::realize(roots);
-  for (size_t i = 0; i < tensors.size(); i++) tensors[i].impl_->set_uop(views[i]);
+  std::vector<UOpRef> roots, targets;
+  for (const Tensor& t : tensors) {
+    roots.push_back(t.uop());
+    targets.push_back(t.impl_->assign_target);
+  }
+  std::vector<UOpRef> views = engine::realize(roots, targets);
+  for (size_t i = 0; i < tensors.size(); i++) {
+    tensors[i].impl_->set_uop(views[i]);
+    tensors[i].impl_->assign_target = nullptr;
+  }
 }
 
 std::vector<uint8_t> Tensor::bytes() const {
+  if (engine::LaunchCapture::active())
+    fail(
+        "Tensor.data/item/tolist inside a TinyJit function: the value read now would not change "
+        "on replay; return the tensor from the function instead");
   UOpRef view = engine::realize({uop()})[0];
   const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
   std::vector<uint8_t> out(buf->buffer->nbytes());

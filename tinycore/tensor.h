@@ -48,12 +48,112 @@ DType dtype_of();
 
 // Option structs of the Tensor methods (keyword arguments in tinygrad), one section per family.
 // ---- options: random (tensor_random.cc, tensor_sort.cc) ----
+// Keyword arguments of Tensor::uniform: values in [low, high), cast to `dtype` (default float).
+struct UniformOptions {
+  double low = 0.0;
+  double high = 1.0;
+  std::optional<DType> dtype = std::nullopt;
+};
+// Keyword arguments of Tensor::normal: mean + std * randn (std >= 0), of `dtype`.
+struct NormalOptions {
+  double mean = 0.0;
+  double std = 1.0;
+  ::std::optional<DType> dtype = ::std::nullopt;
+};
+// Keyword arguments of Tensor::randint: integers in [low, high) of an integer `dtype`.
+struct RandintOptions {
+  int64_t low = 0;
+  int64_t high = 10;
+  DType dtype = dtypes::int32;
+};
 // ---- end options: random ----
 // ---- options: indexing (tensor_index.cc) ----
+class Tensor;
+// Python's start:stop:step for Tensor indexing; an unset field takes Python's default.
+// Slice() is `:`, Slice(1) is `1:`, Slice(1, 5) is `1:5`, Slice({}, {}, -1) is `::-1`.
+struct Slice {
+  std::optional<int64_t> start, stop, step;
+  Slice() = default;
+  Slice(std::optional<int64_t> start_, std::optional<int64_t> stop_ = {},
+        std::optional<int64_t> step_ = {})
+      : start(start_), stop(stop_), step(step_) {}
+};
+struct NewAxisT {};  // Python's None in an index: inserts a dimension of size 1
+inline constexpr NewAxisT NewAxis{};
+struct EllipsisT {};  // Python's ... in an index: as many `:` as the other indices leave
+inline constexpr EllipsisT Ellipsis{};
+// One position of an index: an int (removes the dimension; negative counts from the end), a
+// Slice, NewAxis, Ellipsis, or an integer Tensor (advanced indexing, see Tensor::getitem).
+struct IndexItem {
+  enum class Kind { Int, Slice, NewAxis, Ellipsis, Tensor } kind;
+  int64_t i = 0;
+  tc::Slice slice;
+  std::shared_ptr<Tensor> tensor;  // a handle to the index tensor
+  IndexItem(int v) : kind(Kind::Int), i(v) {}
+  IndexItem(long v) : kind(Kind::Int), i(v) {}
+  IndexItem(long long v) : kind(Kind::Int), i(v) {}
+  IndexItem(tc::Slice s) : kind(Kind::Slice), slice(s) {}
+  IndexItem(NewAxisT) : kind(Kind::NewAxis) {}
+  IndexItem(EllipsisT) : kind(Kind::Ellipsis) {}
+  IndexItem(const Tensor& t);  // defined in tensor_index.cc
+};
 // ---- end options: indexing ----
 // ---- options: processing (tensor_conv.cc, tensor_einsum.cc) ----
+// tinygrad's int | tuple[int, ...] for pools and convolutions: `2` (the same for every spatial
+// dimension) or `{3, 2}` (one entry per spatial dimension). A padding may also have 2 entries per
+// spatial dimension, in tinygrad's (and PyTorch's F.pad) flat order, last dimension first:
+// {left, right, top, bottom, ...}.
+struct IntTuple {
+  std::vector<int64_t> v;
+  IntTuple(int x) : v{x} {}
+  IntTuple(int64_t x) : v{x} {}
+  IntTuple(std::initializer_list<int64_t> l) : v(l) {}  // {} (empty): the option's default
+  IntTuple(std::vector<int64_t> x) : v(std::move(x)) {}
+};
+// avg_pool2d / max_pool2d: they pool the last kernel_size.size() dimensions (any number).
+struct PoolOpts {
+  IntTuple kernel_size = {2, 2};
+  IntTuple stride = {};  // empty (default): kernel_size
+  IntTuple dilation = 1;
+  IntTuple padding = 0;
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // avg_pool2d only: padded zeros count in the average
+};
+struct UnpoolOpts {  // max_unpool2d: the options the indices were made with
+  IntTuple kernel_size = {2, 2};
+  IntTuple stride = {};  // empty (default): kernel_size
+  IntTuple dilation = 1;
+  IntTuple padding = 0;
+  std::optional<Shape> output_size = std::nullopt;  // its trailing (spatial) entries are used
+};
+struct ConvOpts {
+  int64_t groups = 1;
+  IntTuple stride = 1;
+  IntTuple dilation = 1;
+  IntTuple padding = 0;
+  std::optional<DType> dtype = std::nullopt;  // accumulation dtype of the sum
+};
+struct ConvTransposeOpts {
+  int64_t groups = 1;
+  IntTuple stride = 1;
+  IntTuple dilation = 1;
+  IntTuple padding = 0;  // int or one per spatial dimension, or the flat 2-per-dimension order
+  IntTuple output_padding = 0;
+};
 // ---- end options: processing ----
 // ---- options: nn (tensor_nn.cc, tensor_dtype.cc) ----
+// scaled_dot_product_attention's keyword arguments (besides attn_mask).
+struct AttentionOpts {
+  double dropout_p = 0.0;   // dropout of the attention weights (in training mode only)
+  bool is_causal = false;   // a lower-triangular mask (attn_mask must then be empty)
+  bool enable_gqa = false;  // key/value heads (dim -3) repeated to the query's head count
+};
+// sparse_categorical_crossentropy's keyword arguments.
+struct SparseCrossEntropyOpts {
+  int64_t ignore_index = -1;       // labels equal to it count for nothing (-1: none ignored)
+  double label_smoothing = 0.0;    // in [0, 1]
+  std::string reduction = "mean";  // "mean" (over the counted labels), "sum" or "none"
+};
 // ---- end options: nn ----
 
 class Tensor {
@@ -149,8 +249,10 @@ class Tensor {
   Tensor transpose(int dim0 = 1, int dim1 = 0) const;
   Tensor flatten(int start_dim = 0, int end_dim = -1) const;
   Tensor contiguous() const;
-  // Replaces this tensor's value (every copy of the handle) by `x`, lazily, as tinygrad's assign:
-  // same shape and device; x is cast to this dtype. Graphs built before keep the old value.
+  // Replaces this tensor's value (every copy of the handle) by `x`, as tinygrad's assign: same
+  // shape and device; x is cast to this dtype. Lazy: graphs built before read the old value if
+  // they run first. When this tensor was realized, realize() writes the new value into the same
+  // buffer (in place), so whatever holds that buffer (a TinyJit capture) sees the update.
   Tensor& assign(const Tensor& x);
 
   // reductions
@@ -321,19 +423,268 @@ class Tensor {
   // ---- end products ----
 
   // ---- random and sorting (tensor_random.cc, tensor_sort.cc) ----
+  // Random numbers are counter based, as tinygrad's: threefry2x32 (20 rounds) of the key
+  // (k0, k1) = (a per-device constant, seed) over 64-bit counters, computed by generated code
+  // (uint32 ADD/XOR/SHL/SHR). A call drawing `num` 32-bit words takes the process-wide counter c
+  // and advances it by num; with h = ceil(num / 2), block i < h hashes the counter c + i and its
+  // two output words are words i and h + i. So values depend only on the seed and the order of
+  // the calls, never on the device, thread count or kernel split. The default seed is 0.
+  //
+  // Sets the seed and restarts the counter (the next calls repeat the same values).
+  static void manual_seed(uint64_t seed = 0);
+  // Uniform in [0, 1) of a float dtype (default float32): the top mantissa bits of the words
+  // with exponent 1, minus 1 (a float16 draws half a word per value, a float64 two words).
+  static Tensor rand(Shape shape, std::optional<DType> dtype = {}, bool contiguous = true);
+  // Standard normal (Box-Muller over rand of shape (2, *shape), float32, then cast).
+  static Tensor randn(Shape shape, std::optional<DType> dtype = {});
+  static Tensor randint(Shape shape, RandintOptions opts = {});  // int32 by default
+  static Tensor normal(Shape shape, NormalOptions opts = {});
+  static Tensor uniform(Shape shape, UniformOptions opts = {});
+  // Initializers (as tinygrad): uniform in +-prod(shape)^-0.5; glorot: +-sqrt(6 / (shape[0] +
+  // prod(shape[1:]))); kaiming_uniform: +-sqrt(6 / (1 + a^2) / prod(shape[1:])); kaiming_normal:
+  // std sqrt(2 / (1 + a^2) / prod(shape[1:])).
+  static Tensor scaled_uniform(Shape shape, std::optional<DType> dtype = {});
+  static Tensor glorot_uniform(Shape shape, std::optional<DType> dtype = {});
+  static Tensor kaiming_uniform(Shape shape, double a = 0.01, std::optional<DType> dtype = {});
+  static Tensor kaiming_normal(Shape shape, double a = 0.01, std::optional<DType> dtype = {});
+  // A random permutation of 0 .. n-1 (argsort of rand(n)).
+  static Tensor randperm(int64_t n, DType dtype = dtypes::int32);
+  // rand / randn of this shape, and of this dtype unless one is given.
+  Tensor rand_like(std::optional<DType> dtype = {}) const;
+  Tensor randn_like(std::optional<DType> dtype = {}) const;
+  // int32 indices drawn with probabilities proportional to the non-negative weights of a 1-D
+  // (num_samples,) or 2-D (rows, num_samples) tensor; without replacement (Efraimidis-Spirakis,
+  // as the newer seed) num_samples must not exceed the number of categories.
+  Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;
+  // Zeroes each element with probability p and scales the rest by 1 / (1 - p), only while
+  // training() is true (otherwise the tensor itself, as tinygrad).
+  Tensor dropout(double p = 0.5) const;
+  // tinygrad's Tensor.training: process-wide, false by default. A Train guard sets it for a
+  // scope and restores the previous value (tinygrad's `with Tensor.train():`); guards nest.
+  static bool training();
+  static void set_training(bool mode);
+  class Train {
+   public:
+    explicit Train(bool mode = true);
+    ~Train();
+    Train(const Train&) = delete;
+    Train& operator=(const Train&) = delete;
+
+   private:
+    bool prev_;
+  };
+
+  // Sorting along `dim` with a bitonic network (compare-exchange of (value, index) pairs, one
+  // kernel per step): (values, int32 indices). Stable: equal values keep their original order,
+  // also when descending. NaN sorts as the largest value. Gradients flow to the values.
+  std::pair<Tensor, Tensor> sort(int dim = -1, bool descending = false) const;
+  Tensor argsort(int dim = -1, bool descending = false) const;  // sort(...).second
+  // The k largest (smallest) along `dim` in sorted order: (values, int32 indices); k in
+  // [0, shape[dim]]. sorted=false returns them sorted too.
+  std::pair<Tensor, Tensor> topk(int64_t k, int dim = -1, bool largest = true,
+                                 bool sorted = true) const;
+  // Scans along `axis` (same shape): the running product (keeps the dtype) and
+  // log(cumsum(exp(x))) computed stably (float).
+  Tensor cumprod(int axis) const;
+  Tensor logcumsumexp(int axis = 0) const;
   // ---- end random and sorting ----
 
   // ---- indexing (tensor_index.cc) ----
+  // Python's x[...] (tinygrad's __getitem__): x[0], x[idx], x[{1, Slice(), NewAxis}],
+  // x[{Ellipsis, Slice({}, {}, -2)}], x[{i, Slice(1, {}, 2), NewAxis, Ellipsis, idx}].
+  // Ints, slices, NewAxis and Ellipsis give views (shrink/flip/pad/reshape, never copies).
+  // Integer tensor indices (advanced indexing) broadcast together; their dimensions replace the
+  // indexed ones where the first tensor index was, or go first when tensor indices are not
+  // adjacent (numpy's rule). Negative index values count from the end; a value out of range
+  // reads 0 (as tinygrad). Constant ints out of range, more indices than dimensions, two
+  // Ellipsis, a zero step or a non-integer index tensor throw tc::Error.
+  // (One index is a template so that a braced list always means the vector of positions.)
+  template <typename I, typename = std::enable_if_t<std::is_convertible_v<I, IndexItem>>>
+  Tensor operator[](const I& index) const {
+    return getitem({IndexItem(index)});
+  }
+  Tensor operator[](const std::vector<IndexItem>& indices) const { return getitem(indices); }
+  Tensor getitem(const std::vector<IndexItem>& indices) const;
+  // Python's x[...] = value (tinygrad's __setitem__), lazily through assign(): this tensor
+  // (every handle) becomes a copy with the indexed elements replaced by `value`, broadcast to
+  // the indexed shape. A tensor value must have this dtype; a scalar is cast to it. With
+  // repeated advanced indices the last one (in row-major order of the index) wins.
+  Tensor& setitem(const std::vector<IndexItem>& indices, const Tensor& value);
+  Tensor& setitem(const std::vector<IndexItem>& indices, ConstValue value);
+  template <typename I, typename V,
+            typename = std::enable_if_t<std::is_convertible_v<I, IndexItem>>>
+  Tensor& setitem(const I& index, const V& value) {
+    return setitem(std::vector<IndexItem>{IndexItem(index)}, value);
+  }
+  // out[i][j][k] = this[index[i][j][k]][j][k] for dim 0 (and so on): index has this ndim, an
+  // integer dtype, and index.shape[d] <= shape[d] for d != dim. Out-of-range values read 0.
+  Tensor gather(int dim, const Tensor& index) const;
+  // A copy with this[index[i][j]][j] = src[i][j] for dim 0 (and so on); the last write wins.
+  // src has this dtype and src.shape >= index.shape; a scalar src is cast to this dtype and may
+  // take reduce "add" or "multiply" (for a tensor src use scatter_reduce). Out-of-range index
+  // values write nothing.
+  Tensor scatter(int dim, const Tensor& index, const Tensor& src,
+                 const std::string& reduce = "") const;
+  Tensor scatter(int dim, const Tensor& index, ConstValue src,
+                 const std::string& reduce = "") const;
+  // scatter that combines: reduce is "sum", "prod", "mean", "amax" or "amin"; include_self=false
+  // leaves the old value out where something is scattered. "mean" divides (float result).
+  Tensor scatter_reduce(int dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true) const;
+  // The elements where the bool `mask` (broadcast to this shape) is true, flattened. Without a
+  // size the length is data-dependent: the mask is realized to count (as tinygrad). With a size,
+  // the result has that length, padded with fill_value or truncated, and nothing is realized.
+  Tensor masked_select(const Tensor& mask, std::optional<int64_t> size = {},
+                       ConstValue fill_value = 0) const;
+  // mask.where(value, this): dtypes promote as in where (an int tensor filled with 1.5 is float).
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor masked_fill(const Tensor& mask, ConstValue value) const;
+  // int32 (n, ndim) coordinates of the non-zero elements in row-major order; n is data-dependent
+  // (realized to count) unless size is given (then padded with fill_value or truncated).
+  Tensor nonzero(std::optional<int64_t> size = {}, ConstValue fill_value = 0) const;
+  // Each element repeated `repeats` times along dim (default: of the flattened tensor).
+  Tensor repeat_interleave(int64_t repeats, std::optional<int> dim = {}) const;
+  // einops-style: x.rearrange("b c (h w) -> b (c h) w", {{"h", 4}}); "..." stands for the
+  // remaining dimensions, "1" and "()" for size-1 dimensions.
+  Tensor rearrange(const std::string& formula,
+                   const std::vector<std::pair<std::string, int64_t>>& sizes = {}) const;
+  // int32 one-hot of an integer tensor along a new last axis; -1 infers max + 1 (realizes).
+  Tensor one_hot(int64_t num_classes = -1) const;
   // ---- end indexing ----
 
   // ---- processing: pools, convolutions, einsum, interpolate (tensor_conv.cc, tensor_einsum.cc)
   // ----
+  // Sliding windows over the last kernel.size() dimensions as movement ops only (tinygrad's
+  // _pool): (..., i1..in) -> (..., o1..on, k1..kn) with o = ceil((i - d*(k-1)) / s). No copy.
+  Tensor pool(const IntTuple& kernel, const IntTuple& stride = 1,
+              const IntTuple& dilation = 1) const;
+  // Average / max pooling of the last opts.kernel_size.size() dimensions (tinygrad: any number of
+  // them, not only 2). max pads with the dtype's lowest value.
+  Tensor avg_pool2d(const PoolOpts& opts = {}) const;
+  Tensor max_pool2d(const PoolOpts& opts = {}) const;
+  // max_pool2d with return_indices: (values, indices), the indices int32 and flat within each
+  // pooled plane (PyTorch's convention; the first maximum of a window wins).
+  std::pair<Tensor, Tensor> max_pool2d_with_indices(const PoolOpts& opts = {}) const;
+  // The partial inverse of max_pool2d: this (bs, c, *spatial) scattered to `indices` in planes of
+  // opts.output_size (default: the size max_pool2d with these options was given).
+  Tensor max_unpool2d(const Tensor& indices, const UnpoolOpts& opts = {}) const;
+  // Convolution of this (bs, groups*cin, *spatial) with weight (cout, cin, *kernel) over any
+  // number of spatial dimensions: pool + mul + sum, one reduce kernel. bias: (cout,). WINO=1 (env)
+  // uses Winograd F(4x4, 3x3) when every kernel dimension is 3, stride and dilation 1.
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias,
+                const ConvOpts& opts = {}) const;
+  Tensor conv2d(const Tensor& weight, const ConvOpts& opts = {}) const;
+  // Transposed convolution; weight (groups*cin, cout/groups, *kernel) as PyTorch.
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias,
+                          const ConvTransposeOpts& opts = {}) const;
+  Tensor conv_transpose2d(const Tensor& weight, const ConvTransposeOpts& opts = {}) const;
+  // Einstein summation, e.g. einsum("ij,jk->ik", {a, b}): explicit ("->") or implicit output
+  // (the letters seen once, sorted), repeated letters in one operand take the diagonal, "..."
+  // broadcasts. `dtype` is the accumulation dtype.
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands,
+                       std::optional<DType> dtype = {});
+  // Resizes the last size.size() dimensions to `size`: mode "linear" (also "bilinear" /
+  // "trilinear"), "nearest" or "nearest-exact"; align_corners only with linear. Keeps the dtype.
+  Tensor interpolate(Shape size, const std::string& mode = "linear",
+                     bool align_corners = false) const;
   // ---- end processing ----
 
   // ---- math: inverse trig, erf and friends (tensor_math.cc) ----
+  // Float results for integer inputs. Outside the domain the result is NaN; asin/acos/atan are
+  // tinygrad's polynomial (A&S 4.4.46, ~2e-8 absolute), erf is A&S 7.1.26 (~1.5e-7 absolute).
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;  // atanh(+-1) = +-inf
+  Tensor erf() const;
+  // ~x: every bit flipped for integers, logical_not for bool (other dtypes throw).
+  Tensor bitwise_not() const;
+  // x << n and x >> n for unsigned integers and n >= 0 (as x * 2**n and x // 2**n).
+  Tensor lshift(int64_t n) const;
+  Tensor rshift(int64_t n) const;
+  // Division with tinygrad's rounding_mode "trunc" or "floor" (nullptr: true division). Integer
+  // operands keep their promoted integer dtype and are divided exactly.
+  Tensor div(const Tensor& x, const char* rounding_mode, bool reverse = false) const;
+  Tensor div(ConstValue x, const char* rounding_mode, bool reverse = false) const;
+  friend Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
+  friend Tensor operator<<(const Tensor& a, int64_t n) { return a.lshift(n); }
+  friend Tensor operator>>(const Tensor& a, int64_t n) { return a.rshift(n); }
   // ---- end math ----
 
   // ---- nn ops, losses, dtype and misc (tensor_nn.cc, tensor_dtype.cc) ----
+  // (x - mean) / sqrt(var + eps) over `axis` (biased variance), without affine parameters.
+  Tensor layernorm(Axes axis = -1, double eps = 1e-5) const;
+  // (x - mean) * weight * invstd + bias. mean, weight and bias hold one value per position of the
+  // `axis` dimensions (shaped as those dimensions, in order); invstd too, or it is any tensor that
+  // broadcasts to x (tinygrad's rule: it is reshaped only when its rank is the number of axes).
+  Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                   const Tensor& mean, const Tensor& invstd, Axes axis = 1) const;
+  // softmax(q @ k^T / sqrt(d) + mask) @ v with this as the query (..., L, d), key (..., S, d),
+  // value (..., S, dv). A bool mask keeps the true positions; a float mask is added. The scores
+  // are computed in at least float32 and cast back to the query's dtype before the softmax.
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask = {},
+                                      const AttentionOpts& opts = {}) const;
+  // Losses; reduction is "mean", "sum" or "none". Labels (class indices) must be an integer
+  // dtype; a label outside [0, classes) that is not ignored makes its loss NaN.
+  // Binary cross-entropy of probabilities (this) against targets Y of the same shape.
+  Tensor binary_crossentropy(const Tensor& Y, const std::string& reduction = "mean") const;
+  // The same on logits, in the stable form -(pos_weight * Y * logsigmoid(x) + (1 - Y) *
+  // logsigmoid(-x)); pos_weight broadcasts to x (PyTorch's BCEWithLogitsLoss).
+  Tensor binary_crossentropy_logits(const Tensor& Y, const std::string& reduction = "mean",
+                                    const std::optional<Tensor>& pos_weight = {}) const;
+  // Logits (..., classes) against labels Y (...): the class axis is the last one (unlike torch).
+  Tensor sparse_categorical_crossentropy(const Tensor& Y,
+                                         const SparseCrossEntropyOpts& opts = {}) const;
+  // Logits (N, C, d1, ...) (or (C,)) with the class axis 1 (torch's F.cross_entropy); Y holds
+  // class indices (integer dtype, shape without the class axis) or class probabilities (float,
+  // the logits' shape).
+  Tensor cross_entropy(const Tensor& Y, const std::string& reduction = "mean",
+                       double label_smoothing = 0.0) const;
+  // Negative log likelihood of log-probabilities (N, C, d1, ...) (or (C,)) at labels Y, each
+  // weighted by weight[label] (weight: (C,)); "mean" divides by the sum of those weights.
+  Tensor nll_loss(const Tensor& Y, const std::optional<Tensor>& weight = {},
+                  std::optional<int64_t> ignore_index = {},
+                  const std::string& reduction = "mean") const;
+  // log(sigmoid(x)), stable for large |x|.
+  Tensor logsigmoid() const;
+
+  // Cast shortcuts (tinygrad's float() ... bool(); a trailing _ where the name is a C++ keyword).
+  Tensor float_() const;   // float32
+  Tensor double_() const;  // float64
+  Tensor half() const;     // float16
+  Tensor bfloat16() const;
+  Tensor int_() const;    // int32
+  Tensor long_() const;   // int64
+  Tensor short_() const;  // int16
+  Tensor char_() const;   // int8
+  Tensor byte() const;    // uint8
+  Tensor bool_() const;
+  // The same bytes read as `dtype`. Between sizes, the last dimension changes by the size ratio
+  // (its bytes must divide), little-endian as tinygrad. No gradient flows through it.
+  Tensor bitcast(DType dtype) const;
+  int64_t element_size() const;  // bytes of one element
+  int64_t nbytes() const;        // numel() * element_size()
+  bool is_floating_point() const;
+  Shape size() const;           // the shape
+  int64_t size(int dim) const;  // one dimension (negative counts from the end)
+  // This tensor on `device` (this one itself when it is already there), its grad moved along.
+  Tensor to(const std::string& device) const;
+  Tensor& to_(const std::string& device);  // moves this tensor (every handle) in place
+  // A new tensor with its own buffer holding the same values (and a clone of the grad); later
+  // assigns to either do not affect the other.
+  Tensor clone() const;
+  // Makes this tensor (every handle) `x`'s graph: the shape must match, dtype may differ.
+  Tensor& replace(const Tensor& x);
+  // Keccak hash over the last dimension's bytes (any dtype, read as uint8): "sha3_224",
+  // "sha3_256" or "shake_128" (16 output bytes), or a raw rate and domain byte. The result is
+  // uint8 (..., digest bytes). Built from Tensor xor/and/mul/div ops on uint64 lanes.
+  Tensor keccak(const std::string& cfg = "sha3_256") const;
+  Tensor keccak(int rate, int dsbyte) const;
+  // tinygrad's 16-byte tree hash of the bytes of the whole tensor (shake_128 over 1 MiB pages).
+  Tensor hash() const;
   // ---- end nn ----
 
   // running the graph
@@ -368,6 +719,7 @@ class Tensor {
     std::vector<std::weak_ptr<const UOp>> before_realize;
     bool requires_grad = false;
     bool tracked = false;  // in the registry of tensors that may need a grad
+    UOpRef assign_target;  // the buffer view an assign() writes into when realized, or null
     std::shared_ptr<Impl> grad;
   };
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -415,6 +767,21 @@ inline Tensor operator+(ConstValue a, const Tensor& b) { return b.add(a, true); 
 inline Tensor operator-(ConstValue a, const Tensor& b) { return b.sub(a, true); }
 inline Tensor operator*(ConstValue a, const Tensor& b) { return b.mul(a, true); }
 inline Tensor operator/(ConstValue a, const Tensor& b) { return b.div(a, true); }
+// In-place operators (tinygrad's __iadd__ ...): this = this op x, via assign (every handle of
+// `a` sees the new value; the result is cast back to a's dtype).
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator&=(Tensor& a, const Tensor& b);
+Tensor& operator|=(Tensor& a, const Tensor& b);
+Tensor& operator^=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, ConstValue b);
+Tensor& operator-=(Tensor& a, ConstValue b);
+Tensor& operator*=(Tensor& a, ConstValue b);
+Tensor& operator/=(Tensor& a, ConstValue b);
+Tensor& operator<<=(Tensor& a, int64_t n);
+Tensor& operator>>=(Tensor& a, int64_t n);
 
 }  // namespace tc
 

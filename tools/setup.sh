@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   generate-ninja ninja-build g++ clang-format pkg-config python3
   libabsl-dev libeigen3-dev libyaml-cpp-dev libstb-dev
-  libgtest-dev libgmock-dev llvm-19-dev
+  libgtest-dev libgmock-dev llvm-19-dev libopenblas-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
 )
 

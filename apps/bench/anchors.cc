@@ -1,5 +1,6 @@
 #include "apps/bench/anchors.h"
 
+#include <cblas.h>
 #include <immintrin.h>
 #include <omp.h>
 
@@ -85,17 +86,63 @@ double stream_triad_gbps(int threads) {
   return best;
 }
 
-double eigen_sgemm_ms(int n, int threads) {
-  Eigen::setNbThreads(threads);
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  c.noalias() = a * b;  // warm-up
+namespace {
+// Best time of `reps` calls of f after one warm-up call.
+template <typename F>
+double best_ms(F&& f, int reps = 3) {
+  f();
   double best = 1e30;
-  for (int run = 0; run < 3; run++) {
+  for (int run = 0; run < reps; run++) {
     double t0 = now();
-    c.noalias() = a * b;
+    f();
     best = std::min(best, now() - t0);
   }
   return best * 1e3;
+}
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+}  // namespace
+
+double eigen_sgemm_ms(int m, int k, int n, int threads) {
+  Eigen::setNbThreads(threads);
+  RowMajor a = RowMajor::Random(m, k), b = RowMajor::Random(k, n), c(m, n);
+  return best_ms([&] { c.noalias() = a * b; });
+}
+
+double openblas_sgemm_ms(int m, int k, int n, int threads) {
+  openblas_set_num_threads(threads);
+  std::vector<float> a(static_cast<size_t>(m) * k, 0.5f), b(static_cast<size_t>(k) * n, 0.25f),
+      c(static_cast<size_t>(m) * n);
+  return best_ms([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
+                0.0f, c.data(), n);
+  });
+}
+
+double eigen_im2col_conv_ms(const ConvShape& s, int threads) {
+  Eigen::setNbThreads(threads);
+  const int oh = s.out_h(), ow = s.out_w(), kk = s.cin * s.k * s.k;
+  RowMajor x = RowMajor::Random(s.batch * s.cin, s.h * s.w);
+  RowMajor w = RowMajor::Random(s.cout, kk);
+  RowMajor cols(kk, oh * ow), out(s.cout, oh * ow);
+  return best_ms([&] {
+    for (int b = 0; b < s.batch; b++) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int r = 0; r < kk; r++) {
+        int ci = r / (s.k * s.k), ky = r / s.k % s.k, kx = r % s.k;
+        const float* plane = x.data() + static_cast<size_t>(b * s.cin + ci) * s.h * s.w;
+        float* dst = cols.data() + static_cast<size_t>(r) * oh * ow;
+        for (int oy = 0; oy < oh; oy++) {
+          int iy = oy * s.stride - s.pad + ky;
+          for (int ox = 0; ox < ow; ox++) {
+            int ix = ox * s.stride - s.pad + kx;
+            bool in = iy >= 0 && iy < s.h && ix >= 0 && ix < s.w;
+            dst[oy * ow + ox] = in ? plane[iy * s.w + ix] : 0.0f;
+          }
+        }
+      }
+      out.noalias() = w * cols;
+    }
+  });
 }
 
 }  // namespace bench

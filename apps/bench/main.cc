@@ -1,10 +1,14 @@
 // bench: tinycore's kernels measured side by side with the anchors (the machine's FMA peak and
-// memory bandwidth, Eigen's SGEMM) in one run. Prints a table; --json writes one object a case.
+// memory bandwidth, Eigen and OpenBLAS) in one run. Prints a table; --json writes one object a
+// case, --plot a PNG bar chart of the ratios.
 //
-//   bench [--suite gemm,elementwise,reduce,softmax] [--small] [--json FILE]
+//   bench [--suite gemm,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -15,6 +19,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "apps/bench/anchors.h"
+#include "apps/common/plot.h"
+#include "tinycore/engine/jit.h"
 #include "tinycore/engine/realize.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/runtime/thread_pool.h"
@@ -29,7 +35,8 @@ struct Result {
   std::string suite, name;
   bool flops = true;  // rate in GFLOP/s, else GB/s
   double time_ms = 0, rate = 0;
-  std::map<std::string, double> ratios = {};
+  std::map<std::string, double> ratios = {};  // vs the anchors: printed, in --json and --plot
+  std::map<std::string, double> fields = {};  // other measurements: printed and in --json
 };
 
 double now() {
@@ -62,16 +69,62 @@ double time_ms(const Tensor& t, int reps) {
 void print(const Result& r) {
   std::string ratios;
   for (const auto& [k, v] : r.ratios) ratios += absl::StrFormat("  %s %.3f", k, v);
-  std::printf("%-12s %-24s %10.3f ms %9.2f %s%s\n", r.suite.c_str(), r.name.c_str(), r.time_ms,
-              r.rate, r.flops ? "GFLOP/s" : "GB/s   ", ratios.c_str());
+  for (const auto& [k, v] : r.fields) ratios += absl::StrFormat("  %s %.4g", k, v);
+  std::string rate = r.rate > 0
+                         ? absl::StrFormat("%9.2f %s", r.rate, r.flops ? "GFLOP/s" : "GB/s   ")
+                         : std::string(17, ' ');
+  std::printf("%-12s %-24s %10.3f ms %s%s\n", r.suite.c_str(), r.name.c_str(), r.time_ms,
+              rate.c_str(), ratios.c_str());
   std::fflush(stdout);
+}
+
+// A step of `n` tiny kernels (one elementwise op each on 16 floats), run with and without the
+// JIT: per-kernel overheads, the first call's time, and replays per second.
+Result jit_suite(bool small) {
+  const int n = small ? 100 : 1000, reps = small ? 5 : 50;
+  auto step = [n](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    for (int i = 0; i < n; i++) x = (x * 1.0001f + 0.5f).contiguous();
+    return std::vector<Tensor>{x};
+  };
+  Tensor input = random({16});
+  double t0 = now();
+  tc::TinyJit jit(step);
+  jit({input});
+  double first = now() - t0;
+  jit({input});  // the capture
+  t0 = now();
+  for (int r = 0; r < reps; r++) jit({input});
+  double replay = (now() - t0) / reps;
+  t0 = now();
+  for (int r = 0; r < reps; r++) tc::realize_all(step({input}));
+  double plain = (now() - t0) / reps;
+  Result r{"jit", absl::StrFormat("%d tiny kernels", n), false};
+  r.time_ms = replay * 1e3;
+  r.fields["replay_overhead_us_per_kernel"] = replay / n * 1e6;  // includes the kernels' run time
+  r.fields["nojit_overhead_us_per_kernel"] = plain / n * 1e6;
+  r.fields["first_step_s"] = first;
+  r.fields["steps_per_s"] = 1 / replay;
+  r.fields["peak_bytes"] = static_cast<double>(jit.planned_bytes());
+  r.fields["kernels_per_step"] = static_cast<double>(jit.kernel_count());
+  r.ratios["jit_speedup"] = plain / replay;
+  return r;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> suites = {"gemm", "elementwise", "reduce", "softmax"};
-  std::string json;
+  // OpenBLAS uses its AVX-512 kernels only with these unset, and reads them as it loads: run
+  // again without them.
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("OPENBLAS_L2_SIZE")) {
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("OPENBLAS_L2_SIZE");
+    execv("/proc/self/exe", argv);
+    std::perror("bench: re-running without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE");
+    return 1;
+  }
+  std::vector<std::string> suites = {"gemm", "elementwise", "reduce", "softmax", "jit"};
+  std::string json, plot_file;
   bool small = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -79,12 +132,14 @@ int main(int argc, char** argv) {
       suites = absl::StrSplit(argv[++i], ',');
     else if (a == "--json" && i + 1 < argc)
       json = argv[++i];
+    else if (a == "--plot" && i + 1 < argc)
+      plot_file = argv[++i];
     else if (a == "--small")
       small = true;
     else {
       std::fprintf(stderr,
                    "bench: unknown argument '%s'\nusage: bench [--suite "
-                   "gemm,elementwise,reduce,softmax] [--small] [--json FILE]\n",
+                   "gemm,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]\n",
                    argv[i]);
       return 2;
     }
@@ -114,9 +169,9 @@ int main(int argc, char** argv) {
         Result r{"gemm", absl::StrFormat("%dx%dx%d", m, k, n), true};
         r.time_ms = time_ms(c, reps);
         r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
-        if (m == k && k == n)
-          r.ratios["ratio_vs_eigen"] =
-              bench::eigen_sgemm_ms(static_cast<int>(n), threads) / r.time_ms;
+        int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
+        r.ratios["ratio_vs_eigen"] = bench::eigen_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
+        r.ratios["ratio_vs_openblas"] = bench::openblas_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
         r.ratios["fraction_of_peak"] = r.rate / peak;
         print(r);
         results.push_back(r);
@@ -155,6 +210,10 @@ int main(int argc, char** argv) {
       print(r);
       results.push_back(r);
     }
+    if (want("jit")) {
+      results.push_back(jit_suite(small));
+      print(results.back());
+    }
 
     if (!json.empty()) {
       std::ofstream f(json);
@@ -164,16 +223,25 @@ int main(int argc, char** argv) {
       }
       std::vector<std::string> rows;
       for (const Result& r : results) {
-        std::string row = absl::StrFormat(
-            R"({"suite": "%s", "case": "%s", "device": "%s", "time_ms": %.4f, "%s": %.3f)", r.suite,
-            r.name, device, r.time_ms, r.flops ? "gflops" : "gbps", r.rate);
+        std::string row =
+            absl::StrFormat(R"({"suite": "%s", "case": "%s", "device": "%s", "time_ms": %.4f)",
+                            r.suite, r.name, device, r.time_ms);
+        if (r.rate > 0)
+          row += absl::StrFormat(R"(, "%s": %.3f)", r.flops ? "gflops" : "gbps", r.rate);
         for (const auto& [k, v] : r.ratios) row += absl::StrFormat(R"(, "%s": %.4f)", k, v);
+        for (const auto& [k, v] : r.fields) row += absl::StrFormat(R"(, "%s": %.6g)", k, v);
         rows.push_back(row + "}");
       }
       f << "[\n  " << absl::StrJoin(rows, ",\n  ") << "\n]\n";
     }
+    if (!plot_file.empty()) {
+      std::vector<plot::Bar> bars;
+      for (const Result& r : results)
+        for (const auto& [k, v] : r.ratios) bars.push_back({r.suite + " " + r.name + " " + k, v});
+      plot::bar_chart(plot_file, "tinycore vs anchors (" + device + ", higher is better)", bars);
+    }
     return 0;
-  } catch (const tc::Error& e) {
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: %s\n", e.what());
     return 1;
   }

@@ -4,23 +4,43 @@
 #include <cstdio>
 
 #include "tinycore/codegen/kernel.h"
+#include "tinycore/error.h"
 #include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
 
 namespace tc::engine {
+namespace {
+thread_local std::vector<Launch>* capturing = nullptr;
+}  // namespace
+
+LaunchCapture::LaunchCapture(std::vector<Launch>* launches) {
+  if (capturing) fail("TinyJit: a capture is already running on this thread (nested TinyJit?)");
+  capturing = launches;
+}
+LaunchCapture::~LaunchCapture() { capturing = nullptr; }
+bool LaunchCapture::active() { return capturing != nullptr; }
 
 void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
   for (const schedule::ScheduleItem& item : items) {
     runtime::Device& device = item.bufs[0]->buffer->device();
     auto kernel = codegen::get_kernel(item.ast, device);
     std::vector<void*> ptrs;
-    for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
+    std::vector<bool> fresh;
+    for (const UOpRef& b : item.bufs) {
+      fresh.push_back(!b->buffer->allocated());
+      ptrs.push_back(b->buffer->ensure_allocated());
+    }
 
     auto t0 = std::chrono::steady_clock::now();
     // small kernels run whole: waking threads costs more than they save
     int shares = kernel->parallel && kernel->flops + kernel->bytes > 1e6 ? device.parallelism() : 1;
     kernel->binary->run(ptrs.data(), shares);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (capturing) {
+      Launch l{kernel, {}, std::move(fresh), shares};
+      for (const UOpRef& b : item.bufs) l.bufs.push_back(b->buffer);
+      capturing->push_back(std::move(l));
+    }
 
     GlobalCounters::kernel_count++;
     GlobalCounters::global_ops += kernel->flops;
@@ -37,9 +57,9 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
   }
 }
 
-std::vector<UOpRef> realize(const std::vector<UOpRef>& roots) {
+std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<UOpRef>& targets) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<schedule::ScheduleItem> items = schedule::create_schedule(roots);
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule(roots, targets);
   run_schedule(items);
   if (debug_level() >= 1 && !items.empty()) {
     double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
@@ -47,7 +67,10 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots) {
                 ms);
   }
   std::vector<UOpRef> views;
-  for (const UOpRef& r : roots) views.push_back(r->realized ? r->realized : r);
+  for (size_t i = 0; i < roots.size(); i++) {
+    const UOpRef& r = roots[i];
+    views.push_back(!targets.empty() && targets[i] ? targets[i] : r->realized ? r->realized : r);
+  }
   return views;
 }
 

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "tinycore/codegen/kernel.h"
+#include "tinycore/runtime/buffer.h"
 #include "tinycore/schedule/schedule.h"
 
 namespace tc::engine {
@@ -19,7 +22,28 @@ struct GlobalCounters {
 
 void run_schedule(const std::vector<schedule::ScheduleItem>& items);
 
-// Computes `roots` and returns, for each, the contiguous buffer view that holds its value.
-std::vector<UOpRef> realize(const std::vector<UOpRef>& roots);
+// Computes `roots` and returns, for each, the contiguous buffer view that holds its value: its
+// target when one is given (see schedule::create_schedule).
+std::vector<UOpRef> realize(const std::vector<UOpRef>& roots,
+                            const std::vector<UOpRef>& targets = {});
+
+// One kernel launch as it ran: what TinyJit records and replays.
+struct Launch {
+  std::shared_ptr<const codegen::Kernel> kernel;
+  std::vector<std::shared_ptr<runtime::Buffer>> bufs;  // bufs[i] is argument i
+  std::vector<bool> fresh;  // argument i was first allocated by this launch (it is an output)
+  int shares = 1;
+};
+
+// While alive, every launch on this thread is appended to `launches` (after it ran). Captures do
+// not nest: a second one on the same thread throws.
+class LaunchCapture {
+ public:
+  explicit LaunchCapture(std::vector<Launch>* launches);
+  ~LaunchCapture();
+  LaunchCapture(const LaunchCapture&) = delete;
+  LaunchCapture& operator=(const LaunchCapture&) = delete;
+  static bool active();
+};
 
 }  // namespace tc::engine

@@ -58,6 +58,18 @@ class Scheduler {
     return view;
   }
 
+  // Writes `n`'s value into the buffer behind the contiguous view `target`.
+  void realize_into(const UOpRef& n, const UOpRef& target) {
+    const UOpRef& buf = target->op == Ops::BUFFER ? target : target->src[0];
+    UOpRef value = n->realized ? n->realized : fuse(n, /*top=*/true);
+    if (value == target) return;  // already there
+    if (!reads_elementwise(value, target, buf)) {
+      // computed into its own buffer first: the kernel would overwrite what it still reads
+      value = realize(n);
+    }
+    items_.push_back(build_item(buf, value));
+  }
+
   std::vector<ScheduleItem> take() { return std::move(items_); }
 
  private:
@@ -87,6 +99,24 @@ class Scheduler {
     memo_[key] = out;
     keep_.push_back(n);
     return out;
+  }
+
+  // True when every read of `buf` in `value` is through `target` at the output's own position
+  // (only ALU ops between), so a kernel may write `buf` while it reads it.
+  static bool reads_elementwise(const UOpRef& value, const UOpRef& target, const UOpRef& buf) {
+    // per node (sources first): does it read buf, and only elementwise through target?
+    absl::flat_hash_map<const UOp*, std::pair<bool, bool>> at;
+    for (const UOp* u : value->toposort()) {
+      bool reads = u == buf.get() || u == target.get(), ok = u != buf.get() || u == target.get();
+      if (!reads)
+        for (const UOpRef& s : u->src) {
+          auto [r, o] = at[s.get()];
+          reads = reads || r;
+          ok = ok && (!r || (o && group::is_alu(u->op)));
+        }
+      at[u] = {reads, ok};
+    }
+    return at[value.get()].second;
   }
 
   std::string device_of(const UOpRef& value) {
@@ -134,9 +164,32 @@ class Scheduler {
 
 }  // namespace
 
-std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots) {
+std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
+                                          const std::vector<UOpRef>& targets) {
+  TC_CHECK(targets.empty() || targets.size() == roots.size(), "one target per root");
+  auto target = [&](size_t i) { return targets.empty() ? nullptr : targets[i]; };
+  auto base = [](const UOpRef& view) { return view->op == Ops::BUFFER ? view : view->src[0]; };
   Scheduler s;
-  for (const UOpRef& r : roots) s.realize(r);
+  // readers first: roots computed into new buffers see every target's old value
+  for (size_t i = 0; i < roots.size(); i++)
+    if (!target(i)) s.realize(roots[i]);
+  // a target another target's value still reads is written last, from a computed copy
+  std::vector<size_t> deferred;
+  for (size_t i = 0; i < roots.size(); i++) {
+    if (!target(i)) continue;
+    const UOp* buf = base(target(i)).get();
+    bool read_by_other = false;
+    for (size_t j = 0; j < roots.size() && !read_by_other; j++)
+      if (j != i && target(j))
+        for (const UOp* u : roots[j]->toposort()) read_by_other = read_by_other || u == buf;
+    if (read_by_other) {
+      s.realize(roots[i]);
+      deferred.push_back(i);
+    } else {
+      s.realize_into(roots[i], target(i));
+    }
+  }
+  for (size_t i : deferred) s.realize_into(roots[i], target(i));
   return s.take();
 }
 

@@ -20,7 +20,12 @@ struct ScheduleItem {
 
 // Kernels (in order) that compute `roots`; afterwards each root's `realized` view is valid.
 // Buffers are created, not allocated: running the items allocates them.
-std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots);
+// `targets` (empty, or one per root, null for none) are contiguous buffer views of a root's shape
+// and dtype that the root's value is written into instead of a new buffer (in-place assign). A
+// root that reads its own target other than elementwise is computed first, then copied. Roots
+// with a target are not marked `realized`: the target's memory changes with later assigns.
+std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
+                                          const std::vector<UOpRef>& targets = {});
 
 // A fresh BUFFER node with its (unallocated) memory on `device`.
 UOpRef new_buffer(const std::string& device, DType dtype, int64_t size);

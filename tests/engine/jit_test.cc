@@ -1,0 +1,235 @@
+// TinyJit: capture on call 2, replay from call 3 with new inputs, fresh outputs, validation
+// errors, in-place assign (so optimizer-style updates persist across replays), the memory
+// planner, JIT=0, and host reads inside a jitted function. Expected values come from plain host
+// loops.
+#include "tinycore/engine/jit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "tinycore/engine/realize.h"
+#include "tinycore/error.h"
+#include "tinycore/tensor.h"
+
+namespace {
+
+using tc::Tensor;
+using tc::TinyJit;
+using ::testing::HasSubstr;
+using V = std::vector<float>;
+
+Tensor vec(const V& v, tc::Shape shape) { return Tensor(v, shape).realize(); }
+
+V ramp(int n, float start, float step = 1) {
+  V v;
+  for (int i = 0; i < n; i++) v.push_back(start + step * static_cast<float>(i));
+  return v;
+}
+
+void expect_vec(const Tensor& t, const V& want) {
+  std::vector<float> got = t.data<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_FLOAT_EQ(got[i], want[i]) << "element " << i;
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const tc::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TinyJit, ReplaysWithNewInputsAndWithoutCallingTheFunction) {
+  Tensor w = vec(ramp(6, 0.5f, 0.25f), {2, 3});
+  int traced = 0;
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    traced++;
+    Tensor h = (in[0].reshape({1, 3}) * w + in[1]).relu();  // (2, 3)
+    return std::vector<Tensor>{h.sum(1), h.max()};
+  });
+  for (int call = 0; call < 5; call++) {
+    V x = ramp(3, -1.0f + static_cast<float>(call), 0.7f), b = ramp(6, -2.0f, 0.5f + call);
+    std::vector<Tensor> out = step({vec(x, {3}), vec(b, {2, 3})});
+    V sums(2, 0.0f);
+    float mx = -1e30f;
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 3; j++) {
+        float h =
+            std::max(0.0f, x[j] * (0.5f + 0.25f * static_cast<float>(i * 3 + j)) + b[i * 3 + j]);
+        sums[i] += h;
+        mx = std::max(mx, h);
+      }
+    expect_vec(out[0], sums);
+    EXPECT_FLOAT_EQ(out[1].item<float>(), mx) << "call " << call;
+  }
+  EXPECT_EQ(traced, 2);  // call 1 runs it, call 2 captures it, the rest replay
+  EXPECT_TRUE(step.captured());
+  EXPECT_GE(step.kernel_count(), 2u);
+}
+
+TEST(TinyJit, OutputsOfEarlierCallsAreNotOverwritten) {
+  TinyJit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 3 + 1}; });
+  std::vector<Tensor> kept;
+  for (int call = 0; call < 4; call++)
+    kept.push_back(f({vec(ramp(4, static_cast<float>(call)), {4})})[0]);
+  for (int call = 0; call < 4; call++) {
+    V want;
+    for (float v : ramp(4, static_cast<float>(call))) want.push_back(v * 3 + 1);
+    expect_vec(kept[call], want);
+  }
+}
+
+TEST(TinyJit, NonContiguousInputsAreRealizedFirst) {
+  TinyJit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
+  for (int call = 0; call < 3; call++) {
+    Tensor x = vec(ramp(6, static_cast<float>(call)), {2, 3});
+    std::vector<Tensor> out = f({x.permute({1, 0})});
+    V xv = ramp(6, static_cast<float>(call)), want;
+    for (int j = 0; j < 3; j++)
+      for (int i = 0; i < 2; i++) want.push_back(xv[i * 3 + j] + 1);
+    expect_vec(out[0], want);
+  }
+}
+
+TEST(TinyJit, ReplayWithChangedInputsSaysWhichAndHow) {
+  TinyJit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + in[1]}; });
+  for (int i = 0; i < 2; i++) f({vec(ramp(4, 0), {4}), vec(ramp(4, 1), {4})});
+  EXPECT_THAT(error_of([&] {
+                f({vec(ramp(4, 0), {4}), vec(ramp(6, 1), {6})});
+              }),
+              HasSubstr("input 1 has shape (6,), captured with (4,)"));
+  EXPECT_THAT(
+      error_of([&] {
+        f({Tensor::from_vector<int>({1, 2, 3, 4}, tc::Shape{4}).realize(), vec(ramp(4, 1), {4})});
+      }),
+      HasSubstr("input 0 has dtype int, captured with float"));
+  EXPECT_THAT(error_of([&] { f({vec(ramp(4, 0), {4})}); }),
+              HasSubstr("called with 1 inputs, captured with 2"));
+  Tensor same = vec(ramp(4, 0), {4});
+  EXPECT_THAT(error_of([&] { f({same, same}); }), HasSubstr("inputs 0 and 1 are the same buffer"));
+  // still usable after the errors
+  expect_vec(f({vec(ramp(4, 0), {4}), vec(ramp(4, 1), {4})})[0], {1, 3, 5, 7});
+}
+
+TEST(TinyJit, HostReadsInsideTheFunctionAreRejectedWhenCaptured) {
+  TinyJit f([](const std::vector<Tensor>& in) {
+    float s = in[0].sum().item<float>();
+    return std::vector<Tensor>{in[0] * s};
+  });
+  f({vec(ramp(3, 1), {3})});  // call 1 runs plainly
+  EXPECT_THAT(error_of([&] { f({vec(ramp(3, 1), {3})}); }), HasSubstr("inside a TinyJit function"));
+}
+
+TEST(TinyJit, NestedJitIsAnError) {
+  TinyJit inner([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
+  TinyJit outer([&](const std::vector<Tensor>& in) { return inner({in[0] * 2}); });
+  outer({vec(ramp(3, 1), {3})});
+  EXPECT_THAT(error_of([&] { outer({vec(ramp(3, 1), {3})}); }), HasSubstr("nested TinyJit"));
+}
+
+TEST(TinyJit, DisabledByJitZero) {
+  setenv("JIT", "0", 1);
+  int traced = 0;
+  TinyJit f([&](const std::vector<Tensor>& in) {
+    traced++;
+    return std::vector<Tensor>{in[0] - 1};
+  });
+  for (int call = 0; call < 4; call++) expect_vec(f({vec({2, 3}, {2})})[0], {1, 2});
+  unsetenv("JIT");
+  EXPECT_EQ(traced, 4);
+  EXPECT_FALSE(f.captured());
+}
+
+// ----------------------------------------------------------------- in-place assign
+
+TEST(Assign, RealizedTensorIsUpdatedInItsOwnBuffer) {
+  Tensor a = vec({1, 2, 3}, {3});
+  const tc::runtime::Buffer* before = a.uop()->buffer.get();
+  a.assign(a * 2 + 1).realize();
+  EXPECT_EQ(a.uop()->buffer.get(), before);
+  expect_vec(a, {3, 5, 7});
+}
+
+TEST(Assign, ValueReadingOtherPositionsOfItselfIsComputedFirst) {
+  Tensor a = vec({1, 2, 3, 4}, {4});
+  a.assign(a.flip({0}) + a).realize();  // an in-place kernel would read overwritten elements
+  expect_vec(a, {5, 5, 5, 5});
+  Tensor b = vec({1, 2, 3, 4}, {2, 2});
+  b.assign(b.permute({1, 0}) * 10 + b.sum(1, true)).realize();
+  expect_vec(b, {13, 33, 27, 47});
+}
+
+TEST(Assign, ReadersRealizedTogetherSeeTheOldValue) {
+  Tensor a = vec({1, 2}, {2}), b = vec({10, 20}, {2});
+  Tensor sum = a + b;
+  a.assign(a * 2);
+  tc::realize_all({a, sum});  // sum is listed after a, but reads a before the update
+  expect_vec(sum, {11, 22});
+  expect_vec(a, {2, 4});
+}
+
+TEST(Assign, TargetsReadingEachOthersOldBuffersRealizedTogether) {
+  Tensor c = vec({1, 2}, {2}), d = vec({10, 20}, {2});
+  Tensor c_before(c.uop());  // a second tensor on c's buffer: its old value
+  c.assign(c * 3);
+  d.assign(d + c_before);
+  tc::realize_all({c, d});
+  expect_vec(c, {3, 6});
+  expect_vec(d, {11, 22});
+}
+
+TEST(Assign, ShapeMismatchIsAnError) {
+  Tensor a = vec({1, 2, 3}, {3});
+  EXPECT_THAT(error_of([&] {
+                a.assign(vec({1, 2}, {2}));
+              }),
+              HasSubstr("the value has shape (2,), the tensor (3,)"));
+}
+
+TEST(TinyJit, AssignUpdatesPersistAcrossReplays) {
+  // an SGD-like step: w -= 0.1 * (x * w), with a loss returned
+  Tensor w = vec({1, 2, 3}, {3});
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    Tensor loss = (in[0] * w).sum();
+    w.assign(w - in[0] * w * 0.1f);
+    tc::realize_all({loss, w});  // together: the loss reads w before the update
+    return std::vector<Tensor>{loss};
+  });
+  V wh = {1, 2, 3};
+  for (int call = 0; call < 6; call++) {
+    V x = ramp(3, 0.5f + static_cast<float>(call), 0.5f);
+    float loss = 0;
+    for (int i = 0; i < 3; i++) loss += x[i] * wh[i];
+    for (int i = 0; i < 3; i++) wh[i] = wh[i] - x[i] * wh[i] * 0.1f;
+    EXPECT_NEAR(step({vec(x, {3})})[0].item<float>(), loss, 1e-4) << "call " << call;
+    std::vector<float> got = w.data<float>();
+    for (int i = 0; i < 3; i++) EXPECT_NEAR(got[i], wh[i], 1e-5) << "call " << call;
+  }
+}
+
+TEST(TinyJit, MemoryPlannerSharesBuffersWithDisjointLifetimes) {
+  TinyJit chain([](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    for (int i = 0; i < 6; i++) x = (x * 2 + 1).contiguous();  // one kernel and buffer each
+    return std::vector<Tensor>{x};
+  });
+  for (int call = 0; call < 4; call++) {
+    V in = ramp(1024, static_cast<float>(call)), want;
+    for (float v : in) {
+      for (int i = 0; i < 6; i++) v = v * 2 + 1;
+      want.push_back(v);
+    }
+    expect_vec(chain({vec(in, {1024})})[0], want);
+  }
+  EXPECT_EQ(chain.kernel_count(), 6u);
+  EXPECT_EQ(chain.unplanned_bytes(), 5 * 1024 * 4);  // the 5 intermediates
+  EXPECT_EQ(chain.planned_bytes(), 2 * 1024 * 4);    // two alternating blocks serve them
+}
+
+}  // namespace

@@ -1,0 +1,228 @@
+#include "tinycore/engine/jit.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/container/flat_hash_map.h"
+#include "tinycore/engine/realize.h"
+#include "tinycore/error.h"
+#include "tinycore/helpers.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/runtime/device.h"
+#include "tinycore/schedule/schedule.h"
+
+namespace tc {
+namespace {
+
+using BufferRef = std::shared_ptr<runtime::Buffer>;
+
+// The buffer behind a realized, contiguous tensor.
+const BufferRef& buffer_of(const Tensor& t) {
+  const UOpRef& u = t.uop();
+  return (u->op == Ops::BUFFER ? u : u->src[0])->buffer;
+}
+
+// Each input as a realized, contiguous tensor (a copy kernel for views that are not).
+std::vector<Tensor> realized_inputs(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out;
+  for (const Tensor& x : inputs)
+    out.push_back(schedule::is_contiguous_buffer(x.uop()) ? x : x.contiguous());
+  realize_all(out);
+  return out;
+}
+
+struct Signature {
+  Shape shape;
+  DType dtype;
+  std::string device;
+};
+
+}  // namespace
+
+struct TinyJit::Plan {
+  struct Slot {
+    size_t launch, arg;
+  };
+  struct Output {
+    std::vector<Slot> slots;  // empty: `fixed` is returned
+    UOpRef fixed;             // an output the step does not compute (an input, a weight)
+    Shape shape;
+    DType dtype;
+    std::string device;
+    int64_t size = 0;
+  };
+  std::vector<engine::Launch> launches;
+  std::vector<std::vector<void*>> args;  // prebuilt argument arrays, one per launch
+  std::vector<Signature> inputs;
+  std::vector<std::vector<Slot>> input_slots;
+  std::vector<Output> outputs;
+  std::vector<BufferRef> arena;  // the planned internal memory
+  int64_t planned_bytes = 0, unplanned_bytes = 0;
+};
+
+TinyJit::TinyJit(Fn fn) : fn_(std::move(fn)) {}
+TinyJit::~TinyJit() = default;
+
+size_t TinyJit::kernel_count() const { return plan_ ? plan_->launches.size() : 0; }
+int64_t TinyJit::planned_bytes() const { return plan_ ? plan_->planned_bytes : 0; }
+int64_t TinyJit::unplanned_bytes() const { return plan_ ? plan_->unplanned_bytes : 0; }
+void TinyJit::reset() {
+  plan_.reset();
+  calls_ = 0;
+}
+
+std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
+  if (getenv_int("JIT", 1) == 0) {
+    std::vector<Tensor> out = fn_(inputs);
+    realize_all(out);
+    return out;
+  }
+  std::vector<Tensor> in = realized_inputs(inputs);
+  int call = calls_++;
+  if (call == 0) {
+    std::vector<Tensor> out = fn_(in);
+    realize_all(out);
+    return out;
+  }
+  return call == 1 ? capture(in) : replay(in);
+}
+
+std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
+  auto plan = std::make_unique<Plan>();
+  absl::flat_hash_map<const runtime::Buffer*, size_t> input_of;
+  for (size_t i = 0; i < in.size(); i++) {
+    auto [it, fresh] = input_of.emplace(buffer_of(in[i]).get(), i);
+    if (!fresh)
+      fail("TinyJit: inputs %d and %d are the same buffer; pass distinct tensors (or one)",
+           it->second, i);
+    plan->inputs.push_back({in[i].shape(), in[i].dtype(), in[i].device()});
+  }
+  std::vector<Tensor> out;
+  {
+    engine::LaunchCapture recording(&plan->launches);
+    out = fn_(in);
+    realize_all(out);
+  }
+  std::vector<engine::Launch>& launches = plan->launches;
+  if (debug_level() >= 1)
+    std::printf("TinyJit: captured %zu kernels, %zu inputs, %zu outputs\n", launches.size(),
+                in.size(), out.size());
+
+  // where each buffer is used, and whether a captured launch created it
+  struct Use {
+    std::vector<Plan::Slot> slots;
+    bool created = false;
+  };
+  absl::flat_hash_map<const runtime::Buffer*, Use> uses;
+  std::vector<const runtime::Buffer*> order;  // by first use
+  for (size_t l = 0; l < launches.size(); l++)
+    for (size_t a = 0; a < launches[l].bufs.size(); a++) {
+      const runtime::Buffer* b = launches[l].bufs[a].get();
+      auto [it, fresh] = uses.try_emplace(b);
+      if (fresh) order.push_back(b);
+      it->second.slots.push_back({l, a});
+      it->second.created = it->second.created || launches[l].fresh[a];
+    }
+
+  plan->input_slots.resize(in.size());
+  for (size_t i = 0; i < in.size(); i++)
+    if (auto it = uses.find(buffer_of(in[i]).get()); it != uses.end()) {
+      plan->input_slots[i] = it->second.slots;
+      uses.erase(it);
+    }
+  for (const Tensor& t : out) {
+    Plan::Output o{{}, nullptr, t.shape(), t.dtype(), t.device(), t.numel()};
+    auto it = uses.find(buffer_of(t).get());
+    if (it != uses.end() && it->second.created) {
+      o.slots = it->second.slots;
+      uses.erase(it);
+    } else {
+      o.fixed = t.uop();
+    }
+    plan->outputs.push_back(std::move(o));
+  }
+
+  // memory planner: buffers the step created and nothing outside holds share memory when their
+  // lifetimes (first to last launch using them) do not overlap
+  struct Block {
+    BufferRef buf;
+    size_t free_after;
+  };
+  std::vector<Block> blocks;
+  for (const runtime::Buffer* b : order) {
+    auto it = uses.find(b);
+    if (it == uses.end() || !it->second.created) continue;
+    const std::vector<Plan::Slot>& slots = it->second.slots;
+    const BufferRef& ref = launches[slots[0].launch].bufs[slots[0].arg];
+    if (ref.use_count() != static_cast<long>(slots.size())) continue;  // held outside the step
+    size_t first = slots.front().launch, last = slots.back().launch;
+    int64_t bytes = static_cast<int64_t>(ref->nbytes());
+    plan->unplanned_bytes += bytes;
+    Block* best = nullptr;
+    for (Block& k : blocks)
+      if (k.free_after < first && &k.buf->device() == &ref->device() &&
+          static_cast<int64_t>(k.buf->nbytes()) >= bytes &&
+          (!best || k.buf->nbytes() < best->buf->nbytes()))
+        best = &k;
+    if (!best) {
+      blocks.push_back({std::make_shared<runtime::Buffer>(ref->device(), dtypes::uint8, bytes), 0});
+      best = &blocks.back();
+      plan->planned_bytes += bytes;
+    }
+    best->free_after = last;
+    BufferRef block = best->buf;  // copied: `slots` points into `uses`, `best` into `blocks`
+    for (const Plan::Slot& s : slots) launches[s.launch].bufs[s.arg] = block;
+  }
+  for (Block& k : blocks) plan->arena.push_back(k.buf);
+  if (debug_level() >= 2)
+    std::printf("TinyJit: internal memory %.2f MB planned (%.2f MB without sharing)\n",
+                static_cast<double>(plan->planned_bytes) / 1e6,
+                static_cast<double>(plan->unplanned_bytes) / 1e6);
+
+  for (engine::Launch& l : launches) {
+    std::vector<void*> args;
+    for (const BufferRef& b : l.bufs) args.push_back(b->ensure_allocated());
+    plan->args.push_back(std::move(args));
+  }
+  plan_ = std::move(plan);
+  return out;
+}
+
+std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
+  Plan& p = *plan_;
+  if (in.size() != p.inputs.size())
+    fail("TinyJit: called with %d inputs, captured with %d", in.size(), p.inputs.size());
+  for (size_t i = 0; i < in.size(); i++) {
+    const Signature& s = p.inputs[i];
+    if (in[i].shape() != s.shape)
+      fail("TinyJit: input %d has shape %s, captured with %s", i, fmt_shape(in[i].shape()),
+           fmt_shape(s.shape));
+    if (in[i].dtype() != s.dtype)
+      fail("TinyJit: input %d has dtype %s, captured with %s", i, in[i].dtype().name(),
+           s.dtype.name());
+    if (in[i].device() != s.device)
+      fail("TinyJit: input %d is on %s, captured on %s", i, in[i].device(), s.device);
+    for (size_t k = 0; k < i; k++)
+      if (buffer_of(in[k]) == buffer_of(in[i]))
+        fail("TinyJit: inputs %d and %d are the same buffer; pass distinct tensors", k, i);
+    void* ptr = buffer_of(in[i])->ensure_allocated();
+    for (const Plan::Slot& s : p.input_slots[i]) p.args[s.launch][s.arg] = ptr;
+  }
+  std::vector<Tensor> out;
+  for (const Plan::Output& o : p.outputs) {
+    if (o.fixed) {
+      out.push_back(Tensor(o.fixed));
+      continue;
+    }
+    UOpRef buf = schedule::new_buffer(o.device, o.dtype, o.size);
+    void* ptr = buf->buffer->ensure_allocated();
+    for (const Plan::Slot& s : o.slots) p.args[s.launch][s.arg] = ptr;
+    out.push_back(Tensor(buf).reshape(o.shape));
+  }
+  for (size_t l = 0; l < p.launches.size(); l++)
+    p.launches[l].kernel->binary->run(p.args[l].data(), p.launches[l].shares);
+  engine::GlobalCounters::kernel_count += static_cast<int64_t>(p.launches.size());
+  return out;
+}
+
+}  // namespace tc

@@ -1,0 +1,57 @@
+// TinyJit: a step function's kernels captured once and replayed. Call 1 runs the function
+// normally (compiling its kernels); call 2 runs it again while recording every kernel launch with
+// its buffers; from call 3 on, the recorded launches run back to back from prebuilt argument
+// arrays, with the new inputs' buffers swapped in: no graphs, no scheduling, no compiling.
+//
+// What replay reads and writes:
+//   - inputs: realized (contiguous) before each call; a replay whose inputs differ in count,
+//     shape, dtype or device from the capture throws, naming the input and the change. The same
+//     buffer passed as two inputs is an error (replay could not tell them apart).
+//   - outputs: fresh buffers each call, so results the caller keeps are never overwritten. An
+//     output that is an input or a tensor from outside the function is returned as that tensor.
+//   - everything else the function reads (weights, constants) is read from the same buffers each
+//     replay; assign() to a realized tensor writes in place, so optimizer updates persist.
+//   - buffers internal to the step share memory when their lifetimes do not overlap (the memory
+//     planner); DEBUG=2 prints the planned peak.
+//   - reading a value on the host (data/item/tolist) inside the function throws: replay would
+//     not see it change. Nested TinyJits throw.
+// JIT=0 runs the function plainly every call.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tinycore/tensor.h"
+
+namespace tc {
+
+class TinyJit {
+ public:
+  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  explicit TinyJit(Fn fn);
+  ~TinyJit();
+  TinyJit(const TinyJit&) = delete;
+  TinyJit& operator=(const TinyJit&) = delete;
+
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+
+  int calls() const { return calls_; }
+  bool captured() const { return plan_ != nullptr; }
+  size_t kernel_count() const;      // launches per replay (0 before the capture)
+  int64_t planned_bytes() const;    // internal memory after planning
+  int64_t unplanned_bytes() const;  // what it would take with a buffer each
+  void reset();  // forget the capture: the next call runs plainly, the one after captures again
+
+ private:
+  struct Plan;
+  std::vector<Tensor> capture(const std::vector<Tensor>& inputs);
+  std::vector<Tensor> replay(const std::vector<Tensor>& inputs);
+  Fn fn_;
+  int calls_ = 0;
+  std::unique_ptr<Plan> plan_;
+};
+
+}  // namespace tc
