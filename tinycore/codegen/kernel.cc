@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "tinycore/codegen/beam.h"
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
@@ -70,6 +71,10 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
 
 }  // namespace
 
+int launch_shares(const Kernel& k, const runtime::Device& device) {
+  return k.parallel && k.flops + k.bytes > 1e6 ? device.parallelism() : 1;
+}
+
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,
                                          const KernelOpts& opts) {
   static std::mutex mu;
@@ -86,16 +91,19 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device) {
   // the heuristic lowers trial kernels: remember its choice, keyed by all it depends on
   static std::mutex mu;
-  using Key = std::tuple<UOpRef, std::string, int>;
+  using Key = std::tuple<UOpRef, std::string, int, int>;
   static auto* chosen = new absl::flat_hash_map<Key, KernelOpts>();
-  Key key{ast, device.name(), getenv_int("NOOPT")};
+  int noopt = getenv_int("NOOPT"), beam = noopt ? 0 : getenv_int("BEAM");
+  Key key{ast, device.name(), noopt, beam};
   KernelOpts opts;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = chosen->find(key);
     if (it == chosen->end()) {
       Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
-      it = chosen->emplace(key, choose_opts(ast, target)).first;
+      it =
+          chosen->emplace(key, beam > 0 ? beam_search(ast, device, beam) : choose_opts(ast, target))
+              .first;
     }
     opts = it->second;
   }

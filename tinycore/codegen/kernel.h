@@ -23,8 +23,12 @@ struct Kernel {
   std::shared_ptr<runtime::Program> binary;
 };
 
-// Compiles `ast` (see schedule::ScheduleItem) for `device` with the heuristic's opts; cached
-// per (ast, device, opts).
+// How many shares of `device` a launch of `k` is split into: small kernels run whole, since
+// waking threads costs more than they save.
+int launch_shares(const Kernel& k, const runtime::Device& device);
+
+// Compiles `ast` (see schedule::ScheduleItem) for `device` with the heuristic's opts (BEAM=N:
+// the best of a search, see beam.h); cached per (ast, device, opts).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device);
 // The same with explicit opts (BEAM and tests).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,

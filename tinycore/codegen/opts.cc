@@ -22,8 +22,8 @@ bool has_reduce(const UOpRef& ast) {
   return false;
 }
 
-// True when, with `opts`, every load along the lanes reads consecutive elements (or one element
-// for all lanes): no gathers, which would cost more than the vector saves.
+}  // namespace
+
 bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts) {
   UOpRef sink = simplify_kernel(lower(ast, opts).sink);
   UOpRef lane;
@@ -39,8 +39,6 @@ bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts) {
   }
   return true;
 }
-
-}  // namespace
 
 KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   KernelOpts o;

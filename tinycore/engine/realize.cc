@@ -32,8 +32,7 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
     }
 
     auto t0 = std::chrono::steady_clock::now();
-    // small kernels run whole: waking threads costs more than they save
-    int shares = kernel->parallel && kernel->flops + kernel->bytes > 1e6 ? device.parallelism() : 1;
+    int shares = codegen::launch_shares(*kernel, device);
     kernel->binary->run(ptrs.data(), shares);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (capturing) {

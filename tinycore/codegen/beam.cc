@@ -1,0 +1,246 @@
+#include "tinycore/codegen/beam.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tinycore/codegen/kernel.h"
+#include "tinycore/error.h"
+#include "tinycore/helpers.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/uop/printer.h"
+
+namespace tc::codegen {
+namespace {
+
+// The output shape of a kernel AST, SINK(STORE(out, value)).
+const Shape& output_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape(); }
+
+// FNV-1a: a hash that is the same in every build, for file names.
+uint64_t stable_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// opts as one line of text, and back (nullopt for anything malformed: a damaged cache entry is
+// searched again, never trusted).
+std::string serialize(const KernelOpts& o) {
+  return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
+                      o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","));
+}
+std::optional<KernelOpts> parse(const std::string& line, int nd) {
+  std::istringstream in(line);
+  KernelOpts o;
+  int par = 0;
+  std::string order;
+  if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order)) return {};
+  o.parallel = par != 0;
+  if (order != "-")
+    for (absl::string_view p : absl::StrSplit(order, ',')) {
+      int v = 0;
+      if (!absl::SimpleAtoi(p, &v) || v < 0 || v >= nd) return {};
+      o.order.push_back(v);
+    }
+  if (!o.order.empty() && static_cast<int>(o.order.size()) != nd) return {};
+  if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
+      o.lanes < 1 || o.unroll < 1)
+    return {};
+  return o;
+}
+
+// Whether `o` can lower `ast`: split axes divide, lanes and tile on different axes.
+bool valid(const UOpRef& ast, const KernelOpts& o) {
+  const Shape& s = output_shape(ast);
+  if (o.lanes > 1 && (o.lane_axis < 0 || s[o.lane_axis] % o.lanes != 0)) return false;
+  if (o.unroll > 1 && (o.unroll_axis < 0 || s[o.unroll_axis] % o.unroll != 0)) return false;
+  if (o.lanes > 1 && o.unroll > 1 && o.lane_axis == o.unroll_axis) return false;
+  return true;
+}
+
+std::string cache_file(const UOpRef& ast, runtime::Device& device, int width) {
+  std::string key = absl::StrCat("tinycore beam v1|", device.name(), "|simd ", device.simd_bytes(),
+                                 "x", device.simd_registers(), "|threads ", device.parallelism(),
+                                 "|width ", width, "|\n", print_graph(ast));
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(stable_hash(key)));
+  return cache_dir() + "/beam/" + name + ".txt";
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string cache_dir() {
+  if (const char* d = std::getenv("TC_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/tinycore";
+  if (const char* d = std::getenv("HOME"); d && *d) return std::string(d) + "/.cache/tinycore";
+  return "/tmp/tinycore-cache";
+}
+
+std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
+                                   const Target& target) {
+  const Shape& s = output_shape(ast);
+  int nd = static_cast<int>(s.size());
+  int itemsize = std::max(ast->src[0]->src[1]->dtype.itemsize(), 1);
+  std::vector<KernelOpts> out;
+  auto add = [&](KernelOpts o) {
+    if (valid(ast, o)) out.push_back(std::move(o));
+  };
+  for (int axis = 0; axis < nd; axis++) {
+    if (s[axis] == 1) continue;
+    for (int w : {2, 4, 8, 16, 32}) {  // UPCAST into lanes (contiguous ones only: gathers lose)
+      if (w * itemsize > 2 * target.simd_bytes) continue;  // at most two registers
+      KernelOpts o = base;
+      o.lane_axis = axis, o.lanes = w;
+      if (valid(ast, o) && lanes_are_contiguous(ast, o)) out.push_back(o);
+    }
+    for (int u : {2, 4, 8, 16}) {  // UPCAST into a register tile
+      KernelOpts o = base;
+      o.unroll_axis = axis, o.unroll = u;
+      add(o);
+    }
+    if (nd > 1) {  // ORDER: this loop outermost
+      KernelOpts o = base;
+      std::vector<int> order = o.order;
+      if (order.empty())
+        for (int i = 0; i < nd; i++) order.push_back(i);
+      if (order[0] != axis) {
+        order.erase(std::find(order.begin(), order.end(), axis));
+        order.insert(order.begin(), axis);
+        o.order = order;
+        add(o);
+      }
+    }
+  }
+  if (base.lanes > 1) {  // no lanes
+    KernelOpts o = base;
+    o.lane_axis = -1, o.lanes = 1;
+    add(o);
+  }
+  if (base.unroll > 1) {  // no tile
+    KernelOpts o = base;
+    o.unroll_axis = -1, o.unroll = 1;
+    add(o);
+  }
+  if (target.threads) {  // THREAD
+    KernelOpts o = base;
+    o.parallel = !o.parallel;
+    add(o);
+  }
+  return out;
+}
+
+double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts) {
+  // scratch buffers, one per kernel argument, zero-filled (no kernel indexes by data)
+  std::vector<std::unique_ptr<runtime::Buffer>> bufs;
+  std::vector<void*> ptrs;
+  for (const UOp* u : ast->toposort()) {
+    if (u->op != Ops::DEFINE_GLOBAL) continue;
+    size_t i = static_cast<size_t>(u->arg_ints()[0]);
+    if (bufs.size() <= i) bufs.resize(i + 1), ptrs.resize(i + 1);
+    if (bufs[i]) continue;
+    bufs[i] = std::make_unique<runtime::Buffer>(device, u->dtype.base(),
+                                                static_cast<size_t>(u->arg_ints()[1]));
+    std::vector<uint8_t> zeros(bufs[i]->nbytes());
+    bufs[i]->copyin(zeros.data(), zeros.size());
+    ptrs[i] = bufs[i]->ensure_allocated();
+  }
+  auto kernel = get_kernel(ast, device, opts);
+  int shares = launch_shares(*kernel, device);
+  kernel->binary->run(ptrs.data(), shares);  // warm caches and pages
+  double best = 1e30, spent = 0;
+  for (int run = 0; run < 5 && spent < 0.2; run++) {
+    double t0 = now();
+    kernel->binary->run(ptrs.data(), shares);
+    double t = now() - t0;
+    best = std::min(best, t), spent += t;
+    if (t > 3 * best) break;
+  }
+  BeamStats::timed++;
+  return best * 1e3;
+}
+
+KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
+  int nd = static_cast<int>(output_shape(ast).size());
+  std::string file = cache_file(ast, device, width);
+  if (std::ifstream in(file); in) {
+    std::string line;
+    std::getline(in, line);
+    if (std::optional<KernelOpts> o = parse(line, nd); o && valid(ast, *o)) {
+      BeamStats::disk_hits++;
+      return *o;
+    }
+  }
+  BeamStats::searches++;
+  Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
+  std::string name = get_kernel(ast, device, KernelOpts{})->name;
+  bool tty = isatty(STDERR_FILENO);
+  double t_start = now();
+
+  struct Timed {
+    double ms;
+    KernelOpts opts;
+  };
+  absl::flat_hash_set<std::string> seen;
+  std::vector<Timed> beam;
+  auto try_all = [&](const std::vector<KernelOpts>& candidates, int round) {
+    std::vector<Timed> timed;
+    int done = 0;
+    for (const KernelOpts& o : candidates) {
+      if (!seen.insert(o.key()).second) continue;
+      timed.push_back({time_opts(ast, device, o), o});
+      done++;
+      if (tty)
+        std::fprintf(stderr, "\rBEAM %s: round %d, %d candidates timed, best %.3f ms   ",
+                     name.c_str(), round, done,
+                     std::min(timed.back().ms, beam.empty() ? 1e30 : beam[0].ms));
+    }
+    return timed;
+  };
+  std::vector<KernelOpts> start = {KernelOpts{}, choose_opts(ast, target)};
+  beam = try_all(start, 0);
+  for (int round = 1; round <= 8; round++) {
+    std::vector<KernelOpts> candidates;
+    for (const Timed& t : beam)
+      for (KernelOpts& o : neighbours(ast, t.opts, target)) candidates.push_back(std::move(o));
+    std::vector<Timed> found = try_all(candidates, round);
+    double best_before = beam[0].ms;
+    beam.insert(beam.end(), found.begin(), found.end());
+    std::sort(beam.begin(), beam.end(), [](const Timed& a, const Timed& b) { return a.ms < b.ms; });
+    if (static_cast<int>(beam.size()) > width) beam.resize(width);
+    if (!tty && debug_level() >= 1)
+      std::fprintf(stderr, "BEAM %s: round %d, %zu candidates, best %.3f ms\n", name.c_str(), round,
+                   found.size(), beam[0].ms);
+    if (beam[0].ms > best_before * 0.98) break;  // this round found nothing clearly faster
+  }
+  if (tty)
+    std::fprintf(stderr, "\rBEAM %s: %.3f ms with %s (%zu candidates, %.1f s)\n", name.c_str(),
+                 beam[0].ms, beam[0].opts.key().c_str(), seen.size(), now() - t_start);
+
+  // written whole or not at all: a crash mid-write never leaves a damaged entry
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+  std::string tmp = file + ".tmp" + std::to_string(getpid());
+  if (std::ofstream out(tmp); out && (out << serialize(beam[0].opts) << "\n"))
+    std::filesystem::rename(tmp, file, ec);
+  else
+    std::filesystem::remove(tmp, ec);
+  return beam[0].opts;
+}
+
+}  // namespace tc::codegen

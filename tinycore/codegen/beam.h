@@ -1,0 +1,40 @@
+// BEAM search (BEAM=N): the kernel's opts chosen by timing candidates on the device. Starting
+// from the heuristic's choice and from no opts, each round applies every single action to each of
+// the N best so far, compiles and times the new candidates on scratch buffers, and keeps the N
+// fastest; it stops when a round finds nothing faster. The winner is cached on disk, keyed by the
+// kernel, the device and its features, and N, so a second run pays nothing.
+//
+// Actions, as tinygrad's codegen/opt: UPCAST an output axis into SIMD lanes (2..32 wide), UPCAST
+// a second output axis into a register tile (2..16 rows), ORDER (an output loop moved
+// outermost), THREAD (the outermost loop split across cores, or not).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tinycore/codegen/opts.h"
+#include "tinycore/runtime/device.h"
+
+namespace tc::codegen {
+
+// Every opts one action away from `opts` that is valid for `ast` on `target`.
+std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& opts, const Target& target);
+
+// The kernel with `opts` timed on zero-filled scratch buffers: the best of a few runs, in ms.
+double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts);
+
+KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width);
+
+// Where the disk cache lives: TC_CACHE_DIR, else $XDG_CACHE_HOME/tinycore, else
+// ~/.cache/tinycore.
+std::string cache_dir();
+
+// Counters since the start, for tests and DEBUG output.
+struct BeamStats {
+  static inline int64_t searches = 0;   // searches run (cache misses)
+  static inline int64_t disk_hits = 0;  // answers read from the disk cache
+  static inline int64_t timed = 0;      // candidates compiled and timed
+};
+
+}  // namespace tc::codegen
