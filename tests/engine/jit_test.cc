@@ -13,6 +13,7 @@
 #include "tinycore/engine/realize.h"
 #include "tinycore/error.h"
 #include "tinycore/tensor.h"
+#include "tinycore/variable.h"
 
 namespace {
 
@@ -230,6 +231,35 @@ TEST(TinyJit, MemoryPlannerSharesBuffersWithDisjointLifetimes) {
   EXPECT_EQ(chain.kernel_count(), 6u);
   EXPECT_EQ(chain.unplanned_bytes(), 5 * 1024 * 4);  // the 5 intermediates
   EXPECT_EQ(chain.planned_bytes(), 2 * 1024 * 4);    // two alternating blocks serve them
+}
+
+TEST(TinyJit, VariableBoundPerCallServesOneCapture) {
+  // a KV-cache-like step: write x at position `pos`, return the sum of the first pos+1 entries
+  tc::Variable pos("start_pos", 0, 7);
+  Tensor cache = Tensor::zeros({8}).contiguous().realize();
+  int traced = 0;
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    traced++;
+    Tensor idx = Tensor::arange(8).cast(tc::dtypes::int32);
+    cache.assign(idx.eq(pos.tensor()).where(in[0], cache));
+    Tensor upto = idx.le(pos.tensor()).where(cache, 0.0f).sum();
+    tc::realize_all({cache, upto});
+    return std::vector<Tensor>{upto};
+  });
+  V host(8, 0.0f);
+  for (int p = 0; p < 7; p++) {
+    pos.bind(p);
+    float x = 1.5f * static_cast<float>(p + 1);
+    host[p] = x;
+    float want = 0;
+    for (int i = 0; i <= p; i++) want += host[i];
+    EXPECT_FLOAT_EQ(step({vec({x}, {1})})[0].item<float>(), want) << "pos " << p;
+    expect_vec(cache, host);
+  }
+  EXPECT_EQ(traced, 2);
+  EXPECT_THAT(error_of([&] { pos.bind(8); }),
+              HasSubstr("Variable start_pos: value 8 is outside its range [0, 7]"));
+  EXPECT_THAT(error_of([] { tc::Variable("n", 5, 1); }), HasSubstr("min 5 is greater than max 1"));
 }
 
 }  // namespace
