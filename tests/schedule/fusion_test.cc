@@ -284,3 +284,42 @@ TEST(Realize, RealizedBuffersLaunchNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+// The kernels of `t`'s schedule, and the largest buffer any of them writes except the output.
+struct Plan {
+  size_t kernels;
+  int64_t largest_intermediate;
+};
+Plan plan_of(const Tensor& t) {
+  std::vector<tc::schedule::ScheduleItem> items = tc::schedule::create_schedule({t.uop()});
+  int64_t largest = 0;
+  for (size_t i = 0; i + 1 < items.size(); i++)
+    largest = std::max(largest, items[i].bufs[0]->arg_ints()[1]);
+  return {items.size(), largest};
+}
+
+// Softmax, layernorm and cross-entropy take as few kernels as tinygrad's scheduler gives them
+// (one per reduce that is expanded back, plus the output), and no kernel writes a broadcast:
+// every intermediate buffer holds one value per row.
+TEST(Fusion, NormalizationsTakeOneKernelPerReduceAndMaterializeNoBroadcast) {
+  const int64_t rows = 16, cols = 64;
+  Tensor x = ref::tensor(ref::random({rows, cols}, 21));
+  Plan softmax = plan_of(x.softmax(1));
+  EXPECT_EQ(softmax.kernels, 3u);  // max, sum of exp, output
+  EXPECT_EQ(softmax.largest_intermediate, rows);
+  Plan layernorm = plan_of((x - x.mean(1, true)) / (x.var(1, true) + 1e-5f).sqrt());
+  EXPECT_LE(layernorm.kernels, 3u);  // mean, variance, output
+  EXPECT_EQ(layernorm.largest_intermediate, rows);
+  Tensor labels = ref::tensor(ref::random_int({rows}, 22, 0, cols - 1), dt::int32);
+  // arange is a scan kernel of its own (cols values, not a broadcast): made beforehand, as a
+  // training loop does once
+  Tensor classes = Tensor::arange(cols).cast(dt::int32).realize();
+  Tensor onehot = classes.reshape({1, cols}).eq(labels.reshape({rows, 1}));
+  Plan xent = plan_of((x.log_softmax(1) * onehot).sum(1).mean().neg());
+  EXPECT_LE(xent.kernels, 4u);  // max, logsumexp, picked logit per row, mean
+  EXPECT_EQ(xent.largest_intermediate, rows);
+}
+
+}  // namespace
