@@ -219,6 +219,11 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     for (const Plan::Slot& s : o.slots) p.args[s.launch][s.arg] = ptr;
     out.push_back(Tensor(buf).reshape(o.shape));
   }
+  if (getenv_int("JIT_POISON"))  // a debugging aid: stale planned memory must never be read
+    for (const BufferRef& b : p.arena) {
+      std::vector<uint8_t> nan_bytes(b->nbytes(), 0xFF);  // NaN in every float dtype
+      b->copyin(nan_bytes.data(), nan_bytes.size());
+    }
   for (size_t l = 0; l < p.launches.size(); l++)
     p.launches[l].kernel->binary->run(p.args[l].data(), p.launches[l].shares);
   engine::GlobalCounters::kernel_count += static_cast<int64_t>(p.launches.size());

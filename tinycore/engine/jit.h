@@ -15,7 +15,8 @@
 //     planner); DEBUG=2 prints the planned peak.
 //   - reading a value on the host (data/item/tolist) inside the function throws: replay would
 //     not see it change. Nested TinyJits throw.
-// JIT=0 runs the function plainly every call.
+// JIT=0 runs the function plainly every call. JIT_POISON=1 fills the planned memory with NaN
+// before each replay (a check that no kernel reads what an earlier one left there).
 #pragma once
 
 #include <cstdint>
