@@ -73,8 +73,9 @@ Tensor Tensor::empty(Shape shape, DType dtype) {
   detail::checked_data_shape("Tensor.empty",
                              static_cast<size_t>(std::max<int64_t>(shape_numel(shape), 0)), shape);
   UOpRef buf = schedule::new_buffer(runtime::default_device(), dtype, shape_numel(shape));
-  if (shape.size() == 1) return Tensor(buf);
-  return Tensor(UOp::make(Ops::RESHAPE, dtype, {buf}, shape));
+  Tensor t(shape.size() == 1 ? buf : UOp::make(Ops::RESHAPE, dtype, {buf}, shape));
+  t.impl_->owns_buffer = true;  // a new buffer no other tensor can reach
+  return t;
 }
 
 Tensor Tensor::full(Shape shape, ConstValue value, std::optional<DType> dtype) {
@@ -471,7 +472,17 @@ Tensor& Tensor::assign(const Tensor& x) {
          fmt_shape(shape()));
   if (x.device() != device())
     fail("Tensor.assign: the value is on %s, the tensor on %s", x.device(), device());
-  if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) impl_->assign_target = uop();
+  if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) {
+    // The first in-place write goes to a buffer of this tensor's own: the current one may be the
+    // cached result of an interned graph that other tensors share (zeros(n).contiguous()).
+    if (!impl_->owns_buffer) {
+      UOpRef buf = schedule::new_buffer(device(), dtype(), numel());
+      impl_->assign_target = ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, dtype(), {buf}, shape());
+      impl_->owns_buffer = true;
+    } else {
+      impl_->assign_target = uop();
+    }
+  }
   // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.
   impl_->uop = x.dtype() == dtype() ? x.uop() : x.cast(dtype()).uop();
   return *this;

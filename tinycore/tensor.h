@@ -103,10 +103,12 @@ struct IndexItem {
 // dimension) or `{3, 2}` (one entry per spatial dimension). A padding may also have 2 entries per
 // spatial dimension, in tinygrad's (and PyTorch's F.pad) flat order, last dimension first:
 // {left, right, top, bottom, ...}.
+// A pool's kernel_size written as an int is square (2-D), as tinygrad's make_tuple(k, 2).
 struct IntTuple {
   std::vector<int64_t> v;
-  IntTuple(int x) : v{x} {}
-  IntTuple(int64_t x) : v{x} {}
+  bool is_int = false;  // written as one int, not as a tuple
+  IntTuple(int x) : v{x}, is_int(true) {}
+  IntTuple(int64_t x) : v{x}, is_int(true) {}
   IntTuple(std::initializer_list<int64_t> l) : v(l) {}  // {} (empty): the option's default
   IntTuple(std::vector<int64_t> x) : v(std::move(x)) {}
 };
@@ -251,8 +253,10 @@ class Tensor {
   Tensor contiguous() const;
   // Replaces this tensor's value (every copy of the handle) by `x`, as tinygrad's assign: same
   // shape and device; x is cast to this dtype. Lazy: graphs built before read the old value if
-  // they run first. When this tensor was realized, realize() writes the new value into the same
-  // buffer (in place), so whatever holds that buffer (a TinyJit capture) sees the update.
+  // they run first (or are realized together with it). When this tensor was realized, realize()
+  // writes the new value into a buffer of its own: from the second assign on (the first moves it
+  // off a buffer it may share), the same buffer in place, so whatever holds that buffer (a
+  // TinyJit capture) sees the update.
   Tensor& assign(const Tensor& x);
 
   // reductions
@@ -718,8 +722,9 @@ class Tensor {
     // from one of them (still alive while that loss is) depends on this tensor through it.
     std::vector<std::weak_ptr<const UOp>> before_realize;
     bool requires_grad = false;
-    bool tracked = false;  // in the registry of tensors that may need a grad
-    UOpRef assign_target;  // the buffer view an assign() writes into when realized, or null
+    bool tracked = false;      // in the registry of tensors that may need a grad
+    UOpRef assign_target;      // the buffer view an assign() writes into when realized, or null
+    bool owns_buffer = false;  // its buffer is its own: assign() may write it in place
     std::shared_ptr<Impl> grad;
   };
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}

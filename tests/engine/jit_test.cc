@@ -151,10 +151,23 @@ TEST(TinyJit, DisabledByJitZero) {
 
 TEST(Assign, RealizedTensorIsUpdatedInItsOwnBuffer) {
   Tensor a = vec({1, 2, 3}, {3});
-  const tc::runtime::Buffer* before = a.uop()->buffer.get();
-  a.assign(a * 2 + 1).realize();
-  EXPECT_EQ(a.uop()->buffer.get(), before);
+  a.assign(a * 2 + 1).realize();  // the first assign moves it to a buffer of its own
   expect_vec(a, {3, 5, 7});
+  const tc::runtime::Buffer* own = a.uop()->buffer.get();
+  a.assign(a * 2 + 1).realize();  // then writes it in place
+  EXPECT_EQ(a.uop()->buffer.get(), own);
+  expect_vec(a, {7, 11, 15});
+}
+
+TEST(Assign, TensorsRealizedFromTheSameGraphDoNotShareUpdates) {
+  // zeros(3).contiguous() is one interned graph: both realize to its one cached buffer
+  Tensor a = Tensor::zeros({3}).contiguous().realize(),
+         b = Tensor::zeros({3}).contiguous().realize();
+  a.assign(a + 1).realize();
+  b.assign(b + 2).realize();
+  expect_vec(a, {1, 1, 1});
+  expect_vec(b, {2, 2, 2});
+  expect_vec(Tensor::zeros({3}).contiguous(), {0, 0, 0});  // and the cached value is not stale
 }
 
 TEST(Assign, ValueReadingOtherPositionsOfItselfIsComputedFirst) {

@@ -68,7 +68,9 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<
   std::vector<UOpRef> views;
   for (size_t i = 0; i < roots.size(); i++) {
     const UOpRef& r = roots[i];
-    views.push_back(!targets.empty() && targets[i] ? targets[i] : r->realized ? r->realized : r);
+    views.push_back(!targets.empty() && targets[i] ? targets[i]
+                    : r->realized                  ? r->realized
+                                                   : r);  // fresh: just computed
   }
   return views;
 }

@@ -7,7 +7,8 @@
 
 namespace tc::runtime {
 
-Buffer::Buffer(Device& device, DType dtype, size_t size) : device_(device), dtype_(dtype), size_(size) {}
+Buffer::Buffer(Device& device, DType dtype, size_t size)
+    : device_(device), dtype_(dtype), size_(size) {}
 
 Buffer::~Buffer() {
   if (ptr_) device_.allocator().free(ptr_, nbytes());
@@ -20,6 +21,7 @@ void* Buffer::ensure_allocated() {
 
 void Buffer::copyin(const void* src, size_t bytes) {
   TC_CHECK(bytes == nbytes(), "copyin of ", bytes, " bytes into a buffer of ", nbytes());
+  version_++;
   if (bytes) std::memcpy(ensure_allocated(), src, bytes);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "tinycore/dtype.h"
@@ -25,6 +26,10 @@ class Buffer {
   bool allocated() const { return ptr_ != nullptr; }
 
   void* ensure_allocated();
+  // Counts writes into memory that already held a value (copyin, in-place assign), so cached
+  // results computed from the old contents can tell they are stale.
+  uint64_t version() const { return version_; }
+  void bump_version() { version_++; }
   void copyin(const void* src, size_t bytes);
   void copyout(void* dst, size_t bytes);
 
@@ -33,6 +38,7 @@ class Buffer {
   DType dtype_;
   size_t size_;
   void* ptr_ = nullptr;
+  uint64_t version_ = 0;
 };
 
 }  // namespace tc::runtime

@@ -30,6 +30,22 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
+const UOpRef& base_buffer(const UOpRef& view) {
+  return view->op == Ops::BUFFER ? view : view->src[0];
+}
+
+// n's realized value, unless its buffer was written in place since.
+UOpRef fresh_realized(const UOpRef& n) {
+  if (!n->realized || base_buffer(n->realized)->buffer->version() != n->realized_version)
+    return nullptr;
+  return n->realized;
+}
+
+void mark_realized(const UOpRef& n, const UOpRef& view) {
+  n->realized = view;
+  n->realized_version = base_buffer(view)->buffer->version();
+}
+
 bool expands(const UOp& u) {
   if (u.op != Ops::EXPAND) return false;
   const Shape& in = u.src[0]->shape();
@@ -42,11 +58,11 @@ class Scheduler {
  public:
   // The buffer view holding `n`'s value, scheduling the kernels that compute it.
   UOpRef realize(const UOpRef& n) {
-    if (n->realized) return n->realized;
+    if (UOpRef r = fresh_realized(n)) return r;
     if (is_contiguous_buffer(n)) return n;
     if (n->op == Ops::CONTIGUOUS) {  // its source's kernel writes the contiguous result itself
       UOpRef view = realize(n->src[0]);
-      n->realized = view;
+      mark_realized(n, view);
       return view;
     }
     UOpRef value = fuse(n, /*top=*/true);
@@ -54,20 +70,22 @@ class Scheduler {
     items_.push_back(build_item(out, value));
     UOpRef view =
         n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
-    n->realized = view;
+    mark_realized(n, view);
     return view;
   }
 
   // Writes `n`'s value into the buffer behind the contiguous view `target`.
   void realize_into(const UOpRef& n, const UOpRef& target) {
     const UOpRef& buf = target->op == Ops::BUFFER ? target : target->src[0];
-    UOpRef value = n->realized ? n->realized : fuse(n, /*top=*/true);
+    UOpRef value = fresh_realized(n);
+    if (!value) value = fuse(n, /*top=*/true);
     if (value == target) return;  // already there
     if (!reads_elementwise(value, target, buf)) {
       // computed into its own buffer first: the kernel would overwrite what it still reads
       value = realize(n);
     }
     items_.push_back(build_item(buf, value));
+    buf->buffer->bump_version();  // values cached from the old contents are stale now
   }
 
   std::vector<ScheduleItem> take() { return std::move(items_); }
@@ -80,8 +98,8 @@ class Scheduler {
     auto key = std::make_pair(n.get(), top);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     UOpRef out;
-    if (n->realized)
-      out = n->realized;
+    if (UOpRef r = fresh_realized(n))
+      out = r;
     else if (n->op == Ops::BUFFER || n->op == Ops::CONST)
       out = n;
     else if (n->op == Ops::CONTIGUOUS)

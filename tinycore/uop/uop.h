@@ -62,10 +62,12 @@ class UOp : public std::enable_shared_from_this<UOp> {
   // Every node reachable from this one, sources before users.
   std::vector<const UOp*> toposort() const;
 
-  // Runtime attachments, set once: the memory behind a BUFFER node, and the buffer view that
-  // holds this node's value after it was realized (so later schedules reuse it).
+  // Runtime attachments: the memory behind a BUFFER node, and the buffer view that holds this
+  // node's value after it was realized (so later schedules reuse it) with that buffer's version
+  // then: an in-place write (assign) bumps the version, and the stale value is computed again.
   mutable std::shared_ptr<runtime::Buffer> buffer;
   mutable UOpRef realized;
+  mutable uint64_t realized_version = 0;
 
   // Number of nodes alive (for tests of freeing).
   static size_t live_count();
