@@ -2,7 +2,7 @@
 // memory bandwidth, Eigen and OpenBLAS) in one run. Prints a table; --json writes one object a
 // case, --plot a PNG bar chart of the ratios.
 //
-//   bench [--suite gemm,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]
+//   bench [--suite gemm,conv,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]
 #include <unistd.h>
 
 #include <algorithm>
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     std::perror("bench: re-running without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE");
     return 1;
   }
-  std::vector<std::string> suites = {"gemm", "elementwise", "reduce", "softmax", "jit"};
+  std::vector<std::string> suites = {"gemm", "conv", "elementwise", "reduce", "softmax", "jit"};
   std::string json, plot_file;
   bool small = false;
   for (int i = 1; i < argc; i++) {
@@ -137,10 +137,11 @@ int main(int argc, char** argv) {
     else if (a == "--small")
       small = true;
     else {
-      std::fprintf(stderr,
-                   "bench: unknown argument '%s'\nusage: bench [--suite "
-                   "gemm,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]\n",
-                   argv[i]);
+      std::fprintf(
+          stderr,
+          "bench: unknown argument '%s'\nusage: bench [--suite "
+          "gemm,conv,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]\n",
+          argv[i]);
       return 2;
     }
   }
@@ -172,6 +173,35 @@ int main(int argc, char** argv) {
         int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
         r.ratios["ratio_vs_eigen"] = bench::eigen_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
         r.ratios["ratio_vs_openblas"] = bench::openblas_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
+        r.ratios["fraction_of_peak"] = r.rate / peak;
+        print(r);
+        results.push_back(r);
+      }
+    }
+    if (want("conv")) {
+      // ResNet-18's conv layers (batch 8, forward) as conv2d, against im2col + Eigen GEMM
+      std::vector<std::pair<std::string, bench::ConvShape>> layers =
+          small
+              ? std::vector<std::pair<std::string, bench::ConvShape>>{{"tiny 3x3",
+                                                                       {1, 8, 16, 16, 8, 3, 1, 1}}}
+              : std::vector<std::pair<std::string, bench::ConvShape>>{
+                    {"conv1 7x7/2", {8, 3, 224, 224, 64, 7, 2, 3}},
+                    {"layer1 3x3", {8, 64, 56, 56, 64, 3, 1, 1}},
+                    {"layer2 3x3/2", {8, 64, 56, 56, 128, 3, 2, 1}},
+                    {"layer2 3x3", {8, 128, 28, 28, 128, 3, 1, 1}},
+                    {"layer2 down 1x1/2", {8, 64, 56, 56, 128, 1, 2, 0}},
+                    {"layer3 3x3/2", {8, 128, 28, 28, 256, 3, 2, 1}},
+                    {"layer3 3x3", {8, 256, 14, 14, 256, 3, 1, 1}},
+                    {"layer4 3x3/2", {8, 256, 14, 14, 512, 3, 2, 1}},
+                    {"layer4 3x3", {8, 512, 7, 7, 512, 3, 1, 1}}};
+      for (const auto& [name, c] : layers) {
+        Tensor x = random({c.batch, c.cin, c.h, c.w}), w = random({c.cout, c.cin, c.k, c.k});
+        Tensor y = x.conv2d(w, {.stride = c.stride, .padding = c.pad});
+        Result r{"conv", name, true};
+        r.time_ms = time_ms(y, small ? 1 : 3);
+        r.rate =
+            2.0 * c.batch * c.cout * c.out_h() * c.out_w() * c.cin * c.k * c.k / r.time_ms / 1e6;
+        r.ratios["ratio_vs_eigen_im2col"] = bench::eigen_im2col_conv_ms(c, threads) / r.time_ms;
         r.ratios["fraction_of_peak"] = r.rate / peak;
         print(r);
         results.push_back(r);
