@@ -478,9 +478,12 @@ class Tensor {
     bool prev_;
   };
 
-  // Sorting along `dim` with a bitonic network (compare-exchange of (value, index) pairs, one
-  // kernel per step): (values, int32 indices). Stable: equal values keep their original order,
-  // also when descending. NaN sorts as the largest value. Gradients flow to the values.
+  // Sorting along `dim`: (values, int32 indices). Stable: equal values keep their original
+  // order, also when descending; NaN sorts as the largest value. (value, index) pairs are ranked
+  // in blocks of up to 32 (O(32 n) compares), then merged by a bitonic network (one kernel per
+  // compare-exchange step, O(n log^2 n)). Float values are then gathered from the input by a
+  // one-hot select-and-sum (O(n^2) per line, fused; skipped when only indices are used, as by
+  // argsort), so gradients flow to the input directly; a -0.0 comes back as 0.0.
   std::pair<Tensor, Tensor> sort(int dim = -1, bool descending = false) const;
   Tensor argsort(int dim = -1, bool descending = false) const;  // sort(...).second
   // The k largest (smallest) along `dim` in sorted order: (values, int32 indices); k in
@@ -677,11 +680,13 @@ class Tensor {
   // This tensor on `device` (this one itself when it is already there), its grad moved along.
   Tensor to(const std::string& device) const;
   Tensor& to_(const std::string& device);  // moves this tensor (every handle) in place
-  // A new tensor with its own buffer holding the same values (and a clone of the grad); later
-  // assigns to either do not affect the other.
+  // A new tensor with its own buffer holding the same values (and a clone of the grad). Lazy as
+  // tinygrad's: once realized, later assigns to either do not affect the other.
   Tensor clone() const;
   // Makes this tensor (every handle) `x`'s graph: the shape must match, dtype may differ.
   Tensor& replace(const Tensor& x);
+  // A constant of this shape and dtype (tinygrad's const_like: a broadcast scalar, no buffer).
+  Tensor const_like(ConstValue value) const;
   // Keccak hash over the last dimension's bytes (any dtype, read as uint8): "sha3_224",
   // "sha3_256" or "shake_128" (16 output bytes), or a raw rate and domain byte. The result is
   // uint8 (..., digest bytes). Built from Tensor xor/and/mul/div ops on uint64 lanes.
@@ -701,6 +706,8 @@ class Tensor {
   }
   template <typename T>
   T item() const;
+  // The realized, contiguous contents as raw bytes in this tensor's dtype (tinygrad's .data()).
+  std::vector<uint8_t> raw_bytes() const { return bytes(); }
 
  private:
   Tensor apply(Ops op, DType dtype, std::vector<Tensor> src = {}) const;

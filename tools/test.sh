@@ -48,5 +48,13 @@ for cfg in "${configs[@]}"; do
   done
   rm -f "$json"
 done
+# the fuzz targets, once (ASan + UBSan built in): a finding fails the run
+echo "=== fuzz: safetensors header parser, ${FUZZ_SECONDS:-60} s"
+if bash tools/fuzz.sh "${FUZZ_SECONDS:-60}"; then
+  passed=$((passed + 1))
+else
+  echo "test.sh: the fuzzer found a failing input (see above)"
+  failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
