@@ -1,0 +1,67 @@
+// A data loader: batches of samples from any indexable dataset, shuffled per epoch under a seed,
+// assembled by background worker threads that run ahead of the training step (up to `prefetch`
+// batches), so the step never waits on decoding or augmentation. Results do not depend on the
+// number of workers: batch i always holds the same samples, in the same order.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace tc::datasets {
+
+struct Batch {
+  int64_t size = 0;            // samples in it (the last batch may be short)
+  std::vector<float> x;        // size * sample_numel inputs, sample-major
+  std::vector<int32_t> y;      // size labels
+  std::vector<int64_t> index;  // which dataset samples they are
+};
+
+struct LoaderOpts {
+  int64_t batch_size = 32;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  bool drop_last = false;
+  int workers = 2;
+  int prefetch = 4;  // batches ready ahead at most
+};
+
+class DataLoader {
+ public:
+  // Writes sample `index` into x (sample_numel floats) and its label into *y; may run on several
+  // threads at once. An exception it throws reaches the caller of next().
+  using Fetch = std::function<void(int64_t index, float* x, int32_t* y)>;
+  DataLoader(int64_t n, int64_t sample_numel, Fetch fetch, LoaderOpts opts = {});
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  void start_epoch(int64_t epoch);  // the order of epoch `epoch` (called with 0 by the constructor)
+  std::optional<Batch> next();      // the next batch of this epoch, none at its end
+  int64_t batches_per_epoch() const;
+
+ private:
+  void stop_workers();
+  void work();
+  Batch assemble(int64_t b) const;
+
+  int64_t n_, sample_numel_;
+  Fetch fetch_;
+  LoaderOpts o_;
+  std::vector<int64_t> order_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::map<int64_t, Batch> done_;
+  std::exception_ptr error_;
+  int64_t next_to_build_ = 0, next_to_return_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace tc::datasets

@@ -1,0 +1,115 @@
+// IDX files: small ones the test writes (plain and gzip) read back exactly; every kind of damage
+// is an error naming the file; and Debian's Fashion-MNIST reads with the counts it documents.
+#include "datasets/idx.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tinycore/error.h"
+
+namespace {
+
+using tc::datasets::read_idx;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+std::string idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data,
+                      uint8_t type = 0x08) {
+  std::string b = {0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
+  for (uint32_t d : dims)
+    for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<char>((d >> s) & 0xff));
+  b.append(data.begin(), data.end());
+  return b;
+}
+
+class IdxFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tinycore-idx-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& bytes, bool gz = false) {
+    std::string p = (dir_ / name).string();
+    if (gz) {
+      gzFile f = gzopen(p.c_str(), "wb");
+      gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+      gzclose(f);
+    } else {
+      std::ofstream(p, std::ios::binary) << bytes;
+    }
+    return p;
+  }
+  std::string error_of(const std::string& path) {
+    try {
+      read_idx(path);
+    } catch (const tc::Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+  fs::path dir_;
+};
+
+TEST_F(IdxFiles, PlainAndGzipReadBack) {
+  std::vector<uint8_t> px = {0, 1, 2, 3, 250, 251, 252, 253, 9, 8, 7, 6};
+  for (bool gz : {false, true}) {
+    tc::datasets::IdxArray a = read_idx(write(gz ? "i.gz" : "i", idx_bytes({3, 2, 2}, px), gz));
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{3, 2, 2}));
+    EXPECT_EQ(a.data, px);
+  }
+}
+
+TEST_F(IdxFiles, DamageIsAnErrorNamingTheFile) {
+  std::string good = idx_bytes({2, 2}, {1, 2, 3, 4});
+  std::string p = write("short", good.substr(0, good.size() - 1));
+  EXPECT_THAT(error_of(p), HasSubstr(p + " holds 3 data bytes, its dimensions need 4"));
+  EXPECT_THAT(error_of(write("long", good + "x")), HasSubstr("holds 5 data bytes"));
+  EXPECT_THAT(error_of(write("magic", "\x12\x34" + good.substr(2))), HasSubstr("not an IDX file"));
+  EXPECT_THAT(error_of(write("float", idx_bytes({1}, {0, 0, 0, 0}, 0x0d))),
+              HasSubstr("element type 0x0d"));
+  EXPECT_THAT(error_of(write("tiny", "\0\0", false)), HasSubstr("too short for an IDX header"));
+  EXPECT_THAT(error_of(write("dims", std::string("\0\0\x08\x03\0\0", 6))),
+              HasSubstr("too short for its 3 dimensions"));
+  EXPECT_THAT(error_of((dir_ / "nope").string()), HasSubstr("cannot open"));
+  // a gzip stream cut short
+  std::string gz_path = write("cut.gz", idx_bytes({64}, std::vector<uint8_t>(64, 7)), true);
+  std::string gz;
+  {
+    std::ifstream f(gz_path, std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  EXPECT_THAT(error_of(write("cut2.gz", gz.substr(0, gz.size() / 2))), HasSubstr("cut2.gz"));
+}
+
+TEST_F(IdxFiles, MnistSplitChecksCounts) {
+  write("train-images-idx3-ubyte", idx_bytes({2, 2, 2}, std::vector<uint8_t>(8, 1)));
+  write("train-labels-idx1-ubyte.gz", idx_bytes({2}, {3, 4}), true);
+  tc::datasets::MnistSplit s = tc::datasets::load_mnist(dir_.string(), true);
+  EXPECT_EQ(s.labels.data, (std::vector<uint8_t>{3, 4}));
+  write("t10k-images-idx3-ubyte", idx_bytes({3, 2, 2}, std::vector<uint8_t>(12, 1)));
+  write("t10k-labels-idx1-ubyte", idx_bytes({2}, {3, 4}));
+  EXPECT_THAT([&] { tc::datasets::load_mnist(dir_.string(), false); },
+              ::testing::ThrowsMessage<tc::Error>(HasSubstr("do not match labels")));
+  EXPECT_THAT([&] { tc::datasets::load_mnist((dir_ / "empty").string(), true); },
+              ::testing::ThrowsMessage<tc::Error>(HasSubstr("nor its .gz exists")));
+}
+
+TEST(FashionMnist, DebianPackageReads) {
+  // installed by tools/setup.sh (dataset-fashion-mnist)
+  tc::datasets::MnistSplit test = tc::datasets::load_mnist(tc::datasets::kFashionMnistDir, false);
+  EXPECT_EQ(test.images.shape, (std::vector<int64_t>{10000, 28, 28}));
+  std::vector<int> count(10, 0);
+  for (uint8_t l : test.labels.data) {
+    ASSERT_LT(l, 10);
+    count[l]++;
+  }
+  for (int c : count) EXPECT_EQ(c, 1000);  // the test split is balanced
+}
+
+}  // namespace

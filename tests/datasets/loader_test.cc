@@ -1,0 +1,81 @@
+// The data loader: every sample exactly once per epoch, in a seeded order that changes per epoch
+// and does not depend on the number of workers; batch contents are what the fetch function
+// wrote; drop_last; a fetch error reaches next().
+#include "datasets/loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "tinycore/error.h"
+
+namespace {
+
+using tc::datasets::Batch;
+using tc::datasets::DataLoader;
+using tc::datasets::LoaderOpts;
+
+DataLoader::Fetch fetch = [](int64_t i, float* x, int32_t* y) {
+  x[0] = static_cast<float>(i);
+  x[1] = static_cast<float>(i) * 0.5f;
+  *y = static_cast<int32_t>(i % 7);
+};
+
+std::vector<int64_t> epoch_order(DataLoader& d) {
+  std::vector<int64_t> out;
+  while (std::optional<Batch> b = d.next()) {
+    for (int64_t k = 0; k < b->size; k++) {
+      int64_t i = b->index[k];
+      EXPECT_EQ(b->x[k * 2], static_cast<float>(i));
+      EXPECT_EQ(b->x[k * 2 + 1], static_cast<float>(i) * 0.5f);
+      EXPECT_EQ(b->y[k], i % 7);
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+TEST(DataLoader, EverySampleOncePerEpochInASeededOrder) {
+  DataLoader d(103, 2, fetch, {.batch_size = 10, .shuffle = true, .seed = 5, .workers = 3});
+  EXPECT_EQ(d.batches_per_epoch(), 11);
+  std::vector<int64_t> e0 = epoch_order(d);
+  ASSERT_EQ(e0.size(), 103u);
+  EXPECT_EQ(std::set<int64_t>(e0.begin(), e0.end()).size(), 103u);
+  std::vector<int64_t> sorted = e0;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NE(e0, sorted);  // shuffled
+  d.start_epoch(1);
+  std::vector<int64_t> e1 = epoch_order(d);
+  EXPECT_NE(e0, e1);  // another order per epoch
+  // the same seed and epoch: the same order, with one worker or many
+  DataLoader one(103, 2, fetch, {.batch_size = 10, .shuffle = true, .seed = 5, .workers = 1});
+  EXPECT_EQ(epoch_order(one), e0);
+  DataLoader other(103, 2, fetch, {.batch_size = 10, .shuffle = true, .seed = 6, .workers = 2});
+  EXPECT_NE(epoch_order(other), e0);
+}
+
+TEST(DataLoader, InOrderAndDropLast) {
+  DataLoader d(25, 2, fetch, {.batch_size = 10, .shuffle = false, .drop_last = true});
+  std::vector<int64_t> order = epoch_order(d);
+  ASSERT_EQ(order.size(), 20u);
+  for (int64_t i = 0; i < 20; i++) EXPECT_EQ(order[i], i);
+  EXPECT_FALSE(d.next().has_value());
+}
+
+TEST(DataLoader, FetchErrorsReachTheCaller) {
+  DataLoader d(50, 2,
+               [](int64_t i, float* x, int32_t* y) {
+                 if (i == 33) throw tc::Error("sample 33: unreadable image");
+                 fetch(i, x, y);
+               },
+               {.batch_size = 8, .shuffle = false, .workers = 2});
+  EXPECT_THAT([&] { epoch_order(d); },
+              ::testing::ThrowsMessage<tc::Error>(::testing::HasSubstr("unreadable image")));
+  EXPECT_THAT(
+      [] { DataLoader(10, 2, fetch, {.batch_size = 0}); },
+      ::testing::ThrowsMessage<tc::Error>(::testing::HasSubstr("batch_size must be positive")));
+}
+
+}  // namespace
