@@ -1,0 +1,132 @@
+#include "nn/layers.h"
+
+#include <cmath>
+
+#include "tinycore/error.h"
+
+namespace tc::nn {
+namespace {
+// uniform in [-bound, bound)
+Tensor uniform_pm(Shape shape, double bound) {
+  return Tensor::uniform(std::move(shape), {.low = -bound, .high = bound, .dtype = std::nullopt});
+}
+}  // namespace
+
+Linear::Linear(int64_t in, int64_t out, bool with_bias)
+    : weight(Tensor::kaiming_uniform({out, in}, std::sqrt(5.0)).contiguous().realize()) {
+  register_parameter("weight", &weight);
+  if (with_bias) {
+    bias = uniform_pm({out}, 1 / std::sqrt(static_cast<double>(in))).contiguous().realize();
+    register_parameter("bias", &*bias);
+  }
+}
+
+Tensor Linear::forward(const Tensor& x) { return x.linear(weight.T(), bias); }
+
+namespace {
+// (out, in / groups, *kernel), checking the channels split into the groups
+Shape conv_weight_shape(int64_t in, int64_t out, const IntTuple& kernel_size, int64_t groups) {
+  if (groups <= 0 || in % groups != 0 || out % groups != 0)
+    fail("Conv2d: %d in and %d out channels do not split into %d groups", in, out, groups);
+  std::vector<int64_t> k = kernel_size.v;
+  if (kernel_size.is_int) k = {k[0], k[0]};
+  Shape shape = {out, in / groups};
+  shape.insert(shape.end(), k.begin(), k.end());
+  return shape;
+}
+}  // namespace
+
+Conv2d::Conv2d(int64_t in, int64_t out, IntTuple kernel_size, Conv2dOpts opts)
+    : weight(Tensor::kaiming_uniform(conv_weight_shape(in, out, kernel_size, opts.groups),
+                                     std::sqrt(5.0))
+                 .contiguous()
+                 .realize()),
+      o_(opts) {
+  register_parameter("weight", &weight);
+  if (opts.bias) {
+    int64_t fan_in = 1;
+    for (size_t i = 1; i < weight.shape().size(); i++) fan_in *= weight.shape()[i];
+    bias = uniform_pm({out}, 1 / std::sqrt(static_cast<double>(fan_in))).contiguous().realize();
+    register_parameter("bias", &*bias);
+  }
+}
+
+Tensor Conv2d::forward(const Tensor& x) {
+  return x.conv2d(weight, bias,
+                  {.groups = o_.groups,
+                   .stride = o_.stride,
+                   .dilation = o_.dilation,
+                   .padding = o_.padding,
+                   .dtype = std::nullopt});
+}
+
+BatchNorm::BatchNorm(int64_t features, BatchNormOpts opts)
+    : running_mean(Tensor::zeros({features}).contiguous().realize()),
+      running_var(Tensor::ones({features}).contiguous().realize()),
+      num_batches_tracked(Tensor::zeros({}, dtypes::int64).contiguous().realize()),
+      o_(opts) {
+  if (opts.affine) {
+    weight = Tensor::ones({features}).contiguous().realize();
+    bias = Tensor::zeros({features}).contiguous().realize();
+    register_parameter("weight", &*weight);
+    register_parameter("bias", &*bias);
+  }
+  register_buffer("running_mean", &running_mean);
+  register_buffer("running_var", &running_var);
+  register_buffer("num_batches_tracked", &num_batches_tracked);
+}
+
+Tensor BatchNorm::forward(const Tensor& x) {
+  if (x.ndim() < 2 || x.shape()[1] != running_mean.shape()[0])
+    fail("BatchNorm: input of shape %s does not have %d channels on axis 1", fmt_shape(x.shape()),
+         running_mean.shape()[0]);
+  std::vector<int> axes = {0};
+  for (int i = 2; i < x.ndim(); i++) axes.push_back(i);
+  if (!Tensor::training() && o_.track_running_stats)
+    return x.batchnorm(weight, bias, running_mean, (running_var + o_.eps).rsqrt());
+  Tensor kept = x.mean(axes, true);  // (1, C, 1, ...)
+  Tensor mean = kept.reshape({x.shape()[1]});
+  Tensor var = (x - kept).square().mean(axes);  // biased, as the normalization uses
+  if (o_.track_running_stats) {
+    double n = static_cast<double>(x.numel() / x.shape()[1]);
+    running_mean.assign(running_mean * (1 - o_.momentum) + mean.detach() * o_.momentum);
+    running_var.assign(running_var * (1 - o_.momentum) +
+                       var.detach() * (o_.momentum * n / std::max(n - 1, 1.0)));
+    num_batches_tracked.assign(num_batches_tracked + 1);
+  }
+  return x.batchnorm(weight, bias, mean, (var + o_.eps).rsqrt());
+}
+
+LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool affine)
+    : shape_(std::move(normalized_shape)), eps_(eps) {
+  if (affine) {
+    weight = Tensor::ones(shape_).contiguous().realize();
+    bias = Tensor::zeros(shape_).contiguous().realize();
+    register_parameter("weight", &*weight);
+    register_parameter("bias", &*bias);
+  }
+}
+
+Tensor LayerNorm::forward(const Tensor& x) {
+  int n = static_cast<int>(shape_.size());
+  if (x.ndim() < n || !std::equal(shape_.begin(), shape_.end(), x.shape().end() - n))
+    fail("LayerNorm: input of shape %s does not end in %s", fmt_shape(x.shape()),
+         fmt_shape(shape_));
+  std::vector<int> axes;
+  for (int i = -n; i < 0; i++) axes.push_back(i);
+  Tensor y = x.layernorm(axes, eps_);
+  return weight ? y * *weight + *bias : y;
+}
+
+Embedding::Embedding(int64_t vocab, int64_t dim)
+    : weight(Tensor::glorot_uniform({vocab, dim}).contiguous().realize()), vocab_(vocab) {
+  register_parameter("weight", &weight);
+}
+
+Tensor Embedding::forward(const Tensor& idx) {
+  if (!dtypes::is_int(idx.dtype()))
+    fail("Embedding: indices must be integers, got %s", idx.dtype().name());
+  return idx.one_hot(vocab_).cast(weight.dtype()).matmul(weight);
+}
+
+}  // namespace tc::nn

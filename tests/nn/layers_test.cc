@@ -1,0 +1,123 @@
+// Layers against PyTorch (tests/fixtures/gen_layers.py): PyTorch's state dict loads strictly into
+// ours (so every name and shape lines up), then the forward output, the gradients of
+// sum(out * g) for the input and every parameter, and BatchNorm's running statistics after a
+// training step all match. Plus shape errors and the initialisations' ranges.
+#include "nn/layers.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "tests/tensor/fixture.h"
+#include "tinycore/error.h"
+
+namespace {
+
+using tc::Tensor;
+using ::testing::HasSubstr;
+
+void check(const std::string& name, tc::nn::Module& m, bool train, bool grad_x = true,
+           double tol = 1e-5) {
+  SCOPED_TRACE(name);
+  const tcfix::Case& c = tcfix::fixture("layers", name);
+  tc::nn::StateDict torch_state;
+  for (const auto& [label, t] : c.tensors)
+    if (label.rfind("p:", 0) == 0) torch_state.emplace(label.substr(2), t.tensor());
+  tc::nn::StateDict ours = m.state_dict();
+  tc::nn::load_state_dict(ours, torch_state);  // strict: the names and shapes line up
+  tc::Tensor::set_training(train);
+  Tensor x = c["x"].tensor();
+  if (grad_x) x.requires_grad_();
+  Tensor out = m(x);
+  (out * c["g"].tensor()).sum().backward();
+  std::vector<Tensor> todo = m.buffers();
+  todo.push_back(out);
+  tc::realize_all(todo);
+  tc::Tensor::set_training(false);
+  tcfix::expect_matches(out, c["out"], tol, tol);
+  if (grad_x) tcfix::expect_matches(*x.grad(), c["grad_x"], tol, tol);
+  for (const auto& [label, t] : c.tensors) {
+    if (label.rfind("grad:", 0) == 0) {
+      const Tensor& p = ours.at(label.substr(5));
+      ASSERT_TRUE(p.grad().has_value()) << label;
+      tcfix::expect_matches(*p.grad(), t, tol, tol);
+    }
+    if (label.rfind("after:", 0) == 0) tcfix::expect_matches(ours.at(label.substr(6)), t, tol, tol);
+  }
+}
+
+TEST(Layers, Linear) {
+  tc::nn::Linear a(5, 3);
+  check("linear", a, true);
+  tc::nn::Linear b(4, 2, false);
+  check("linear_nobias_3d", b, true);
+}
+
+TEST(Layers, Conv) {
+  tc::nn::Conv2d a(3, 4, 3, {.stride = 2, .padding = 1});
+  check("conv2d", a, true, true, 1e-4);
+  tc::nn::Conv2d b(4, 6, {3, 2}, {.dilation = {1, 2}, .groups = 2, .bias = false});
+  check("conv2d_groups", b, true, true, 1e-4);
+  std::unique_ptr<tc::nn::Conv2d> c = tc::nn::Conv1d(2, 3, 3);
+  check("conv1d", *c, true, true, 1e-4);
+}
+
+TEST(Layers, BatchNorm) {
+  tc::nn::BatchNorm a(3);
+  check("batchnorm_train", a, true, true, 1e-4);
+  tc::nn::BatchNorm b(3);
+  check("batchnorm_eval", b, false, true, 1e-4);
+  tc::nn::BatchNorm c(4);
+  check("batchnorm1d_train", c, true, true, 1e-4);
+}
+
+TEST(Layers, LayerNormAndEmbedding) {
+  tc::nn::LayerNorm a({4});
+  check("layernorm", a, true);
+  tc::nn::LayerNorm b({3, 4});
+  check("layernorm_2d", b, true);
+  tc::nn::Embedding e(10, 4);
+  check("embedding", e, true, /*grad_x=*/false);
+}
+
+TEST(Layers, SequentialNamesLikePyTorch) {
+  tc::nn::Sequential s;
+  s.add<tc::nn::Linear>(4, 8);
+  s.add([](const Tensor& x) { return x.relu(); });
+  s.add<tc::nn::Linear>(8, 2);
+  tc::nn::StateDict names = s.state_dict();
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : names) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"0.bias", "0.weight", "2.bias", "2.weight"}));
+  EXPECT_EQ(s.parameters().size(), 4u);
+  check("sequential", s, true);
+}
+
+TEST(Layers, InitialisationsAndErrors) {
+  Tensor::manual_seed(3);
+  tc::nn::Linear l(100, 50);
+  double bound = std::sqrt(6.0 / (1 + 5.0) / 100);  // kaiming_uniform, a = sqrt 5
+  for (float w : l.weight.data<float>()) ASSERT_LE(std::abs(w), bound + 1e-6);
+  for (float b : l.bias->data<float>()) ASSERT_LE(std::abs(b), 0.1 + 1e-6);
+  tc::nn::BatchNorm bn(3);
+  EXPECT_THAT(
+      [&] {
+        bn(Tensor::ones({2, 4, 5, 5}));
+      },
+      ::testing::ThrowsMessage<tc::Error>(HasSubstr("does not have 3 channels")));
+  tc::nn::LayerNorm ln({4});
+  EXPECT_THAT(
+      [&] {
+        ln(Tensor::ones({2, 5}));
+      },
+      ::testing::ThrowsMessage<tc::Error>(HasSubstr("does not end in (4,)")));
+  tc::nn::Embedding e(5, 2);
+  EXPECT_THAT([&] { e(Tensor::ones({2})); },
+              ::testing::ThrowsMessage<tc::Error>(HasSubstr("indices must be integers")));
+  EXPECT_THAT([] { tc::nn::Conv2d(3, 4, 3, {.groups = 2}); },
+              ::testing::ThrowsMessage<tc::Error>(HasSubstr("do not split into 2 groups")));
+}
+
+}  // namespace
