@@ -1,5 +1,6 @@
 #include "tinycore/codegen/decompose.h"
 
+#include "tinycore/codegen/transcendental.h"
 #include "tinycore/uop/symbolic.h"
 
 namespace tc::codegen {
@@ -65,7 +66,7 @@ PatternMatcher make_decompositions() {
 }  // namespace
 
 const PatternMatcher& decompositions() {
-  static const PatternMatcher pm = make_decompositions();
+  static const PatternMatcher pm = make_decompositions() + transcendental_rules();
   return pm;
 }
 
