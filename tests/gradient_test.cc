@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/tensor/gradcheck.h"
 #include "tinycore/error.h"
 #include "tinycore/tensor.h"
 
@@ -25,97 +26,20 @@ namespace dt = tc::dtypes;
 using S = std::vector<int64_t>;
 using V = std::vector<double>;
 
-constexpr double kEps = 1e-6;
 constexpr double kTol = 1e-5;
 
-struct Input {
-  S shape;
-  V values;
-};
-
-int64_t numel(const S& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+using tcgrad::binary;
+using tcgrad::check_grad;
+using tcgrad::Fn;
+using tcgrad::Input;
+using tcgrad::mixed;
+using tcgrad::ramp;
+using tcgrad::unary;
 
 Tensor f64(const V& v, const S& shape) { return Tensor::from_vector<double>(v, shape); }
 
-// Deterministic, distinct weights, so a non-scalar output is reduced to a scalar whose gradient
-// is not the same for every element.
-Tensor weights_for(const S& shape) {
-  V w(static_cast<size_t>(numel(shape)));
-  for (size_t i = 0; i < w.size(); i++) w[i] = 0.5 + 0.37 * static_cast<double>((i * 7) % 11);
-  return f64(w, shape);
-}
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-// f's output reduced to a scalar: itself, or its weighted sum.
-Tensor scalar_loss(const Fn& f, const std::vector<Tensor>& xs) {
-  Tensor out = f(xs);
-  if (out.ndim() == 0) return out;
-  return out.mul(weights_for(out.shape())).sum();
-}
-
-double eval(const Fn& f, const std::vector<Input>& in) {
-  std::vector<Tensor> xs;
-  for (const Input& i : in) xs.push_back(f64(i.values, i.shape));
-  return scalar_loss(f, xs).item<double>();
-}
-
 void expect_near_all(const V& got, const V& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t j = 0; j < got.size(); j++)
-    EXPECT_NEAR(got[j], want[j], kTol * std::max(1.0, std::abs(want[j])))
-        << what << " element " << j;
-}
-
-// backward() and gradient() of f against central differences, for every input.
-void check_grad(const Fn& f, const std::vector<Input>& in) {
-  std::vector<Tensor> xs;
-  for (const Input& i : in) xs.push_back(f64(i.values, i.shape).requires_grad_());
-  Tensor loss = scalar_loss(f, xs);
-  ASSERT_EQ(loss.dtype(), dt::float64);
-  std::vector<Tensor> via_gradient = loss.gradient(xs);
-  loss.backward();
-  for (size_t k = 0; k < in.size(); k++) {
-    V numeric(in[k].values.size());
-    for (size_t j = 0; j < numeric.size(); j++) {
-      std::vector<Input> plus = in, minus = in;
-      plus[k].values[j] += kEps;
-      minus[k].values[j] -= kEps;
-      numeric[j] = (eval(f, plus) - eval(f, minus)) / (2 * kEps);
-    }
-    std::optional<Tensor> g = xs[k].grad();
-    ASSERT_TRUE(g.has_value()) << "input " << k << " got no grad";
-    EXPECT_EQ(g->shape(), in[k].shape);
-    EXPECT_EQ(g->dtype(), dt::float64);
-    expect_near_all(g->data<double>(), numeric, "backward, input " + std::to_string(k));
-    expect_near_all(via_gradient[k].data<double>(), numeric,
-                    "gradient(), input " + std::to_string(k));
-  }
-}
-
-// values 0.3 .. (away from 0 and from each other, so no kinks or ties)
-V ramp(int64_t n, double start = 0.3, double step = 0.41) {
-  V v;
-  for (int64_t i = 0; i < n; i++) v.push_back(start + step * static_cast<double>(i));
-  return v;
-}
-// mixed signs, none near 0, no two equal
-V mixed(int64_t n) {
-  V v;
-  for (int64_t i = 0; i < n; i++)
-    v.push_back((i % 2 ? -1.0 : 1.0) * (0.25 + 0.3 * static_cast<double>(i)));
-  return v;
-}
-
-Fn unary(std::function<Tensor(const Tensor&)> op) {
-  return [op](const std::vector<Tensor>& x) { return op(x[0]); };
-}
-Fn binary(std::function<Tensor(const Tensor&, const Tensor&)> op) {
-  return [op](const std::vector<Tensor>& x) { return op(x[0], x[1]); };
+  tcgrad::detail::expect_near_all(got, want, kTol, what);
 }
 
 // ================================================================== unary ops
@@ -384,6 +308,301 @@ TEST(GradReduce, SumClosedForm) {
   Tensor x = f64(mixed(6), {2, 3}).requires_grad_();
   x.sum(0).mul(f64({1, 2, 3}, {3})).sum().backward();
   EXPECT_EQ(x.grad()->data<double>(), (V{1, 2, 3, 1, 2, 3}));
+}
+
+// ================================================================== more elementwise math
+
+// x scaled so that values span the interesting part of an activation (no kinks within 1e-6)
+V spread(int64_t n, double scale) {
+  V v = mixed(n);
+  for (double& x : v) x *= scale;
+  return v;
+}
+
+struct UnaryGrad {
+  const char* name;
+  std::function<Tensor(const Tensor&)> op;
+  V values;
+};
+
+class GradMath : public ::testing::TestWithParam<UnaryGrad> {};
+
+TEST_P(GradMath, CentralDifferences) {
+  const UnaryGrad& p = GetParam();
+  int64_t n = static_cast<int64_t>(p.values.size());
+  check_grad(unary(p.op), {{{2, n / 2}, p.values}});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, GradMath,
+    ::testing::Values(
+        UnaryGrad{"tan", [](auto& x) { return x.tan(); }, mixed(6)},
+        UnaryGrad{"tanh", [](auto& x) { return x.tanh(); }, spread(6, 1.5)},
+        UnaryGrad{"sinh", [](auto& x) { return x.sinh(); }, mixed(6)},
+        UnaryGrad{"cosh", [](auto& x) { return x.cosh(); }, mixed(6)},
+        // piecewise constant: zero gradient (as the central differences away from the steps)
+        UnaryGrad{"sign", [](auto& x) { return x.sign(); }, mixed(6)},
+        UnaryGrad{"ceil", [](auto& x) { return x.ceil(); }, mixed(6)},
+        UnaryGrad{"floor", [](auto& x) { return x.floor(); }, mixed(6)},
+        UnaryGrad{"round", [](auto& x) { return x.round(); }, spread(6, 1.1)},
+        UnaryGrad{"gelu", [](auto& x) { return x.gelu(); }, spread(8, 1.3)},
+        UnaryGrad{"quick_gelu", [](auto& x) { return x.quick_gelu(); }, spread(8, 1.3)},
+        UnaryGrad{"silu", [](auto& x) { return x.silu(); }, spread(8, 1.3)},
+        UnaryGrad{"swish", [](auto& x) { return x.swish(); }, spread(8, 1.3)},
+        UnaryGrad{"relu6", [](auto& x) { return x.relu6(); }, spread(8, 3.1)},
+        UnaryGrad{"hardsigmoid", [](auto& x) { return x.hardsigmoid(); }, spread(8, 1.9)},
+        UnaryGrad{"hardsigmoid_args", [](auto& x) { return x.hardsigmoid(0.3, 0.4); },
+                  spread(8, 1.9)},
+        UnaryGrad{"hardswish", [](auto& x) { return x.hardswish(); }, spread(8, 1.9)},
+        UnaryGrad{"hardtanh", [](auto& x) { return x.hardtanh(); }, spread(8, 0.7)},
+        UnaryGrad{"hardtanh_args", [](auto& x) { return x.hardtanh(-2.0, 0.5); }, spread(8, 1.1)},
+        UnaryGrad{"elu", [](auto& x) { return x.elu(); }, spread(8, 0.9)},
+        UnaryGrad{"elu_alpha", [](auto& x) { return x.elu(0.3); }, spread(8, 0.9)},
+        UnaryGrad{"celu", [](auto& x) { return x.celu(); }, spread(8, 0.9)},
+        UnaryGrad{"celu_alpha", [](auto& x) { return x.celu(2.5); }, spread(8, 0.9)},
+        UnaryGrad{"selu", [](auto& x) { return x.selu(); }, spread(8, 0.9)},
+        UnaryGrad{"leaky_relu", [](auto& x) { return x.leaky_relu(); }, mixed(8)},
+        UnaryGrad{"leaky_relu_slope", [](auto& x) { return x.leaky_relu(0.3); }, mixed(8)},
+        UnaryGrad{"softplus", [](auto& x) { return x.softplus(); }, spread(8, 1.5)},
+        UnaryGrad{"softplus_beta", [](auto& x) { return x.softplus(0.5); }, spread(8, 1.5)},
+        UnaryGrad{"softsign", [](auto& x) { return x.softsign(); }, spread(8, 1.5)},
+        UnaryGrad{"mish", [](auto& x) { return x.mish(); }, spread(8, 1.5)},
+        UnaryGrad{"clamp", [](auto& x) { return x.clamp(-0.6, 1.0); }, mixed(8)},
+        UnaryGrad{"clamp_min", [](auto& x) { return x.clamp(-0.6); }, mixed(8)},
+        UnaryGrad{"clamp_max", [](auto& x) { return x.clamp({}, 0.5); }, mixed(8)},
+        UnaryGrad{"clip", [](auto& x) { return x.clip(-1.0, 0.5); }, mixed(8)},
+        UnaryGrad{"pow_const_2", [](auto& x) { return x.pow(2.0); }, mixed(6)},
+        UnaryGrad{"pow_const_3_negative_base", [](auto& x) { return x.pow(3.0); }, mixed(6)},
+        UnaryGrad{"pow_const_int", [](auto& x) { return x.pow(4); }, mixed(6)},
+        UnaryGrad{"pow_const_frac", [](auto& x) { return x.pow(1.7); }, ramp(6)},
+        UnaryGrad{"pow_const_neg", [](auto& x) { return x.pow(-0.5); }, ramp(6)},
+        UnaryGrad{"pow_reverse", [](auto& x) { return x.pow(1.8, true); }, mixed(6)},
+        UnaryGrad{"copysign_const", [](auto& x) { return x.copysign(-2.0); }, mixed(6)},
+        UnaryGrad{"lerp_const_weight", [](auto& x) { return x.lerp(x.square(), 0.3); }, mixed(6)}),
+    [](const ::testing::TestParamInfo<UnaryGrad>& i) { return std::string(i.param.name); });
+
+TEST(GradMath, Relu6AboveTheCap) {
+  check_grad(unary([](auto& x) { return x.relu6(); }), {{{4}, V{-1.0, 2.0, 6.5, 8.0}}});
+}
+
+TEST(GradMath, PowTensorExponent) {
+  // positive base, any exponent; broadcast exponent; a negative base with integer exponents
+  check_grad(binary([](auto& b, auto& e) { return b.pow(e); }),
+             {{{2, 3}, ramp(6)}, {{2, 3}, mixed(6)}});
+  check_grad(binary([](auto& b, auto& e) { return b.pow(e); }),
+             {{{2, 3}, ramp(6, 0.5, 0.3)}, {{3}, V{1.5, -0.7, 2.2}}});
+  // the exponent is also differentiated: keep it away from integers the sign fix looks at
+  check_grad(unary([](auto& b) {
+               return b.pow(Tensor::from_vector<double>({3, 2, 5}, S{3}));
+             }),
+             {{{2, 3}, mixed(6)}});
+}
+
+TEST(GradMath, Lerp) {
+  check_grad([](const std::vector<Tensor>& x) { return x[0].lerp(x[1], x[2]); },
+             {{{2, 3}, mixed(6)}, {{2, 3}, ramp(6, -1.0, 0.3)}, {{3}, V{0.2, 0.5, 0.9}}});
+  check_grad(binary([](auto& a, auto& b) { return a.lerp(b, 0.25); }),
+             {{{2, 3}, mixed(6)}, {{1, 3}, V{0.4, -0.1, 2.0}}});
+}
+
+TEST(GradMath, Copysign) {
+  // only the magnitude carries a gradient; the sign source gets zeros (as torch)
+  check_grad(binary([](auto& a, auto& b) { return a.copysign(b); }),
+             {{{2, 3}, mixed(6)}, {{3}, V{0.4, -0.1, 2.0}}});
+}
+
+TEST(GradMath, WhereOfActivations) {
+  check_grad(unary([](auto& x) { return x.gt(0.0).where(x.tanh(), x.sinh().mul(x.cosh())); }),
+             {{{2, 3}, mixed(6)}});
+}
+
+// ================================================================== more reductions
+
+TEST(GradReduce, Min) {
+  for (bool keepdim : {false, true}) {
+    check_grad(unary([keepdim](auto& x) { return x.min(-1, keepdim); }), {{{2, 3, 2}, mixed(12)}});
+    check_grad(unary([keepdim](auto& x) {
+                 return x.min({0, 2}, keepdim);
+               }),
+               {{{2, 3, 2}, mixed(12)}});
+    check_grad(unary([keepdim](auto& x) { return x.min({}, keepdim); }), {{{2, 3}, mixed(6)}});
+  }
+}
+
+TEST(GradReduce, Mean) {
+  for (bool keepdim : {false, true}) {
+    check_grad(unary([keepdim](auto& x) { return x.mean(1, keepdim); }), {{{2, 3, 2}, mixed(12)}});
+    check_grad(unary([keepdim](auto& x) {
+                 return x.mean({-1, 0}, keepdim);
+               }),
+               {{{2, 3, 2}, mixed(12)}});
+  }
+  check_grad(unary([](auto& x) { return x.mean(); }), {{{2, 3}, mixed(6)}});
+}
+
+TEST(GradReduce, VarStd) {
+  for (double c : {0.0, 1.0, 2.0}) {
+    check_grad(unary([c](auto& x) { return x.var(1, false, c); }), {{{2, 4}, mixed(8)}});
+    check_grad(unary([c](auto& x) { return x.std(-1, true, c); }), {{{2, 4}, mixed(8)}});
+  }
+  check_grad(unary([](auto& x) { return x.var(); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.std({0, 2}); }), {{{2, 3, 2}, mixed(12)}});
+}
+
+TEST(GradReduce, VarMeanStdMean) {
+  check_grad(unary([](auto& x) {
+               auto [v, m] = x.var_mean(1);
+               return v.add(m.mul(3.0));
+             }),
+             {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) {
+               auto [s, m] = x.std_mean(0, true, 0);
+               return s.mul(m);
+             }),
+             {{{3, 2}, mixed(6)}});
+}
+
+TEST(GradReduce, SoftmaxFamily) {
+  check_grad(unary([](auto& x) { return x.softmax(); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.softmax(0); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.log_softmax(); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.log_softmax(-2); }), {{{2, 3, 2}, mixed(12)}});
+  check_grad(unary([](auto& x) { return x.logsumexp(1); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.logsumexp({0, 2}, true); }), {{{2, 3, 2}, mixed(12)}});
+  check_grad(unary([](auto& x) { return x.logsumexp(); }), {{{2, 3}, mixed(6)}});
+}
+
+TEST(GradReduce, Prod) {
+  check_grad(unary([](auto& x) { return x.prod(1); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.prod({0, 2}, true); }), {{{2, 3, 2}, mixed(12)}});
+  check_grad(unary([](auto& x) { return x.prod(); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.permute({1, 0}).prod(-1); }), {{{2, 3}, mixed(6)}});
+}
+
+TEST(GradReduce, ProdWithZeros) {
+  // the product is a polynomial: central differences are exact at zeros too. Rows: one zero,
+  // two zeros, no zero; a column reduction with a zero.
+  V v = {0.0, 1.5, -2.0, 0.0, 0.0, 3.0, 0.5, -1.25, 2.0};
+  check_grad(unary([](auto& x) { return x.prod(1); }), {{{3, 3}, v}});
+  check_grad(unary([](auto& x) { return x.prod(0); }), {{{3, 3}, v}});
+  check_grad(unary([](auto& x) { return x.prod(); }), {{{3}, V{2.0, 0.0, -3.0}}});
+}
+
+TEST(GradReduce, ProdClosedForm) {
+  Tensor x = f64({2, 0, 3, 0, 0, 5, 1, 2, 4}, {3, 3}).requires_grad_();
+  x.prod(1).sum().backward();
+  // row 0 (one zero): only the zero gets the product of the others; row 1 (two zeros): all 0
+  EXPECT_EQ(x.grad()->data<double>(), (V{0, 6, 0, 0, 0, 0, 8, 4, 2}));
+}
+
+TEST(GradReduce, Cumsum) {
+  check_grad(unary([](auto& x) { return x.cumsum(0); }), {{{3, 2}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.cumsum(-1); }), {{{2, 4}, mixed(8)}});
+  check_grad(unary([](auto& x) { return x.permute({1, 0}).cumsum(1); }), {{{2, 3}, mixed(6)}});
+}
+
+TEST(GradReduce, Cummax) {
+  check_grad(unary([](auto& x) { return x.cummax(0); }), {{{4, 2}, mixed(8)}});
+  check_grad(unary([](auto& x) { return x.cummax(-1); }), {{{2, 4}, mixed(8)}});
+}
+
+// ================================================================== more movement
+
+TEST(GradMovement, CatStack) {
+  check_grad(binary([](auto& a, auto& b) {
+               return Tensor::cat(std::vector<Tensor>{a, b}, 1);
+             }),
+             {{{2, 3}, mixed(6)}, {{2, 1}, V{0.3, -0.8}}});
+  check_grad(
+      [](const std::vector<Tensor>& x) {
+        return x[0].cat({x[1], x[2]}, -1);
+      },
+      {{{2, 1}, V{1.1, 0.2}}, {{2, 2}, mixed(4)}, {{2, 3}, ramp(6)}});
+  check_grad(binary([](auto& a, auto& b) { return a.cat({b.transpose()}, 0).exp(); }),
+             {{{1, 2}, V{0.3, -0.4}}, {{2, 3}, mixed(6)}});
+  check_grad(binary([](auto& a, auto& b) {
+               return Tensor::stack(std::vector<Tensor>{a, b}, 0);
+             }),
+             {{{2, 3}, mixed(6)}, {{2, 3}, ramp(6)}});
+  check_grad(binary([](auto& a, auto& b) {
+               return a.stack({b, a.square()}, -1);
+             }),
+             {{{2, 3}, mixed(6)}, {{2, 3}, ramp(6)}});
+}
+
+TEST(GradMovement, RepeatRoll) {
+  check_grad(unary([](auto& x) { return x.repeat({2, 3}); }), {{{2, 2}, mixed(4)}});
+  check_grad(unary([](auto& x) { return x.repeat({2, 1, 2}); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.roll(1, 1); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.roll({-1, 4}, {0, -1}).mul(x); }), {{{3, 3}, mixed(9)}});
+}
+
+TEST(GradMovement, PadModes) {
+  for (const char* mode : {"reflect", "replicate", "circular"}) {
+    std::string m = mode;
+    check_grad(unary([m](auto& x) { return x.pad({{1, 2}, {2, 1}}, m); }), {{{3, 4}, mixed(12)}});
+    check_grad(unary([m](auto& x) { return x.pad({{0, 0}, {0, 3}}, m); }), {{{2, 4}, mixed(8)}});
+  }
+  check_grad(unary([](auto& x) {
+               return x.pad({{1, 0}, {0, 2}}, "constant", 2.0);
+             }),
+             {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.pad_to({3, 5}); }), {{{2, 3}, mixed(6)}});
+}
+
+TEST(GradMovement, Triangles) {
+  for (int64_t d : {-1, 0, 1}) {
+    check_grad(unary([d](auto& x) { return x.triu(d); }), {{{3, 4}, mixed(12)}});
+    check_grad(unary([d](auto& x) { return x.tril(d); }), {{{2, 3, 2}, mixed(12)}});
+  }
+}
+
+TEST(GradMovement, ShapeHelpers) {
+  check_grad(unary([](auto& x) {
+               return x.unsqueeze(1).squeeze().unflatten(1, {3, 1});
+             }),
+             {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) { return x.flatten(0, 1).transpose(0, 1); }),
+             {{{2, 3, 2}, mixed(12)}});
+  check_grad(unary([](auto& x) { return x.t().mul(x.T()); }), {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) {
+               std::vector<Tensor> p = x.split(std::vector<int64_t>{1, 2}, 1);
+               return p[0].mul(p[1].sum(1, true));
+             }),
+             {{{2, 3}, mixed(6)}});
+  check_grad(unary([](auto& x) {
+               std::vector<Tensor> p = x.chunk(2, 0);
+               return p[0].sub(p[1].square());
+             }),
+             {{{4, 2}, mixed(8)}});
+  check_grad(binary([](auto& a, auto& b) {
+               std::vector<Tensor> g = Tensor::meshgrid({a, b}, "xy");
+               return g[0].mul(g[1]);
+             }),
+             {{{3}, mixed(3)}, {{2}, V{0.7, -1.2}}});
+}
+
+// ================================================================== products
+
+TEST(GradProducts, DotMatmulLinear) {
+  check_grad(binary([](auto& a, auto& b) { return a.dot(b); }), {{{4}, mixed(4)}, {{4}, ramp(4)}});
+  check_grad(binary([](auto& a, auto& b) { return a.matmul(b); }),
+             {{{2, 3}, mixed(6)}, {{3, 2}, ramp(6, -0.5, 0.3)}});
+  check_grad(binary([](auto& a, auto& b) { return a.matmul(b); }),
+             {{{2, 2, 3}, mixed(12)}, {{3, 2}, ramp(6, -0.5, 0.3)}});
+  check_grad(binary([](auto& a, auto& b) { return a.matmul(b); }),
+             {{{3}, mixed(3)}, {{3, 2}, ramp(6, -0.5, 0.3)}});
+  check_grad(binary([](auto& a, auto& b) { return a.transpose().matmul(b, true); }),
+             {{{3, 2}, mixed(6)}, {{2, 2}, ramp(4, -0.5, 0.3)}});
+  check_grad([](const std::vector<Tensor>& x) { return x[0].linear(x[1], x[2]); },
+             {{{2, 3}, mixed(6)}, {{3, 2}, ramp(6, -0.5, 0.3)}, {{2}, V{0.1, -0.2}}});
+  check_grad([](const std::vector<Tensor>& x) { return x[0].linear(x[1], x[2]); },
+             {{{2, 3}, mixed(6)}, {{3}, ramp(3)}, {{3}, V{0.1, -0.2, 0.3}}});
+  check_grad(binary([](auto& x, auto& w) {
+               return x.sequential({[&w](const Tensor& h) { return h.linear(w).tanh(); },
+                                    [](const Tensor& h) { return h.sum(-1); }});
+             }),
+             {{{2, 3}, mixed(6)}, {{3, 3}, ramp(9, -0.8, 0.2)}});
 }
 
 // ================================================================== chains

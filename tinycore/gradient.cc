@@ -129,9 +129,25 @@ std::array<Rule, kNumOps> make_rules() {
     const std::vector<int64_t>& a = ret->arg_ints();
     Ops op = static_cast<Ops>(a[0]);
     if (op == Ops::ADD) return std::vector<UOpRef>{expand(g, x->shape())};
+    std::vector<int64_t> axes(a.begin() + 1, a.end());
+    if (op == Ops::MUL) {
+      // d(prod)/dx_i is the product of the others. tinygrad's ret/x is 0/0 at a zero, so:
+      // with p the product of the non-zero elements and k the number of zeros among the others,
+      // the product of the others is p / x_i when k == 0 (x_i itself may be the one zero: then
+      // it is replaced by 1) and 0 when k > 0. Exact at zeros; one division otherwise.
+      UOpRef zero = const_like(x, 0), one = const_like(x, 1);
+      UOpRef is_zero = binary(Ops::CMPEQ, x, zero);
+      UOpRef nonzero = select(is_zero, one, x);
+      std::vector<int64_t> parg = {static_cast<int64_t>(Ops::MUL)};
+      parg.insert(parg.end(), axes.begin(), axes.end());
+      UOpRef p = expand(UOp::make(Ops::REDUCE_AXIS, x->dtype, {nonzero}, parg), x->shape());
+      UOpRef zeros = cast(is_zero, x->dtype);
+      UOpRef others = add(expand(sum(zeros, axes), x->shape()), neg(zeros));
+      UOpRef excl = select(binary(Ops::CMPEQ, others, zero), mul(p, recip(nonzero)), zero);
+      return std::vector<UOpRef>{mul(excl, expand(g, x->shape()))};
+    }
     if (op != Ops::MAX) fail("gradient: no gradient rule for REDUCE_AXIS %s", op_name(op));
     // to every position equal to the max, split evenly between ties (as tinygrad)
-    std::vector<int64_t> axes(a.begin() + 1, a.end());
     UOpRef mask = cast(binary(Ops::CMPEQ, x, expand(ret, x->shape())), g->dtype);
     UOpRef count = expand(sum(mask, axes), x->shape());
     return std::vector<UOpRef>{mul(mul(mask, recip(count)), expand(g, x->shape()))};
