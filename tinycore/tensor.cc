@@ -157,13 +157,28 @@ Tensor Tensor::log2() const {
   Tensor f = as_float();
   return f.apply(Ops::LOG2, f.dtype());
 }
-Tensor Tensor::exp() const { return mul(ConstValue(1.0 / M_LN2)).exp2(); }
+// exp and cos transform the argument before exp2/sin (x log2 e, pi/2 - x): rounded in the
+// argument's dtype that error grows with |x| (61 ulp for exp near 88 in float32), so narrower
+// floats transform in float64 and round once at the end (<= 1 ulp, tests/codegen).
+namespace {
+Tensor via_float64(const Tensor& f, const std::function<Tensor(const Tensor&)>& fn) {
+  if (f.dtype().itemsize() >= 8) return fn(f);
+  return fn(f.cast(dtypes::float64)).cast(f.dtype());
+}
+}  // namespace
+Tensor Tensor::exp() const {
+  return via_float64(as_float(),
+                     [](const Tensor& x) { return x.mul(ConstValue(1.0 / M_LN2)).exp2(); });
+}
 Tensor Tensor::log() const { return log2().mul(ConstValue(M_LN2)); }
 Tensor Tensor::sin() const {
   Tensor f = as_float();
   return f.apply(Ops::SIN, f.dtype());
 }
-Tensor Tensor::cos() const { return as_float().sub(ConstValue(M_PI / 2), true).sin(); }
+Tensor Tensor::cos() const {
+  return via_float64(as_float(),
+                     [](const Tensor& x) { return x.sub(ConstValue(M_PI / 2), true).sin(); });
+}
 Tensor Tensor::trunc() const {
   if (!dtypes::is_float(dtype())) return *this;
   return apply(Ops::TRUNC, dtype());

@@ -184,9 +184,8 @@ TEST(Transcendental, SpecialValues) {
   EXPECT_LE(ulp_error(s[9], std::sin(static_cast<double>(std::numeric_limits<float>::max()))), 1);
 }
 
-// exp, log, cos and tan are built on exp2/log2/sin by Tensor in float32 (x * log2(e), pi/2 - x),
-// so their error is that of the float32 argument transformation: measured here with the bounds
-// that transformation allows.
+// exp, log, cos and tan are built on exp2/log2/sin by Tensor; exp and cos transform their
+// argument in float64 (x * log2(e), pi/2 - x), so all four stay within 2 ulp in float32.
 TEST(Transcendental, DerivedFunctions) {
   std::vector<float> xs = sweep();
   Worst ex = measure(
@@ -194,7 +193,7 @@ TEST(Transcendental, DerivedFunctions) {
   Worst lg = measure(
       xs, [](const Tensor& t) { return t.log(); }, [](double x) { return std::log(x); });
   std::printf("%s\n%s\n", describe("exp", ex).c_str(), describe("log", lg).c_str());
-  EXPECT_LE(ex.ulp, 128) << describe("exp", ex);  // |x * log2(e)| <= 150: error of its rounding
+  EXPECT_LE(ex.ulp, 2) << describe("exp", ex);
   EXPECT_LE(lg.ulp, 2) << describe("log", lg);
 
   // cos(x) = sin(pi/2 - x) and tan = sin/cos: absolute error within the rounding of pi/2 - x
