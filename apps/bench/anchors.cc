@@ -118,6 +118,8 @@ double openblas_sgemm_ms(int m, int k, int n, int threads) {
   });
 }
 
+const char* openblas_core() { return openblas_get_corename(); }
+
 double eigen_im2col_conv_ms(const ConvShape& s, int threads) {
   Eigen::setNbThreads(threads);
   const int oh = s.out_h(), ow = s.out_w(), kk = s.cin * s.k * s.k;

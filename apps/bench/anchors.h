@@ -10,6 +10,7 @@ double stream_triad_gbps(int threads);  // a[i] = b[i] + s*c[i] over 3 x 64 MiB,
 // C = A*B with A m x k, B k x n, fp32 row-major
 double eigen_sgemm_ms(int m, int k, int n, int threads);
 double openblas_sgemm_ms(int m, int k, int n, int threads);
+const char* openblas_core();  // the kernels OpenBLAS chose ("SkylakeX", "Haswell", ...)
 
 // A 2-D convolution (NCHW input, OIHW weight, no bias) as im2col + Eigen GEMM, the way a
 // framework without a direct conv does it.
