@@ -432,7 +432,10 @@ class Tensor {
   // (uint32 ADD/XOR/SHL/SHR). A call drawing `num` 32-bit words takes the process-wide counter c
   // and advances it by num; with h = ceil(num / 2), block i < h hashes the counter c + i and its
   // two output words are words i and h + i. So values depend only on the seed and the order of
-  // the calls, never on the device, thread count or kernel split. The default seed is 0.
+  // the calls, never on the device, thread count or kernel split. The default seed is 0. The
+  // counter lives on the device: a draw generates its words at once (one kernel reading the
+  // counter) and advances the counter in place (a second kernel), so TinyJit replays continue the
+  // stream instead of repeating the captured values.
   //
   // Sets the seed and restarts the counter (the next calls repeat the same values).
   static void manual_seed(uint64_t seed = 0);
@@ -458,7 +461,8 @@ class Tensor {
   Tensor randn_like(std::optional<DType> dtype = {}) const;
   // int32 indices drawn with probabilities proportional to the non-negative weights of a 1-D
   // (num_samples,) or 2-D (rows, num_samples) tensor; without replacement (Efraimidis-Spirakis,
-  // as the newer seed) num_samples must not exceed the number of categories.
+  // as the newer seed) num_samples must not exceed the number of categories. The weights are
+  // checked (finite, >= 0, no zero row) by reading them back, so not inside a TinyJit.
   Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;
   // Zeroes each element with probability p and scales the rest by 1 / (1 - p), only while
   // training() is true (otherwise the tensor itself, as tinygrad).
