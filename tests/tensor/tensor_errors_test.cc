@@ -216,3 +216,26 @@ TEST(Errors, TensorsStayUsableAfterAnError) {
 }
 
 }  // namespace
+
+namespace {
+
+// Integer division by zero (a user's zero, or the zero a pad puts in a divisor lane) and
+// INT_MIN / -1 trap on x86: kernels must not crash, and give 0 (x / 0, x % 0) or the wrapped
+// -x (x / -1). uint64 values past INT64_MAX keep exact division results (no bounds folding).
+TEST(IntegerDivision, ByZeroAndMinusOneDoNotCrash) {
+  using tc::Tensor;
+  Tensor a = Tensor::from_vector<int>({7, -7, INT32_MIN, 5}).realize();
+  Tensor b = Tensor::from_vector<int>({0, 2, -1, 0}).realize();
+  EXPECT_EQ(a.idiv(b).data<int>(), (std::vector<int>{0, -3, INT32_MIN, 0}));
+  EXPECT_EQ(a.mod(b).data<int>()[0], 0);
+  EXPECT_EQ(a.mod(b).data<int>()[2], 0);
+  // a padded (gated) divisor: its pad lanes hold 0
+  Tensor d = Tensor::from_vector<int>({2, 4}).realize();
+  Tensor q = Tensor::from_vector<int>({8, 8, 8, 8}).realize().idiv(d.pad({{1, 1}}));
+  EXPECT_EQ(q.data<int>(), (std::vector<int>{0, 4, 2, 0}));
+  Tensor u = Tensor::from_vector<uint64_t>({uint64_t{1} << 63}).realize();
+  Tensor big = Tensor::full({1}, int64_t{1} << 62, tc::dtypes::uint64);
+  EXPECT_EQ(u.idiv(big).idiv(Tensor::full({1}, 2, tc::dtypes::uint64)).data<uint64_t>()[0], 1u);
+}
+
+}  // namespace

@@ -255,9 +255,8 @@ class Renderer {
       case Ops::FDIV:
         return emit(absl::StrCat("fdiv ", t, " ", a, ", ", b));
       case Ops::IDIV:
-        return emit(absl::StrCat(u ? "udiv " : "sdiv ", t, " ", a, ", ", b));
       case Ops::MOD:
-        return emit(absl::StrCat(u ? "urem " : "srem ", t, " ", a, ", ", b));
+        return int_division(op == Ops::IDIV, d, v, a, b);
       case Ops::MAX:
         if (dtypes::is_bool(d)) return emit(absl::StrCat("or ", t, " ", a, ", ", b));
         return intrinsic(fp ? "maximum" : u ? "umax" : "smax", d, v, {a, b});
@@ -282,6 +281,31 @@ class Renderer {
         TC_CHECK(false, "renderer: no binary op ", op_name(op));
     }
     return "";
+  }
+
+  // Integer a / b or a % b. Index math divides by nonzero constants only; a tensor's divisor may
+  // be 0 (a user's zero, or a padded lane) and a signed one -1 under INT_MIN, which trap on x86:
+  // those lanes divide by 1 instead and give 0 (x / 0, x % 0, x % -1) or -x (x / -1, wrapping).
+  std::string int_division(bool div, DType d, bool v, const std::string& a, const std::string& b) {
+    std::string t = type_of(d, v), bt = type_of(dtypes::bool_, v);
+    bool u = dtypes::is_unsigned(d) || dtypes::is_bool(d);
+    const char* inst = div ? (u ? "udiv " : "sdiv ") : (u ? "urem " : "srem ");
+    if (d == dtypes::index) return emit(absl::StrCat(inst, t, " ", a, ", ", b));
+    std::string zero = literal(d, 0, v), one = literal(d, 1, v);
+    std::string is_zero = emit(absl::StrCat("icmp eq ", t, " ", b, ", ", zero));
+    std::string special = is_zero, minus_one;
+    if (!u) {
+      minus_one = emit(absl::StrCat("icmp eq ", t, " ", b, ", ", literal(d, -1, v)));
+      special = emit(absl::StrCat("or ", bt, " ", is_zero, ", ", minus_one));
+    }
+    std::string safe =
+        emit(absl::StrCat("select ", bt, " ", special, ", ", t, " ", one, ", ", t, " ", b));
+    std::string r = emit(absl::StrCat(inst, t, " ", a, ", ", safe));
+    if (!u) {
+      std::string neg = div ? emit(absl::StrCat("sub ", t, " ", zero, ", ", a)) : zero;
+      r = emit(absl::StrCat("select ", bt, " ", minus_one, ", ", t, " ", neg, ", ", t, " ", r));
+    }
+    return emit(absl::StrCat("select ", bt, " ", is_zero, ", ", t, " ", zero, ", ", t, " ", r));
   }
 
   // The address of index.src[1] in its buffer: one pointer, or one per lane.

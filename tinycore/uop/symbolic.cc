@@ -138,7 +138,10 @@ UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
 
 namespace {
 
-bool is_int(const UOpRef& u) { return dtypes::is_int(u->dtype) && u->dtype.count == 1; }
+// Integers the index algebra may rewrite (uint64 is left alone: its values need not fit int64).
+bool is_int(const UOpRef& u) {
+  return dtypes::is_int(u->dtype) && u->dtype.count == 1 && u->dtype != dtypes::uint64;
+}
 
 // A sum of integer terms: coefficient * node, plus a constant, in first-seen order.
 struct Sum {

@@ -199,6 +199,8 @@ void UOp::infer() {
   vmin_ = static_cast<int64_t>(std::max(dtypes::min(dtype), -9.2e18));
   vmax_ = static_cast<int64_t>(std::min(dtypes::max(dtype), 9.2e18));
   if (!(dtypes::is_int(dtype) || dtypes::is_bool(dtype)) || dtype.count != 1 || dtype.ptr) return;
+  // uint64 values past INT64_MAX do not fit these int64 bounds: nothing is derived for them
+  if (dtype == dtypes::uint64) return;
   // an interval outside the dtype means the op may wrap around: then nothing is known
   auto set = [&](__int128 lo, __int128 hi) {
     if (lo < vmin_ || hi > vmax_) return;
