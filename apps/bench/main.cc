@@ -124,10 +124,10 @@ Result mnist_step_suite(int64_t batch, int steps) {
     opt.zero_grad();
     Tensor loss = (*model)(in[0]).sparse_categorical_crossentropy(in[1]);
     loss.backward();
-    std::vector<Tensor> todo = opt.schedule_step();
-    for (const Tensor& b : model->buffers()) todo.push_back(b);
-    todo.push_back(loss);
-    tc::realize_all(todo);
+    std::vector<Tensor> to_realize = opt.schedule_step();
+    for (const Tensor& b : model->buffers()) to_realize.push_back(b);
+    to_realize.push_back(loss);
+    tc::realize_all(to_realize);
     return std::vector<Tensor>{loss};
   });
   Tensor x = random({batch, 1, 28, 28});

@@ -32,9 +32,9 @@ void check(const std::string& name, tc::nn::Module& m, bool train, bool grad_x =
   if (grad_x) x.requires_grad_();
   Tensor out = m(x);
   (out * c["g"].tensor()).sum().backward();
-  std::vector<Tensor> todo = m.buffers();
-  todo.push_back(out);
-  tc::realize_all(todo);
+  std::vector<Tensor> to_realize = m.buffers();
+  to_realize.push_back(out);
+  tc::realize_all(to_realize);
   tc::Tensor::set_training(false);
   tcfix::expect_matches(out, c["out"], tol, tol);
   if (grad_x) tcfix::expect_matches(*x.grad(), c["grad_x"], tol, tol);

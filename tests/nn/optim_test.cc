@@ -130,9 +130,9 @@ TEST(Optim, AdamStepUnderTheJitMatchesThePlainStep) {
       opt.zero_grad();
       Tensor loss = ((w - in[0]) * (w - in[0])).sum();
       loss.backward();
-      std::vector<Tensor> todo = opt.schedule_step();
-      todo.push_back(loss);
-      tc::realize_all(todo);
+      std::vector<Tensor> to_realize = opt.schedule_step();
+      to_realize.push_back(loss);
+      tc::realize_all(to_realize);
       return std::vector<Tensor>{loss};
     });
     std::vector<float> trace;
@@ -143,9 +143,9 @@ TEST(Optim, AdamStepUnderTheJitMatchesThePlainStep) {
         opt.zero_grad();
         Tensor loss = ((w - target) * (w - target)).sum();
         loss.backward();
-        std::vector<Tensor> todo = opt.schedule_step();
-        todo.push_back(loss);
-        tc::realize_all(todo);
+        std::vector<Tensor> to_realize = opt.schedule_step();
+        to_realize.push_back(loss);
+        tc::realize_all(to_realize);
         return loss.item<float>();
       }());
       for (float v : w.data<float>()) trace.push_back(v);

@@ -25,9 +25,9 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
     runtime::Device& device = item.bufs[0]->buffer->device();
     auto kernel = codegen::get_kernel(item.ast, device);
     std::vector<void*> ptrs;
-    std::vector<bool> fresh;
+    std::vector<bool> fresh;  // recorded for a capture only: no extra work on the plain path
     for (const UOpRef& b : item.bufs) {
-      fresh.push_back(!b->buffer->allocated());
+      if (capturing) fresh.push_back(!b->buffer->allocated());
       ptrs.push_back(b->buffer->ensure_allocated());
     }
 

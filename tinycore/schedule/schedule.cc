@@ -193,14 +193,18 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
     if (!target(i)) s.realize(roots[i]);
   // a target another target's value still reads is written last, from a computed copy
   std::vector<size_t> deferred;
+  // how many target roots read each buffer (one walk per root, not one per pair)
+  absl::flat_hash_map<const UOp*, int> readers;
+  for (size_t j = 0; j < roots.size(); j++)
+    if (target(j))
+      for (const UOp* u : roots[j]->toposort())
+        if (u->op == Ops::BUFFER) readers[u]++;
   for (size_t i = 0; i < roots.size(); i++) {
     if (!target(i)) continue;
     const UOp* buf = base(target(i)).get();
-    bool read_by_other = false;
-    for (size_t j = 0; j < roots.size() && !read_by_other; j++)
-      if (j != i && target(j))
-        for (const UOp* u : roots[j]->toposort()) read_by_other = read_by_other || u == buf;
-    if (read_by_other) {
+    bool reads_own = false;
+    for (const UOp* u : roots[i]->toposort()) reads_own = reads_own || u == buf;
+    if (readers[buf] > (reads_own ? 1 : 0)) {  // read by another target's value
       s.realize(roots[i]);
       deferred.push_back(i);
     } else {
