@@ -2,7 +2,9 @@
 
 #include <array>
 #include <cmath>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -57,6 +59,23 @@ UOpRef sum(const UOpRef& x, const std::vector<int64_t>& axes) {
   std::vector<int64_t> arg = {static_cast<int64_t>(Ops::ADD)};
   arg.insert(arg.end(), axes.begin(), axes.end());
   return UOp::make(Ops::REDUCE_AXIS, x->dtype, {x}, arg);
+}
+
+// ---------------------------------------------------------------- registered rules
+
+struct RuleRegistry {
+  std::mutex mu;
+  std::deque<GradientRule> rules;  // a deque: references stay valid while others are added
+};
+RuleRegistry& registry() {
+  static RuleRegistry r;
+  return r;
+}
+const GradientRule& registered_rule(int64_t id) {
+  RuleRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  TC_CHECK(id >= 0 && id < static_cast<int64_t>(r.rules.size()), "no gradient rule ", id);
+  return r.rules[id];
 }
 
 // ---------------------------------------------------------------- the rule table
@@ -122,6 +141,11 @@ std::array<Rule, kNumOps> make_rules() {
     return std::vector<UOpRef>{cast(g, ret->src[0]->dtype)};
   });
   def({Ops::CONTIGUOUS}, [](const UOpRef&, const UOpRef& g) { return std::vector<UOpRef>{g}; });
+  def({Ops::CUSTOM_GRAD}, [](const UOpRef& ret, const UOpRef& g) {
+    std::vector<UOpRef> out = {nullptr};  // none through the value's own (detached) graph
+    for (UOpRef& s : registered_rule(ret->arg_int())(ret, g)) out.push_back(std::move(s));
+    return out;
+  });
 
   // reductions (keepdim: the result has the source's rank)
   def({Ops::REDUCE_AXIS}, [](const UOpRef& ret, const UOpRef& g) {
@@ -223,6 +247,19 @@ std::vector<const UOp*> gated_toposort(const UOp* root,
 }
 
 }  // namespace
+
+int64_t register_gradient_rule(GradientRule rule) {
+  RuleRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.rules.push_back(std::move(rule));
+  return static_cast<int64_t>(r.rules.size()) - 1;
+}
+
+UOpRef with_gradient_rule(const UOpRef& value, const std::vector<UOpRef>& inputs, int64_t rule) {
+  std::vector<UOpRef> src = {value};
+  src.insert(src.end(), inputs.begin(), inputs.end());
+  return UOp::make(Ops::CUSTOM_GRAD, value->dtype, std::move(src), rule);
+}
 
 UOpRef detach(const UOpRef& x) { return UOp::make(Ops::DETACH, x->dtype, {x}); }
 bool is_detach(const UOp& u) { return u.op == Ops::DETACH; }

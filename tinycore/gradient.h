@@ -5,6 +5,7 @@
 // gradients that reach each node.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -23,6 +24,15 @@ GradientMap compute_gradient(const UOpRef& root, const UOpRef& root_grad,
 // The gradients of `ret`'s sources (one entry per source, nullptr where none flows) when `grad`
 // flows into `ret`. Throws tc::Error when the op has no gradient rule.
 std::vector<UOpRef> source_gradients(const UOpRef& ret, const UOpRef& grad);
+
+// A node with `value`'s value whose gradient reaches `inputs` through `rule` (returning one
+// gradient per input, nullptr for none) instead of through value's own graph, which should be
+// detached from them: for ops whose derived gradient makes slow kernels (conv2d's input gradient
+// is a transposed convolution, not the sum over overlapping windows autograd would give). Rules
+// are registered once and live for the program (register them per kind of op, not per call).
+using GradientRule = std::function<std::vector<UOpRef>(const UOpRef& ret, const UOpRef& grad)>;
+int64_t register_gradient_rule(GradientRule rule);
+UOpRef with_gradient_rule(const UOpRef& value, const std::vector<UOpRef>& inputs, int64_t rule);
 
 // The same value as `x`, but a wall for gradients: a DETACH node, which kernels read through.
 UOpRef detach(const UOpRef& x);

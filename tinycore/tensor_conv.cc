@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tinycore/gradient.h"
 #include "tinycore/tensor.h"
 
 namespace tc {
@@ -368,16 +372,12 @@ Tensor conv_winograd(const Tensor& x, const Tensor& weight, const std::optional<
   return add_bias(ret, bias, n).contiguous();
 }
 
-Tensor conv_impl(const char* op, const Tensor& x, const Tensor& weight,
-                 const std::optional<Tensor>& bias, const ConvArgs& a) {
+// The convolution as tinygrad writes it: the window view of x, broadcast against the weight and
+// summed over (cin, *HW). Without bias.
+Tensor conv_forward(const char* op, const Tensor& x, const Tensor& weight, const ConvArgs& a) {
   int64_t bs = x.shape()[0], cout = weight.shape()[0], cin = weight.shape()[1];
   size_t n = weight.ndim() - 2;
   Shape HW(weight.shape().begin() + 2, weight.shape().end());
-  bool unit = true;
-  for (size_t j = 0; j < n; j++) unit = unit && a.stride[j] == 1 && a.dilation[j] == 1;
-  bool all3 = std::all_of(HW.begin(), HW.end(), [](int64_t k) { return k == 3; });
-  if (getenv_int("WINO") && all3 && unit) return conv_winograd(x, weight, bias, a);
-
   int64_t groups = a.groups, rcout = cout / groups;
   // (bs, groups*cin, *oyx, *HW)
   Tensor p = pool_view(op, x.pad(full_pads(x, a.pads)), HW, a.stride, a.dilation);
@@ -403,7 +403,107 @@ Tensor conv_impl(const char* op, const Tensor& x, const Tensor& weight,
   for (size_t j = 0; j <= n; j++) axes.push_back(-1 - static_cast<int>(j));
   Shape out = {bs, cout};
   out.insert(out.end(), oyx.begin(), oyx.end());
-  Tensor ret = prodt.sum(axes, true).reshape(out);
+  return prodt.sum(axes, true).reshape(out);
+}
+
+// The weight gradient of an ungrouped conv, sum over (batch, *positions) of the gradient times
+// the input windows, computed from a channels-last copy of the input: the kernel's output is laid
+// out (*HW, cout, cin), so its innermost axis reads consecutive input channels (SIMD lanes) and a
+// register tile over cout shares each load; then viewed as (cout, cin, *HW).
+Tensor conv_weight_gradient(const ConvArgs& a, const Tensor& x, const Shape& HW, const Tensor& g) {
+  int n = static_cast<int>(HW.size());
+  int64_t bs = x.shape()[0], cin = x.shape()[1], cout = g.shape()[1];
+  Shape oyx(g.shape().begin() + 2, g.shape().end());
+  // x as (cin, bs, *spatial), viewing a contiguous (bs, *spatial, cin) copy
+  std::vector<int> to_last = {0}, cin_first = {n + 1, 0};
+  for (int j = 0; j < n; j++) to_last.push_back(2 + j), cin_first.push_back(1 + j);
+  to_last.push_back(1);
+  Tensor xc = x.permute(to_last).contiguous().permute(cin_first);
+  // its windows (cin, bs, *oyx, *HW) as (*HW, 1, bs, *oyx, cin)
+  Tensor p = pool_view("conv2d", xc.pad(full_pads(xc, a.pads)), HW, a.stride, a.dilation);
+  std::vector<int> order;
+  for (int j = 0; j < n; j++) order.push_back(2 + n + j);
+  order.push_back(1);
+  for (int j = 0; j < n; j++) order.push_back(2 + j);
+  order.push_back(0);
+  Shape windows = HW, grads(n, 1);
+  windows.push_back(1);
+  grads.push_back(cout);
+  for (Shape* s : {&windows, &grads}) {
+    s->push_back(bs);
+    s->insert(s->end(), oyx.begin(), oyx.end());
+  }
+  windows.push_back(cin);
+  grads.push_back(1);
+  // g as (1.., cout, bs, *oyx, 1)
+  std::vector<int> cout_first = {1, 0};
+  for (int j = 0; j < n; j++) cout_first.push_back(2 + j);
+  Tensor prod = p.permute(order).reshape(windows) * g.permute(cout_first).reshape(grads);
+  std::vector<int> axes, back = {n, n + 1};
+  for (int j = 0; j <= n; j++) axes.push_back(n + 1 + j);
+  for (int j = 0; j < n; j++) back.push_back(j);
+  return prod.sum(axes).permute(back);  // (*HW, cout, cin) -> (cout, cin, *HW)
+}
+
+// conv's gradients: the weight's as autograd derives it through the window view (a sum over batch
+// and positions, affine indexing), the input's as the transposed convolution of the gradient.
+// Derived through the window view, the input's would be a sum over overlapping windows whose
+// index math (div and mod by the window row) no kernel optimization survives.
+std::vector<UOpRef> conv_gradients(const ConvArgs& a, const UOpRef& ret, const UOpRef& grad) {
+  Tensor x(ret->src[1]), w(ret->src[2]), g(grad);
+  size_t n = w.ndim() - 2;
+  UOpRef gw;
+  if (a.groups == 1 && !a.dtype) {
+    gw = conv_weight_gradient(a, x.detach(), Shape(w.shape().begin() + 2, w.shape().end()), g)
+             .cast(w.dtype())
+             .uop();
+  } else {                   // as autograd derives it through the window view
+    Tensor wd = w.detach();  // a node of its own: the forward's reshapes may fold away w's
+    gw = compute_gradient(conv_forward("conv2d", x.detach(), wd, a).uop(), grad,
+                          {wd.uop()})[wd.uop().get()];
+  }
+  ConvTransposeOpts t{.groups = a.groups,
+                      .stride = IntTuple{a.stride},
+                      .dilation = IntTuple{a.dilation},
+                      .padding = 0,
+                      .output_padding = 0};
+  Tensor full = g.cast(x.dtype()).conv_transpose2d(w, std::nullopt, t);
+  // full covers the padded input up to the last window; the rest of it had no effect
+  Pairs pad(2, {0, 0}), keep = {{0, x.shape()[0]}, {0, x.shape()[1]}};
+  for (size_t j = 0; j < n; j++) {
+    int64_t padded = x.shape()[2 + j] + a.pads[j].first + a.pads[j].second;
+    pad.push_back({0, padded - full.shape()[2 + j]});
+    keep.push_back({a.pads[j].first, a.pads[j].first + x.shape()[2 + j]});
+  }
+  return {full.pad(pad).shrink(keep).uop(), gw};
+}
+
+// One registered gradient rule per set of conv arguments (rules live for the program).
+int64_t conv_gradient_rule(const ConvArgs& a) {
+  static std::mutex mu;
+  static std::map<std::string, int64_t> rules;
+  std::string key =
+      absl::StrCat(a.groups, "|", absl::StrJoin(a.stride, ","), "|", absl::StrJoin(a.dilation, ","),
+                   "|", a.dtype ? a.dtype->name() : "");
+  for (auto [before, after] : a.pads) absl::StrAppend(&key, "|", before, ",", after);
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = rules.try_emplace(key, 0);
+  if (fresh)
+    it->second = register_gradient_rule(
+        [a](const UOpRef& ret, const UOpRef& grad) { return conv_gradients(a, ret, grad); });
+  return it->second;
+}
+
+Tensor conv_impl(const char* op, const Tensor& x, const Tensor& weight,
+                 const std::optional<Tensor>& bias, const ConvArgs& a) {
+  size_t n = weight.ndim() - 2;
+  Shape HW(weight.shape().begin() + 2, weight.shape().end());
+  bool unit = true;
+  for (size_t j = 0; j < n; j++) unit = unit && a.stride[j] == 1 && a.dilation[j] == 1;
+  bool all3 = std::all_of(HW.begin(), HW.end(), [](int64_t k) { return k == 3; });
+  if (getenv_int("WINO") && all3 && unit) return conv_winograd(x, weight, bias, a);
+  Tensor value = conv_forward(op, x.detach(), weight.detach(), a);
+  Tensor ret(with_gradient_rule(value.uop(), {x.uop(), weight.uop()}, conv_gradient_rule(a)));
   return add_bias(ret, bias, n);
 }
 

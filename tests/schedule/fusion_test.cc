@@ -323,3 +323,55 @@ TEST(Fusion, NormalizationsTakeOneKernelPerReduceAndMaterializeNoBroadcast) {
 }
 
 }  // namespace
+
+namespace {
+
+int reduces_in(const tc::schedule::ScheduleItem& item) {
+  int n = 0;
+  for (const tc::UOp* u : item.ast->toposort()) n += u->op == tc::Ops::REDUCE_AXIS;
+  return n;
+}
+
+// A reduce that several outputs read (an optimizer's m, v and parameter updates all read the
+// gradient) is computed once, by a kernel of its own, not once per reader.
+TEST(Fusion, SharedReduceIsComputedOnce) {
+  NDArray x = ref::random({8, 32}, 31);
+  Tensor tx = ref::tensor(x), r = tx.sum(1);
+  Tensor a = r * 2, b = r + 1;
+  std::vector<tc::schedule::ScheduleItem> items = tc::schedule::create_schedule({a.uop(), b.uop()});
+  int reduces = 0;
+  for (const auto& item : items) reduces += reduces_in(item);
+  EXPECT_EQ(reduces, 1);
+  EXPECT_EQ(items.size(), 3u);  // the sum, then each output
+  // values from a fresh copy: create_schedule marked a and b realized without running anything
+  Tensor r2 = ref::tensor(x).sum(1);
+  a = r2 * 2, b = r2 + 1;
+  tc::realize_all({a, b});
+  NDArray sum = ref::reduce(x, ref::Reduce::Sum, {1});
+  ref::expect_close(a, ref::map(sum, [](double v) { return v * 2; }), kTol, kTol, "sum*2");
+  ref::expect_close(b, ref::map(sum, [](double v) { return v + 1; }), kTol, kTol, "sum+1");
+}
+
+// A broadcast of a value that takes arithmetic is computed once into a buffer of the small
+// shape (tinygrad's realize-before-expand), not recomputed per broadcast copy; a broadcast of a
+// buffer, or of a buffer with one op (a pad's fill), is read in place.
+TEST(Fusion, ComputedValueIsRealizedBeforeItIsBroadcast) {
+  NDArray x = ref::random({16}, 41), w = ref::random({16, 64}, 42);
+  Tensor tx = ref::tensor(x), tw = ref::tensor(w);
+  Tensor y = ((tx * 3 + 1).exp2()).reshape({16, 1});
+  Tensor z = y.expand({16, 64}) * tw;
+  std::vector<tc::schedule::ScheduleItem> items = tc::schedule::create_schedule({z.uop()});
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].bufs[0]->arg_ints()[1], 16);  // the small shape, not 16 x 64
+  tx = ref::tensor(x);                             // a fresh copy, as above
+  z = ((tx * 3 + 1).exp2()).reshape({16, 1}).expand({16, 64}) * tw;
+  EXPECT_EQ(kernels_to_realize(z), 2);
+  NDArray want = ref::generate({16, 64}, [&](int64_t i) {
+    return std::exp2(x.v[static_cast<size_t>(i / 64)] * 3 + 1) * w.v[static_cast<size_t>(i)];
+  });
+  ref::expect_close(z, want, 1e-5, 1e-5, "expanded exp2");
+  Tensor once = (tx + 1).reshape({16, 1}).expand({16, 64}) * tw;
+  EXPECT_EQ(kernels_to_realize(once), 1);
+}
+
+}  // namespace

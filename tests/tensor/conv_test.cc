@@ -616,3 +616,25 @@ TEST(Interpolate, BadInputsThrow) {
 }
 
 }  // namespace
+
+namespace {
+
+// A conv's backward takes about twice its forward's work (the input's gradient is a transposed
+// conv, the weight's a sum over batch and positions): no recomputation per window, and no sum
+// over overlapping windows.
+TEST(Conv2d, BackwardCostsAboutTwoForwards) {
+  Tensor x = tcref::tensor(tcref::random({4, 8, 12, 12}, 51)).requires_grad_();
+  Tensor w = tcref::tensor(tcref::random({8, 8, 5, 5}, 52)).requires_grad_();
+  Tensor dy = tcref::tensor(tcref::random({4, 8, 8, 8}, 53));
+  tc::engine::GlobalCounters::reset();
+  Tensor(x.conv2d(w)).realize();  // the same node as below's: backward reads it, not recomputes
+  double forward = tc::engine::GlobalCounters::global_ops;
+  (x.conv2d(w).relu() * dy).sum().backward();
+  tc::engine::GlobalCounters::reset();
+  tc::realize_all({*x.grad(), *w.grad()});
+  double backward = tc::engine::GlobalCounters::global_ops;
+  EXPECT_GT(backward, 1.5 * forward);
+  EXPECT_LT(backward, 5 * forward);  // input: a full conv of the padded gradient, plus relu
+}
+
+}  // namespace

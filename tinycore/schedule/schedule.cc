@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "tinycore/error.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/device.h"
@@ -56,16 +57,32 @@ bool expands(const UOp& u) {
 
 class Scheduler {
  public:
+  // `roots` are every value this schedule computes. A reduce read in more than one place (by two
+  // nodes, or from two roots) is shared: it gets its own kernel instead of being recomputed by
+  // each reader.
+  explicit Scheduler(const std::vector<UOpRef>& roots) {
+    for (const UOpRef& r : roots) {
+      users_[r.get()]++;
+      for (const UOp* u : r->toposort()) {
+        if (++reaching_roots_[u] > 1) continue;  // its sources are counted already
+        absl::flat_hash_set<const UOp*> srcs;
+        for (const UOpRef& s : u->src)
+          if (srcs.insert(s.get()).second) users_[s.get()]++;
+      }
+    }
+  }
+
   // The buffer view holding `n`'s value, scheduling the kernels that compute it.
   UOpRef realize(const UOpRef& n) {
     if (UOpRef r = fresh_realized(n)) return r;
     if (is_contiguous_buffer(n)) return n;
-    if (n->op == Ops::CONTIGUOUS) {  // its source's kernel writes the contiguous result itself
+    if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM_GRAD) {
+      // the source's kernel writes the (contiguous) result itself
       UOpRef view = realize(n->src[0]);
       mark_realized(n, view);
       return view;
     }
-    UOpRef value = fuse(n, /*top=*/true);
+    UOpRef value = compute(n, /*top=*/true);
     UOpRef out = new_buffer(device_of(value), n->dtype, numel(n->shape()));
     items_.push_back(build_item(out, value));
     UOpRef view =
@@ -104,20 +121,65 @@ class Scheduler {
       out = n;
     else if (n->op == Ops::CONTIGUOUS)
       out = realize(n->src[0]);
-    else if (n->op == Ops::REDUCE_AXIS && !top)
+    else if (n->op == Ops::CUSTOM_GRAD)  // only the value is computed
+      out = fuse(n->src[0], top);
+    else if (n->op == Ops::REDUCE_AXIS && (!top || shared(n)))
       out = realize(n);
-    else if (UOpRef s = n->op == Ops::REDUCE_AXIS ? split_reduces().rewrite(n) : nullptr)
-      out = fuse(s, top);
-    else {
-      bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
-      std::vector<UOpRef> src;
-      for (const UOpRef& s : n->src) src.push_back(fuse(s, child_top));
-      out = n->replace(std::move(src));
-    }
+    else
+      out = compute(n, top);
     memo_[key] = out;
     keep_.push_back(n);
     return out;
   }
+
+  // `n` computed in the kernel being built, its sources fused into it. The source of an expand
+  // that does arithmetic gets its own kernel (tinygrad's realize-before-expand): fused, each of
+  // its elements would be recomputed once per broadcast copy.
+  UOpRef compute(const UOpRef& n, bool top) {
+    if (n->op == Ops::REDUCE_AXIS)
+      if (UOpRef s = split_reduces().rewrite(n)) return fuse(s, top);
+    bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
+    std::vector<UOpRef> src;
+    for (const UOpRef& s : n->src) {
+      // judged on s fused as a kernel of its own would be (parts that get kernels of their own
+      // anyway are buffers there)
+      bool own = expands(*n) && computes(fuse(s, /*top=*/true));
+      src.push_back(own ? realize(s) : fuse(s, child_top));
+    }
+    return n->replace(std::move(src));
+  }
+
+  bool shared(const UOpRef& n) const {
+    auto users = users_.find(n.get()), roots = reaching_roots_.find(n.get());
+    return (users != users_.end() && users->second > 1) ||
+           (roots != reaching_roots_.end() && roots->second > 1);
+  }
+
+  // True when recomputing `n` per broadcast copy would cost real work: it reduces, or does a few
+  // ops on buffer values. Casts and movement ops are free, and so is arithmetic on constants
+  // alone (folded by codegen) or a single op (as a pad's fill value is applied).
+  bool computes(const UOpRef& n) { return work(n) >= 2; }
+
+  // How many ALU ops on buffer values `n` takes (a reduce counts as many), -1 if it reads none.
+  int work(const UOpRef& n) {
+    if (auto it = work_.find(n.get()); it != work_.end()) return it->second;
+    int w = -1;
+    if (n->op == Ops::BUFFER)
+      w = 0;
+    else if (n->op == Ops::REDUCE_AXIS)
+      w = kManyOps;
+    else if (n->op == Ops::CUSTOM_GRAD)
+      w = work(n->src[0]);
+    else if (n->op != Ops::CONST && n->op != Ops::DEFINE_VAR) {
+      for (const UOpRef& s : n->src)
+        if (int ws = work(s); ws >= 0) w = std::min(kManyOps, std::max(w, 0) + ws);
+      bool free = group::is_movement(n->op) || n->op == Ops::CAST || n->op == Ops::DETACH;
+      if (w >= 0 && !free) w = std::min(kManyOps, w + 1);
+    }
+    work_[n.get()] = w;
+    return w;
+  }
+  static constexpr int kManyOps = 1 << 20;
 
   // True when every read of `buf` in `value` is through `target` at the output's own position
   // (only ALU ops between), so a kernel may write `buf` while it reads it.
@@ -178,6 +240,8 @@ class Scheduler {
   std::vector<ScheduleItem> items_;
   absl::flat_hash_map<std::pair<const UOp*, bool>, UOpRef> memo_;
   std::vector<UOpRef> keep_;
+  absl::flat_hash_map<const UOp*, int> users_, reaching_roots_;
+  absl::flat_hash_map<const UOp*, int> work_;
 };
 
 }  // namespace
@@ -187,7 +251,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
   TC_CHECK(targets.empty() || targets.size() == roots.size(), "one target per root");
   auto target = [&](size_t i) { return targets.empty() ? nullptr : targets[i]; };
   auto base = [](const UOpRef& view) { return view->op == Ops::BUFFER ? view : view->src[0]; };
-  Scheduler s;
+  Scheduler s(roots);
   // readers first: roots computed into new buffers see every target's old value
   for (size_t i = 0; i < roots.size(); i++)
     if (!target(i)) s.realize(roots[i]);

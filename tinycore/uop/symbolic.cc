@@ -218,18 +218,18 @@ struct Sum {
   }
 };
 
-// x // c and x % c for c > 0 and x >= 0: terms whose coefficient c divides leave the remainder
-// untouched, and a remainder in [0, c) needs no division at all.
+// x // c and x % c for c > 0 and x >= 0: each term n*k (k > 0) splits into c*(n*(k//c)) + n*(k%c), so
+// only the coefficients' remainders stay under the division (the pool window's (25*ky + oy) % 24
+// is (ky + oy) % 24), and a remainder in [0, c) needs no division at all.
 UOpRef fold_divmod(Ops op, const UOpRef& x, int64_t c) {
   if (c <= 0 || x->vmin() < 0) return nullptr;
   DType dt = x->dtype;
   if (x->vmax() < c) return op == Ops::IDIV ? UOp::const_int(dt, 0) : x;  // x//c -> 0, x%c -> x
   Sum s = Sum::of(x), quotient, rest;
   for (const auto& [n, k] : s.terms) {
-    if (k % c == 0)
-      quotient.add(n, k / c);
-    else
-      rest.add(n, k);
+    int64_t q = k > 0 || k % c == 0 ? k / c : 0;  // negative terms stay whole in the rest
+    if (q != 0) quotient.add(n, q);
+    if (k - q * c != 0) rest.add(n, k - q * c);
   }
   quotient.constant = s.constant / c;
   rest.constant = s.constant % c;

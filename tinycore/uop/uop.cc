@@ -189,6 +189,7 @@ void UOp::infer() {
     case Ops::FLIP:
     case Ops::CONTIGUOUS:
     case Ops::DETACH:
+    case Ops::CUSTOM_GRAD:
       shape_ = in;
       break;
     default:
