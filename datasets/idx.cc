@@ -1,40 +1,15 @@
 #include "datasets/idx.h"
 
-#include <zlib.h>
-
 #include <filesystem>
 
+#include "datasets/read_file.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
 
 namespace tc::datasets {
-namespace {
-
-// The whole file, decompressed when it is gzip (zlib reads plain files as they are).
-std::vector<uint8_t> read_all(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) fail("read_idx: cannot open %s", path);
-  std::vector<uint8_t> out;
-  uint8_t buf[1 << 16];
-  for (;;) {
-    int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      std::string msg = gzerror(f, &err);
-      gzclose(f);
-      fail("read_idx: %s is damaged: %s", path, msg);
-    }
-    if (n == 0) break;
-    out.insert(out.end(), buf, buf + n);
-  }
-  gzclose(f);
-  return out;
-}
-
-}  // namespace
 
 IdxArray read_idx(const std::string& path) {
-  std::vector<uint8_t> b = read_all(path);
+  std::vector<uint8_t> b = read_file(path, "read_idx");
   if (b.size() < 4) fail("read_idx: %s is too short for an IDX header (%d bytes)", path, b.size());
   if (b[0] != 0 || b[1] != 0)
     fail("read_idx: %s has magic number %02x%02x%02x%02x, not an IDX file", path, b[0], b[1], b[2],
@@ -65,7 +40,9 @@ MnistSplit load_mnist(const std::string& dir, bool train) {
   auto find = [&](const std::string& stem) {
     for (const std::string& p : {dir + "/" + stem, dir + "/" + stem + ".gz"})
       if (std::filesystem::exists(p)) return p;
-    fail("load_mnist: neither %s/%s nor its .gz exists", dir, stem);
+    fail("load_mnist: neither %s/%s nor its .gz exists%s", dir, stem,
+         dir == kFashionMnistDir ? " (install Debian's dataset-fashion-mnist: bash tools/setup.sh)"
+                                 : "");
   };
   std::string prefix = train ? "train" : "t10k";
   MnistSplit s{read_idx(find(prefix + "-images-idx3-ubyte")),

@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -16,11 +17,26 @@
 
 namespace tc::datasets {
 
+struct BatchPool;
+
+// A batch owns its arrays. When it is destroyed they go back to the loader that made it, which
+// fills them again for a later batch: steady-state loading allocates (and page-faults) nothing.
 struct Batch {
   int64_t size = 0;            // samples in it (the last batch may be short)
   std::vector<float> x;        // size * sample_numel inputs, sample-major
   std::vector<int32_t> y;      // size labels
   std::vector<int64_t> index;  // which dataset samples they are
+
+  Batch() = default;
+  Batch(const Batch&) = default;
+  Batch(Batch&&) noexcept = default;
+  Batch& operator=(const Batch&) = default;
+  Batch& operator=(Batch&&) noexcept = default;
+  ~Batch();
+
+ private:
+  friend class DataLoader;
+  std::weak_ptr<BatchPool> pool_;  // where the arrays return (gone with the loader)
 };
 
 struct LoaderOpts {
@@ -28,7 +44,7 @@ struct LoaderOpts {
   bool shuffle = true;
   uint64_t seed = 0;
   bool drop_last = false;
-  int workers = 2;
+  int workers = 2;   // 0: batches are assembled by next() itself, on the caller's thread
   int prefetch = 4;  // batches ready ahead at most
 };
 
@@ -37,7 +53,11 @@ class DataLoader {
   // Writes sample `index` into x (sample_numel floats) and its label into *y; may run on several
   // threads at once. An exception it throws reaches the caller of next().
   using Fetch = std::function<void(int64_t index, float* x, int32_t* y)>;
+  // The same, told the epoch too: for random augmentation that changes per epoch yet does not
+  // depend on which worker, or in which order, fetches the sample.
+  using EpochFetch = std::function<void(int64_t index, int64_t epoch, float* x, int32_t* y)>;
   DataLoader(int64_t n, int64_t sample_numel, Fetch fetch, LoaderOpts opts = {});
+  DataLoader(int64_t n, int64_t sample_numel, EpochFetch fetch, LoaderOpts opts = {});
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -52,8 +72,10 @@ class DataLoader {
   Batch assemble(int64_t b) const;
 
   int64_t n_, sample_numel_;
-  Fetch fetch_;
+  EpochFetch fetch_;
   LoaderOpts o_;
+  std::shared_ptr<BatchPool> pool_;
+  int64_t epoch_ = 0;
   std::vector<int64_t> order_;
   std::vector<std::thread> threads_;
   std::mutex mu_;

@@ -2,7 +2,8 @@
 // memory bandwidth, Eigen and OpenBLAS) in one run. Prints a table; --json writes one object a
 // case, --plot a PNG bar chart of the ratios.
 //
-//   bench [--suite gemm,conv,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]
+//   bench [--suite gemm,conv,elementwise,reduce,softmax,jit,loader] [--small] [--json FILE]
+//         [--plot FILE]
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,8 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <opencv2/imgcodecs.hpp>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,9 @@
 #include "absl/strings/str_split.h"
 #include "apps/bench/anchors.h"
 #include "apps/common/plot.h"
+#include "datasets/idx.h"
+#include "datasets/image_folder.h"
+#include "datasets/loader.h"
 #include "nn/models.h"
 #include "nn/optim.h"
 #include "tinycore/engine/jit.h"
@@ -152,6 +158,73 @@ Result mnist_step_suite(int64_t batch, int steps) {
   return r;
 }
 
+// Images per second out of the DataLoader (loader construction included): Fashion-MNIST bytes to
+// floats in batches of 512, assembled inline and by workers, and a folder of 32x32 PNGs decoded
+// and augmented by OpenCV (pad 4 and crop, flip, normalize) as CIFAR training does.
+std::vector<Result> loader_suite(bool small) {
+  namespace ds = tc::datasets;
+  namespace fs = std::filesystem;
+  std::vector<Result> results;
+  const int workers = std::clamp(tc::runtime::cpu_threads(), 2, 8);
+  auto measure = [&](const std::string& name, int64_t n, int64_t numel,
+                     const ds::DataLoader::EpochFetch& fetch, int64_t batch, int epochs) {
+    for (int w : {0, workers}) {
+      double t0 = now();
+      ds::DataLoader loader(n, numel, fetch, {.batch_size = batch, .seed = 1, .workers = w});
+      int64_t images = 0, batches = 0;
+      for (int e = 0; e < epochs; e++) {
+        if (e > 0) loader.start_epoch(e);
+        while (std::optional<ds::Batch> b = loader.next()) images += b->size, batches++;
+      }
+      double s = now() - t0;
+      Result r{"loader", absl::StrFormat("%s b%d w%d", name, batch, w), false};
+      r.time_ms = s / static_cast<double>(batches) * 1e3;  // per batch
+      r.fields["images_per_s"] = static_cast<double>(images) / s;
+      print(r);
+      results.push_back(r);
+    }
+  };
+
+  ds::MnistSplit mnist = ds::load_mnist(ds::kFashionMnistDir, /*train=*/!small);
+  const int64_t pixels = 28 * 28;
+  measure(
+      "fashion-mnist", mnist.labels.shape[0], pixels,
+      [&](int64_t i, int64_t, float* x, int32_t* y) {
+        const uint8_t* px = &mnist.images.data[i * pixels];
+        for (int64_t k = 0; k < pixels; k++) x[k] = px[k] * (1.0f / 255);
+        *y = mnist.labels.data[i];
+      },
+      512, small ? 1 : 3);
+
+  // 256 random 32x32 PNGs in 4 classes, in a folder removed afterwards
+  struct TempDir {
+    fs::path path =
+        fs::temp_directory_path() / ("tinycore-bench-images-" + std::to_string(getpid()));
+    ~TempDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } dir;
+  uint32_t seed = 1;
+  for (int i = 0; i < 256; i++) {
+    cv::Mat image(32, 32, CV_8UC3);
+    for (int k = 0; k < 32 * 32 * 3; k++)
+      image.data[k] = (seed = seed * 1664525u + 1013904223u) >> 24;
+    fs::path p = dir.path / absl::StrFormat("class%d", i % 4) / absl::StrFormat("%03d.png", i);
+    fs::create_directories(p.parent_path());
+    if (!cv::imwrite(p.string(), image)) tc::fail("bench loader: cannot write %s", p.string());
+  }
+  ds::ImageFolder folder(dir.path.string(), {.augment = {.crop_h = 32,
+                                                         .crop_w = 32,
+                                                         .pad = 4,
+                                                         .hflip = true,
+                                                         .mean = {0.4914f, 0.4822f, 0.4465f},
+                                                         .std = {0.2470f, 0.2435f, 0.2616f}}});
+  measure("png32 folder aug", folder.size(), folder.sample_numel(), folder.fetch(), 64,
+          small ? 1 : 8);
+  return results;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,7 +249,8 @@ int main(int argc, char** argv) {
     std::perror("bench: re-running with OPENBLAS_CORETYPE=SKYLAKEX");
     return 1;
   }
-  std::vector<std::string> suites = {"gemm", "conv", "elementwise", "reduce", "softmax", "jit"};
+  std::vector<std::string> suites = {"gemm",    "conv", "elementwise", "reduce",
+                                     "softmax", "jit",  "loader"};
   std::string json, plot_file;
   bool small = false;
   for (int i = 1; i < argc; i++) {
@@ -190,11 +264,11 @@ int main(int argc, char** argv) {
     else if (a == "--small")
       small = true;
     else {
-      std::fprintf(
-          stderr,
-          "bench: unknown argument '%s'\nusage: bench [--suite "
-          "gemm,conv,elementwise,reduce,softmax,jit] [--small] [--json FILE] [--plot FILE]\n",
-          argv[i]);
+      std::fprintf(stderr,
+                   "bench: unknown argument '%s'\nusage: bench [--suite "
+                   "gemm,conv,elementwise,reduce,softmax,jit,loader] [--small] [--json FILE] "
+                   "[--plot FILE]\n",
+                   argv[i]);
       return 2;
     }
   }
@@ -303,6 +377,9 @@ int main(int argc, char** argv) {
         print(results.back());
       }
     }
+
+    if (want("loader"))
+      for (const Result& r : loader_suite(small)) results.push_back(r);
 
     if (!json.empty()) {
       std::ofstream f(json);

@@ -1,11 +1,13 @@
 // The data loader: every sample exactly once per epoch, in a seeded order that changes per epoch
 // and does not depend on the number of workers; batch contents are what the fetch function
-// wrote; drop_last; a fetch error reaches next().
+// wrote; drop_last; a fetch error reaches next(); batches assembled inline (no workers) are the
+// same; the fetch can be told the epoch; a batch's arrays are refilled after it is dropped.
 #include "datasets/loader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -76,6 +78,78 @@ TEST(DataLoader, FetchErrorsReachTheCaller) {
   EXPECT_THAT(
       [] { DataLoader(10, 2, fetch, {.batch_size = 0}); },
       ::testing::ThrowsMessage<tc::Error>(::testing::HasSubstr("batch_size must be positive")));
+  EXPECT_THAT([] { DataLoader(10, 2, fetch, {.workers = -1}); },
+              ::testing::ThrowsMessage<tc::Error>(::testing::HasSubstr("workers must be >= 0")));
+  // with no workers the error comes from next() itself, and again on the next call
+  DataLoader inline_loader(50, 2,
+                           [](int64_t i, float* x, int32_t* y) {
+                             if (i == 3) throw tc::Error("sample 3: unreadable image");
+                             fetch(i, x, y);
+                           },
+                           {.batch_size = 8, .shuffle = false, .workers = 0});
+  for (int twice = 0; twice < 2; twice++)
+    EXPECT_THAT([&] { inline_loader.next(); },
+                ::testing::ThrowsMessage<tc::Error>(::testing::HasSubstr("sample 3")));
+}
+
+TEST(DataLoader, NoWorkersGivesTheSameBatches) {
+  for (int64_t epoch : {0, 4}) {
+    DataLoader threaded(57, 2, fetch, {.batch_size = 8, .seed = 2, .workers = 3});
+    DataLoader inline_loader(57, 2, fetch, {.batch_size = 8, .seed = 2, .workers = 0});
+    threaded.start_epoch(epoch);
+    inline_loader.start_epoch(epoch);
+    std::vector<int64_t> order = epoch_order(inline_loader);
+    EXPECT_EQ(order.size(), 57u);
+    EXPECT_EQ(epoch_order(threaded), order);
+  }
+}
+
+TEST(DataLoader, EpochFetchIsToldTheEpoch) {
+  DataLoader d(20, 1,
+               [](int64_t i, int64_t epoch, float* x, int32_t* y) {
+                 x[0] = static_cast<float>(epoch * 1000 + i);
+                 *y = static_cast<int32_t>(i);
+               },
+               {.batch_size = 6, .workers = 2});
+  for (int64_t epoch : {0, 3}) {
+    d.start_epoch(epoch);
+    int64_t seen = 0;
+    while (std::optional<Batch> b = d.next())
+      for (int64_t k = 0; k < b->size; k++, seen++)
+        EXPECT_EQ(b->x[k], static_cast<float>(epoch * 1000 + b->index[k]));
+    EXPECT_EQ(seen, 20);
+  }
+}
+
+TEST(DataLoader, DroppedBatchesAreRefilledNotReallocated) {
+  for (int workers : {0, 2}) {
+    DataLoader d(300, 2, fetch, {.batch_size = 10, .shuffle = false, .workers = workers});
+    std::optional<Batch> held = d.next();  // the caller may keep some
+    std::set<const float*> arrays = {held->x.data()};
+    // blocks of a batch's sizes, kept: were a dropped batch's arrays freed, malloc would hand
+    // them to these, and the next batches would need new ones
+    std::vector<std::vector<float>> hogs;
+    while (std::optional<Batch> b = d.next()) {
+      arrays.insert(b->x.data());
+      EXPECT_EQ(b->x[0], static_cast<float>(b->index[0]));  // refilled with its own samples
+      EXPECT_EQ(b->x[19], static_cast<float>(b->index[9]) * 0.5f);
+      b.reset();
+      hogs.emplace_back(20, 1.0f);
+    }
+    // arrays alive at once: those prefetched (4) and the caller's two
+    EXPECT_LE(arrays.size(), 6u) << workers << " workers";
+  }
+  // a batch may outlive its loader, and copies are independent
+  std::optional<Batch> kept;
+  {
+    DataLoader d(30, 2, fetch, {.batch_size = 10, .shuffle = false});
+    kept = d.next();
+    Batch copy = *kept;
+    copy.x[0] = -1;
+    EXPECT_EQ(kept->x[0], 0.0f);
+  }
+  EXPECT_EQ(kept->x[2], 1.0f);
+  kept.reset();
 }
 
 }  // namespace
