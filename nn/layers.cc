@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "nn/norms.h"
 #include "tinycore/error.h"
 
 namespace tc::nn {
@@ -24,40 +25,70 @@ Linear::Linear(int64_t in, int64_t out, bool with_bias)
 Tensor Linear::forward(const Tensor& x) { return x.linear(weight.T(), bias); }
 
 namespace {
-// (out, in / groups, *kernel), checking the channels split into the groups
-Shape conv_weight_shape(int64_t in, int64_t out, const IntTuple& kernel_size, int64_t groups) {
+// Conv2d's weight shape (out, in / groups, *kernel), or ConvTranspose2d's (in, out / groups,
+// *kernel), checking the channels split into the groups.
+Shape conv_weight_shape(const char* layer, int64_t in, int64_t out, const IntTuple& kernel_size,
+                        int64_t groups, bool transposed) {
   if (groups <= 0 || in % groups != 0 || out % groups != 0)
-    fail("Conv2d: %d in and %d out channels do not split into %d groups", in, out, groups);
+    fail("%s: %d in and %d out channels do not split into %d groups", layer, in, out, groups);
   std::vector<int64_t> k = kernel_size.v;
   if (kernel_size.is_int) k = {k[0], k[0]};
-  Shape shape = {out, in / groups};
+  int64_t lead = transposed ? in : out, per_group = (transposed ? out : in) / groups;
+  Shape shape = {lead, per_group};
   shape.insert(shape.end(), k.begin(), k.end());
   return shape;
+}
+Tensor conv_weight(const Shape& shape) {
+  return Tensor::kaiming_uniform(shape, std::sqrt(5.0)).contiguous().realize();
+}
+// uniform in +-1/sqrt(fan_in), fan_in = prod(weight.shape[1:]) as PyTorch and tinygrad compute it
+Tensor conv_bias(const Tensor& weight, int64_t out) {
+  int64_t fan_in = 1;
+  for (size_t i = 1; i < weight.shape().size(); i++) fan_in *= weight.shape()[i];
+  return uniform_pm({out}, 1 / std::sqrt(static_cast<double>(fan_in))).contiguous().realize();
 }
 }  // namespace
 
 Conv2d::Conv2d(int64_t in, int64_t out, IntTuple kernel_size, Conv2dOpts opts)
-    : weight(Tensor::kaiming_uniform(conv_weight_shape(in, out, kernel_size, opts.groups),
-                                     std::sqrt(5.0))
-                 .contiguous()
-                 .realize()),
+    : weight(conv_weight(conv_weight_shape("Conv2d", in, out, kernel_size, opts.groups, false))),
       o_(opts) {
   register_parameter("weight", &weight);
   if (opts.bias) {
-    int64_t fan_in = 1;
-    for (size_t i = 1; i < weight.shape().size(); i++) fan_in *= weight.shape()[i];
-    bias = uniform_pm({out}, 1 / std::sqrt(static_cast<double>(fan_in))).contiguous().realize();
+    bias = conv_bias(weight, out);
     register_parameter("bias", &*bias);
   }
 }
 
 Tensor Conv2d::forward(const Tensor& x) {
+  check_channels("Conv2d", x, weight.shape()[1] * o_.groups);
   return x.conv2d(weight, bias,
                   {.groups = o_.groups,
                    .stride = o_.stride,
                    .dilation = o_.dilation,
                    .padding = o_.padding,
                    .dtype = std::nullopt});
+}
+
+ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, IntTuple kernel_size,
+                                 ConvTranspose2dOpts opts)
+    : weight(conv_weight(
+          conv_weight_shape("ConvTranspose2d", in, out, kernel_size, opts.groups, true))),
+      o_(opts) {
+  register_parameter("weight", &weight);
+  if (opts.bias) {
+    bias = conv_bias(weight, out);
+    register_parameter("bias", &*bias);
+  }
+}
+
+Tensor ConvTranspose2d::forward(const Tensor& x) {
+  check_channels("ConvTranspose2d", x, weight.shape()[0]);
+  return x.conv_transpose2d(weight, bias,
+                            {.groups = o_.groups,
+                             .stride = o_.stride,
+                             .dilation = o_.dilation,
+                             .padding = o_.padding,
+                             .output_padding = o_.output_padding});
 }
 
 BatchNorm::BatchNorm(int64_t features, BatchNormOpts opts)
@@ -77,9 +108,7 @@ BatchNorm::BatchNorm(int64_t features, BatchNormOpts opts)
 }
 
 Tensor BatchNorm::forward(const Tensor& x) {
-  if (x.ndim() < 2 || x.shape()[1] != running_mean.shape()[0])
-    fail("BatchNorm: input of shape %s does not have %d channels on axis 1", fmt_shape(x.shape()),
-         running_mean.shape()[0]);
+  check_channels("BatchNorm", x, running_mean.shape()[0]);
   std::vector<int> axes = {0};
   for (int i = 2; i < x.ndim(); i++) axes.push_back(i);
   if (!Tensor::training() && o_.track_running_stats)
@@ -108,13 +137,7 @@ LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool affine)
 }
 
 Tensor LayerNorm::forward(const Tensor& x) {
-  int n = static_cast<int>(shape_.size());
-  if (x.ndim() < n || !std::equal(shape_.begin(), shape_.end(), x.shape().end() - n))
-    fail("LayerNorm: input of shape %s does not end in %s", fmt_shape(x.shape()),
-         fmt_shape(shape_));
-  std::vector<int> axes;
-  for (int i = -n; i < 0; i++) axes.push_back(i);
-  Tensor y = x.layernorm(axes, eps_);
+  Tensor y = x.layernorm(trailing_axes("LayerNorm", x, shape_), eps_);
   return weight ? y * *weight + *bias : y;
 }
 

@@ -1,5 +1,7 @@
 // The common layers, with PyTorch's parameter names and tinygrad's initialisations:
-// Linear, Conv2d (and Conv1d), BatchNorm, LayerNorm, Embedding, Dropout.
+// Linear, Conv2d (and Conv1d), ConvTranspose2d, BatchNorm, LayerNorm, Embedding, Dropout.
+// (More normalizations in nn/norms.h, recurrent cells in nn/recurrent.h, attention in
+// nn/transformer.h.)
 #pragma once
 
 #include <optional>
@@ -39,6 +41,27 @@ class Conv2d : public Module {
 inline std::unique_ptr<Conv2d> Conv1d(int64_t in, int64_t out, int64_t k, Conv2dOpts opts = {}) {
   return std::make_unique<Conv2d>(in, out, IntTuple{std::vector<int64_t>{k}}, opts);
 }
+
+struct ConvTranspose2dOpts {
+  IntTuple stride = 1, padding = 0, output_padding = 0, dilation = 1;
+  int64_t groups = 1;
+  bool bias = true;
+};
+// The transposed convolution (the gradient of Conv2d with respect to its input) over the last
+// kernel_size.size() dimensions; weight (in, out / groups, *kernel) as PyTorch, initialised as
+// Conv2d's with that shape (kaiming_uniform, bias uniform in +-1/sqrt(out / groups *
+// prod(kernel))).
+class ConvTranspose2d : public Module {
+ public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, IntTuple kernel_size,
+                  ConvTranspose2dOpts opts = {});
+  Tensor forward(const Tensor& x) override;
+  Tensor weight;
+  std::optional<Tensor> bias;
+
+ private:
+  ConvTranspose2dOpts o_;
+};
 
 struct BatchNormOpts {
   double eps = 1e-5, momentum = 0.1;

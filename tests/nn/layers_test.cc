@@ -1,7 +1,6 @@
-// Layers against PyTorch (tests/fixtures/gen_layers.py): PyTorch's state dict loads strictly into
-// ours (so every name and shape lines up), then the forward output, the gradients of
-// sum(out * g) for the input and every parameter, and BatchNorm's running statistics after a
-// training step all match. Plus shape errors and the initialisations' ranges.
+// Layers against PyTorch (tests/fixtures/gen_layers.py, checked by tests/nn/module_check.h):
+// names, outputs, gradients and BatchNorm's running statistics after a training step. Plus shape
+// errors and the initialisations' ranges.
 #include "nn/layers.h"
 
 #include <gmock/gmock.h>
@@ -10,7 +9,7 @@
 #include <cmath>
 #include <memory>
 
-#include "tests/tensor/fixture.h"
+#include "tests/nn/module_check.h"
 #include "tinycore/error.h"
 
 namespace {
@@ -20,32 +19,7 @@ using ::testing::HasSubstr;
 
 void check(const std::string& name, tc::nn::Module& m, bool train, bool grad_x = true,
            double tol = 1e-5) {
-  SCOPED_TRACE(name);
-  const tcfix::Case& c = tcfix::fixture("layers", name);
-  tc::nn::StateDict torch_state;
-  for (const auto& [label, t] : c.tensors)
-    if (label.rfind("p:", 0) == 0) torch_state.emplace(label.substr(2), t.tensor());
-  tc::nn::StateDict ours = m.state_dict();
-  tc::nn::load_state_dict(ours, torch_state);  // strict: the names and shapes line up
-  tc::Tensor::set_training(train);
-  Tensor x = c["x"].tensor();
-  if (grad_x) x.requires_grad_();
-  Tensor out = m(x);
-  (out * c["g"].tensor()).sum().backward();
-  std::vector<Tensor> to_realize = m.buffers();
-  to_realize.push_back(out);
-  tc::realize_all(to_realize);
-  tc::Tensor::set_training(false);
-  tcfix::expect_matches(out, c["out"], tol, tol);
-  if (grad_x) tcfix::expect_matches(*x.grad(), c["grad_x"], tol, tol);
-  for (const auto& [label, t] : c.tensors) {
-    if (label.rfind("grad:", 0) == 0) {
-      const Tensor& p = ours.at(label.substr(5));
-      ASSERT_TRUE(p.grad().has_value()) << label;
-      tcfix::expect_matches(*p.grad(), t, tol, tol);
-    }
-    if (label.rfind("after:", 0) == 0) tcfix::expect_matches(ours.at(label.substr(6)), t, tol, tol);
-  }
+  tcfix::check_module("layers", name, m, {.train = train, .grad_x = grad_x, .tol = tol, .run = {}});
 }
 
 TEST(Layers, Linear) {
@@ -62,6 +36,24 @@ TEST(Layers, Conv) {
   check("conv2d_groups", b, true, true, 1e-4);
   std::unique_ptr<tc::nn::Conv2d> c = tc::nn::Conv1d(2, 3, 3);
   check("conv1d", *c, true, true, 1e-4);
+}
+
+TEST(Layers, ConvTranspose) {
+  tc::nn::ConvTranspose2d a(3, 4, 3, {.stride = 2, .padding = 1, .output_padding = 1});
+  check("conv_transpose2d", a, true, true, 1e-4);
+  tc::nn::ConvTranspose2d b(4, 6, {3, 2},
+                            {.stride = {1, 2}, .dilation = {2, 1}, .groups = 2, .bias = false});
+  check("conv_transpose2d_groups", b, true, true, 1e-4);
+  EXPECT_EQ(b.weight.shape(), (tc::Shape{4, 3, 3, 2}));  // (in, out / groups, *kernel)
+  EXPECT_THAT([] { tc::nn::ConvTranspose2d(4, 3, 3, {.groups = 2}); },
+              ::testing::ThrowsMessage<tc::Error>(HasSubstr(
+                  "ConvTranspose2d: 4 in and 3 out channels do not split into 2 groups")));
+  EXPECT_THAT(
+      [&] {
+        a(Tensor::ones({1, 2, 3, 3}));
+      },
+      ::testing::ThrowsMessage<tc::Error>(HasSubstr(
+          "ConvTranspose2d: input of shape (1, 2, 3, 3) does not have 3 channels on axis 1")));
 }
 
 TEST(Layers, BatchNorm) {
