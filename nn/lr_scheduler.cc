@@ -14,6 +14,12 @@ double cosine(double from, double to, double t) {
 
 void LRScheduler::step() { opt_.set_lr(lr_at(++steps_)); }
 
+void LRScheduler::resume(int64_t steps) {
+  if (steps < 0) fail("LRScheduler.resume: steps must be >= 0, got %d", steps);
+  steps_ = steps;
+  opt_.set_lr(lr_at(steps_));
+}
+
 StepLR::StepLR(Optimizer& opt, double base_lr, int64_t step_size, double gamma)
     : LRScheduler(opt, base_lr), step_size_(step_size), gamma_(gamma) {
   if (step_size <= 0) fail("StepLR: step_size must be positive, got %d", step_size);

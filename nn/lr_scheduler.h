@@ -15,6 +15,8 @@ class LRScheduler {
   virtual ~LRScheduler() = default;
   void step();  // one more step taken: sets lr_at(steps())
   int64_t steps() const { return steps_; }
+  // Continues a run that had taken `steps` steps (a resumed checkpoint): sets lr_at(steps).
+  void resume(int64_t steps);
   virtual double lr_at(int64_t step) const = 0;
 
  protected:

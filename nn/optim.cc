@@ -61,6 +61,19 @@ std::vector<Tensor> Optimizer::schedule_step() {
 
 void Optimizer::step() { realize_all(schedule_step()); }
 
+StateDict Optimizer::state_dict() const {
+  StateDict out{{"lr", lr_}};
+  add_state(out);
+  return out;
+}
+
+namespace {
+void add_indexed(StateDict& out, const std::string& name, const std::vector<Tensor>& tensors) {
+  for (size_t i = 0; i < tensors.size(); i++)
+    out.emplace(name + "." + std::to_string(i), tensors[i]);
+}
+}  // namespace
+
 // ---------------------------------------------------------------- LARS, SGD, Muon
 
 LARS::LARS(std::vector<Tensor> params, LARSOpts opts)
@@ -95,6 +108,8 @@ std::vector<Tensor> LARS::update(const std::vector<Tensor>& grads, std::vector<T
   state = momentum_;
   return out;
 }
+
+void LARS::add_state(StateDict& out) const { add_indexed(out, "momentum", momentum_); }
 
 SGD::SGD(std::vector<Tensor> params, SGDOpts o)
     : LARS(std::move(params), {.lr = o.lr,
@@ -144,6 +159,13 @@ std::vector<Tensor> LAMB::update(const std::vector<Tensor>& grads, std::vector<T
   state.insert(state.end(), m_.begin(), m_.end());
   state.insert(state.end(), v_.begin(), v_.end());
   return out;
+}
+
+void LAMB::add_state(StateDict& out) const {
+  out.emplace("b1_t", b1_t_);
+  out.emplace("b2_t", b2_t_);
+  add_indexed(out, "m", m_);
+  add_indexed(out, "v", v_);
 }
 
 Adam::Adam(std::vector<Tensor> params, AdamOpts o)

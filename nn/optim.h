@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "nn/state.h"
 #include "tinycore/tensor.h"
 
 namespace tc::nn {
@@ -28,8 +29,12 @@ class Optimizer {
   const Tensor& lr() const { return lr_; }
   void set_lr(double lr);  // in place: a captured step sees it
   const std::vector<Tensor>& params() const { return params_; }
+  // Handles to the state the steps assign, by name ("lr", "b1_t", "m.3", "momentum.0"): save it
+  // with safe_save, restore it with load_state_dict (which assigns through these handles).
+  StateDict state_dict() const;
 
  protected:
+  virtual void add_state(StateDict& out) const { (void)out; }  // the subclass's own state
   // The new value of each parameter from its gradient, and the state tensors to realize with it.
   virtual std::vector<Tensor> update(const std::vector<Tensor>& grads,
                                      std::vector<Tensor>& state) = 0;
@@ -53,6 +58,7 @@ class LARS : public Optimizer {
 
  protected:
   std::vector<Tensor> update(const std::vector<Tensor>& grads, std::vector<Tensor>& state) override;
+  void add_state(StateDict& out) const override;
   LARSOpts o_;
   std::vector<Tensor> momentum_;
 };
@@ -86,6 +92,7 @@ class LAMB : public Optimizer {
 
  protected:
   std::vector<Tensor> update(const std::vector<Tensor>& grads, std::vector<Tensor>& state) override;
+  void add_state(StateDict& out) const override;
   LAMBOpts o_;
   Tensor b1_t_, b2_t_;  // b1^t and b2^t
   std::vector<Tensor> m_, v_;

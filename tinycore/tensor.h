@@ -439,6 +439,15 @@ class Tensor {
   //
   // Sets the seed and restarts the counter (the next calls repeat the same values).
   static void manual_seed(uint64_t seed = 0);
+  // The generator's state (the seed and the count of 32-bit words drawn), so a training run can
+  // checkpoint it and continue the same stream. rng_state() reads the counter from the device
+  // (not inside a TinyJit); set_rng_state() writes it in place. The seed is a constant of each
+  // draw's kernel: restore it before a TinyJit captures its draws.
+  struct RandomState {
+    uint64_t seed = 0, counter = 0;
+  };
+  static RandomState rng_state();
+  static void set_rng_state(RandomState state);
   // Uniform in [0, 1) of a float dtype (default float32): the top mantissa bits of the words
   // with exponent 1, minus 1 (a float16 draws half a word per value, a float64 two words).
   static Tensor rand(Shape shape, std::optional<DType> dtype = {}, bool contiguous = true);

@@ -160,6 +160,24 @@ void Tensor::manual_seed(uint64_t seed) {
   s.counter.reset();
 }
 
+Tensor::RandomState Tensor::rng_state() {
+  RngState& s = rng();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.counter) return {s.seed, 0};
+  std::vector<uint32_t> words = s.counter->data<uint32_t>();
+  return {s.seed, words[0] | (static_cast<uint64_t>(words[1]) << 32)};
+}
+
+void Tensor::set_rng_state(RandomState state) {
+  RngState& s = rng();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.seed = state.seed;
+  Tensor words = Tensor::from_vector<uint32_t>(
+      {static_cast<uint32_t>(state.counter), static_cast<uint32_t>(state.counter >> 32)});
+  if (!s.counter) s.counter = Tensor::from_vector<uint32_t>({0, 0});
+  s.counter->assign(words).realize();  // in place once the counter has a buffer of its own
+}
+
 Tensor Tensor::rand(Shape shape, std::optional<DType> dtype, bool contiguous) {
   DType dt = dtype ? *dtype : dtypes::default_float;
   if (!dtypes::is_float(dt))

@@ -1,0 +1,35 @@
+// A run's state on disk, in its folder (runs/<name>/):
+//   checkpoint.safetensors  the model ("model.<name>"), the optimizer's state ("optim.<name>")
+//                           and, as metadata, where the run stands (step, epoch, batch within
+//                           the epoch, the random generator's seed and counter): all --resume
+//                           needs, in one file replaced atomically (nn/state.h safe_save), so it
+//                           never mixes two steps
+//   model.safetensors       the model alone under its own names: what infer loads
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nn/module.h"
+#include "nn/optim.h"
+
+namespace tc::train {
+
+struct Position {
+  int64_t step = 0;   // steps taken
+  int64_t epoch = 0;  // the epoch the next step belongs to (before wrapping)
+  int64_t batch = 0;  // batches of that epoch already taken
+  Tensor::RandomState rng;
+};
+
+inline const char* kCheckpointFile = "checkpoint.safetensors";
+inline const char* kModelFile = "model.safetensors";
+
+void save_checkpoint(const std::string& dir, const nn::Module& model, const nn::Optimizer& opt,
+                     const Position& pos);
+
+// Assigns the saved model and optimizer state (strict: every name, shape and dtype must match)
+// and returns the position. Throws tc::Error naming the file when it is missing or damaged.
+Position load_checkpoint(const std::string& dir, nn::Module& model, nn::Optimizer& opt);
+
+}  // namespace tc::train

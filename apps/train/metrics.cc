@@ -1,0 +1,87 @@
+#include "apps/train/metrics.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "apps/common/plot.h"
+#include "tinycore/error.h"
+
+namespace tc::train {
+namespace {
+
+constexpr const char* kHeader = "step,epoch,loss,lr,throughput,eval_loss,eval_accuracy";
+
+std::string optional_text(const std::optional<double>& v) {
+  return v ? absl::StrFormat("%.6g", *v) : "";
+}
+
+// Writes through a temporary file renamed over `path`.
+template <typename WriteFn>
+void replace_file(const std::string& path, WriteFn write) {
+  const std::string tmp = path + ".tmp";
+  write(tmp);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) fail("metrics: cannot write %s: %s", path, ec.message());
+}
+
+}  // namespace
+
+void Metrics::resume(int64_t step) {
+  rows_.clear();
+  std::ifstream in(dir_ + "/metrics.csv");
+  std::string line;
+  if (!in || !std::getline(in, line)) return;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, ',');
+    MetricRow r;
+    if (f.size() != 7 || !absl::SimpleAtoi(f[0], &r.step) || !absl::SimpleAtoi(f[1], &r.epoch) ||
+        !absl::SimpleAtod(f[2], &r.loss) || !absl::SimpleAtod(f[3], &r.lr) ||
+        !absl::SimpleAtod(f[4], &r.throughput))
+      fail("resume: %s/metrics.csv: bad row '%s'", dir_, line);
+    double v;
+    if (absl::SimpleAtod(f[5], &v)) r.eval_loss = v;
+    if (absl::SimpleAtod(f[6], &v)) r.eval_accuracy = v;
+    if (r.step <= step) rows_.push_back(r);
+  }
+}
+
+void Metrics::set_eval(double loss, double accuracy) {
+  if (rows_.empty()) return;
+  rows_.back().eval_loss = loss;
+  rows_.back().eval_accuracy = accuracy;
+}
+
+void Metrics::write() const {
+  replace_file(dir_ + "/metrics.csv", [&](const std::string& tmp) {
+    std::ofstream out(tmp);
+    out << kHeader << "\n";
+    for (const MetricRow& r : rows_)
+      out << absl::StrFormat("%d,%d,%.6g,%.6g,%.6g,%s,%s\n", r.step, r.epoch, r.loss, r.lr,
+                             r.throughput, optional_text(r.eval_loss),
+                             optional_text(r.eval_accuracy));
+    if (!out.flush()) fail("metrics: cannot write %s", tmp);
+  });
+  plot::Series loss{"train loss", {}, {}}, eval_loss{"eval loss", {}, {}},
+      accuracy{"eval accuracy", {}, {}};
+  for (const MetricRow& r : rows_) {
+    loss.x.push_back(static_cast<double>(r.step));
+    loss.y.push_back(r.loss);
+    if (r.eval_loss) {
+      eval_loss.x.push_back(static_cast<double>(r.step));
+      eval_loss.y.push_back(*r.eval_loss);
+      accuracy.x.push_back(static_cast<double>(r.step));
+      accuracy.y.push_back(*r.eval_accuracy);
+    }
+  }
+  replace_file(dir_ + "/curves.png", [&](const std::string& tmp) {
+    plot::line_chart(tmp, "training curves", "step", "loss / accuracy",
+                     {loss, eval_loss, accuracy});
+  });
+}
+
+}  // namespace tc::train

@@ -1,0 +1,223 @@
+#include "apps/train/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "apps/common/build_model.h"
+#include "apps/train/checkpoint.h"
+#include "apps/train/data_source.h"
+#include "apps/train/metrics.h"
+#include "apps/train/optimizer.h"
+#include "apps/train/progress.h"
+#include "tinycore/engine/jit.h"
+#include "tinycore/error.h"
+
+namespace tc::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+void write_config(const std::string& dir, const config::Config& c) {
+  const std::string path = dir + "/config.yaml", tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "# the effective config of this run (train --resume reads it)\n" << config::to_yaml(c);
+    if (!out.flush()) fail("train: cannot write %s", tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) fail("train: cannot write %s: %s", path, ec.message());
+}
+
+int64_t parameter_count(const nn::Module& model) {
+  int64_t n = 0;
+  for (const Tensor& p : model.parameters()) n += p.numel();
+  return n;
+}
+
+// Sparse cross-entropy over the last axis and whether the top class is right, per sample
+// (averaged over the positions of a sequence): (B,) each.
+std::vector<Tensor> per_sample_loss_and_hits(const Tensor& logits, const Tensor& y) {
+  Tensor loss = logits.sparse_categorical_crossentropy(y, {.reduction = "none"});
+  Tensor hits = logits.argmax(-1).eq(y).cast(dtypes::float32);
+  if (loss.ndim() > 1) {
+    std::vector<int> rest;
+    for (int a = 1; a < loss.ndim(); a++) rest.push_back(a);
+    loss = loss.mean(rest);
+    hits = hits.mean(rest);
+  }
+  return {loss, hits};
+}
+
+}  // namespace
+
+std::string fresh_run_dir(const config::Config& c) {
+  const std::string base = c.log.dir + "/" + c.log.name;
+  auto taken = [](const std::string& d) { return fs::exists(d) && !fs::is_empty(d); };
+  if (!taken(base)) return base;
+  for (int i = 2;; i++)
+    if (std::string d = absl::StrFormat("%s-%d", base, i); !taken(d)) return d;
+}
+
+RunResult run_training(const config::Config& c, const RunOptions& opts) {
+  const bool resuming = !opts.resume_dir.empty();
+  RunResult result;
+  result.dir = resuming ? opts.resume_dir : fresh_run_dir(c);
+
+  Tensor::manual_seed(static_cast<uint64_t>(c.train.seed));
+  std::unique_ptr<nn::Module> model = config::build_model(c.model);
+  std::unique_ptr<DataSource> data = make_data_source(c);
+  const int64_t per_epoch = data->batches_per_epoch();
+  const int64_t total = c.train.max_steps > 0 ? c.train.max_steps : c.train.epochs * per_epoch;
+  std::unique_ptr<nn::Optimizer> opt = make_optimizer(c.optim, model->parameters());
+  std::unique_ptr<nn::LRScheduler> schedule = make_schedule(c.optim, *opt, total);
+  if (!resuming) {  // made once the config is known to describe a run
+    std::error_code ec;
+    fs::create_directories(result.dir, ec);
+    if (ec) fail("train: cannot create %s: %s", result.dir, ec.message());
+  }
+  Metrics metrics(result.dir);
+  Position pos;
+  if (resuming) {
+    pos = load_checkpoint(result.dir, *model, *opt);
+    if (schedule) schedule->resume(pos.step);
+    Tensor::set_rng_state(pos.rng);
+    metrics.resume(pos.step);
+  }
+  config::Config saved = c;
+  saved.train.stop_after = 0;  // a one-shot test hook, not part of what the run is
+  write_config(result.dir, saved);
+
+  Progress progress({.quiet = opts.quiet,
+                     .tty = opts.tty.value_or(isatty(fileno(opts.bar)) != 0),
+                     .print_every = c.log.print_every,
+                     .unit = data->unit(),
+                     .bar = opts.bar,
+                     .log = opts.log});
+  progress.log(absl::StrFormat("train: %s %s at step %d of %d", resuming ? "resuming" : "run",
+                               result.dir, pos.step, total));
+  std::string yaml = config::to_yaml(c);
+  yaml.pop_back();  // the last newline
+  progress.log("config:\n  " + absl::StrReplaceAll(yaml, {{"\n", "\n  "}}));
+  progress.log(absl::StrFormat("model %s: %d parameters; data %s: %d batches of %d per epoch",
+                               c.model.name, parameter_count(*model), c.data.name, per_epoch,
+                               c.train.batch_size));
+
+  const double grad_clip = c.optim.grad_clip;
+  TinyJit train_step([&](const std::vector<Tensor>& in) {
+    Tensor::Train train;
+    opt->zero_grad();
+    Tensor loss = (*model)(in[0]).sparse_categorical_crossentropy(in[1]);
+    loss.backward();
+    if (grad_clip > 0) nn::clip_grad_norm(opt->params(), grad_clip);
+    std::vector<Tensor> to_realize = opt->schedule_step();
+    for (const Tensor& b : model->buffers()) to_realize.push_back(b);  // batchnorm statistics
+    to_realize.push_back(loss);
+    realize_all(to_realize);
+    return std::vector<Tensor>{loss};
+  });
+  TinyJit eval_step([&](const std::vector<Tensor>& in) {
+    Tensor::Train eval(false);
+    std::vector<Tensor> out = per_sample_loss_and_hits((*model)(in[0]), in[1]);
+    realize_all(out);
+    return out;
+  });
+  auto evaluate = [&] {
+    double t0 = now_seconds(), loss = 0, hits = 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < data->eval_batches(); i++) {
+      StepBatch b = data->eval_batch(i);
+      std::vector<Tensor> out = eval_step({b.x, b.y});
+      std::vector<float> l = out[0].data<float>(), h = out[1].data<float>();
+      for (int64_t k = 0; k < b.valid; k++) loss += l[k], hits += h[k];
+      n += b.valid;
+    }
+    result.eval_loss = loss / static_cast<double>(n);
+    result.eval_accuracy = hits / static_cast<double>(n);
+    metrics.set_eval(*result.eval_loss, *result.eval_accuracy);
+    progress.log(absl::StrFormat("eval step %d (epoch %d): loss %.4f  accuracy %.2f%%  (%.1f s)",
+                                 pos.step, pos.epoch + (pos.batch == 0 ? 0 : 1), *result.eval_loss,
+                                 100 * *result.eval_accuracy, now_seconds() - t0));
+  };
+  auto every = [](int64_t step, int64_t n, bool otherwise) {
+    return n > 0 ? step % n == 0 : otherwise;
+  };
+
+  const double start = now_seconds();
+  bool new_epoch = true;
+  while (pos.step < total) {
+    if (new_epoch) {
+      data->seek(pos.epoch, pos.batch);
+      progress.start_epoch(pos.epoch + 1, per_epoch, pos.batch);
+      new_epoch = false;
+    }
+    const double lr = schedule ? schedule->lr_at(pos.step) : c.optim.lr;
+    const double t0 = now_seconds();
+    StepBatch b = data->next_train();
+    result.loss = train_step({b.x, b.y})[0].item<float>();
+    const double seconds = now_seconds() - t0;
+    if (!std::isfinite(result.loss))
+      fail("train: the loss is %f at step %d (learning rate too high?)", result.loss, pos.step + 1);
+    pos.step++;
+    pos.batch++;
+    if (schedule) schedule->step();
+    const double rate = static_cast<double>(b.y.numel()) / seconds;
+    MetricRow row;
+    row.step = pos.step;
+    row.epoch = pos.epoch + 1;
+    row.loss = result.loss;
+    row.lr = lr;
+    row.throughput = rate;
+    metrics.add(row);
+    progress.step(pos.step, pos.batch, result.loss, rate, seconds);
+    const bool epoch_end = pos.batch == per_epoch, last = pos.step == total;
+    if (epoch_end) {  // the position of the next step: the start of the next epoch
+      progress.end_epoch();
+      pos.epoch++;
+      pos.batch = 0;
+      new_epoch = true;
+    }
+    if (every(pos.step, c.train.eval_every, epoch_end) || last) evaluate();
+    const bool interrupted = opts.interrupt && opts.interrupt->load();
+    if (every(pos.step, c.train.checkpoint_every, epoch_end) || last || interrupted) {
+      pos.rng = Tensor::rng_state();
+      save_checkpoint(result.dir, *model, *opt, pos);
+      metrics.write();
+    }
+    result.steps = pos.step;
+    if (interrupted) {
+      progress.log(absl::StrFormat(
+          "interrupted: checkpoint at step %d in %s; continue with: train --resume %s", pos.step,
+          result.dir, result.dir));
+      result.outcome = Outcome::kInterrupted;
+      return result;
+    }
+    if (c.train.stop_after > 0 && pos.step == c.train.stop_after && !last) {
+      progress.end_epoch();
+      result.outcome = Outcome::kStopped;
+      return result;
+    }
+  }
+  result.steps = pos.step;
+  std::string accuracy =
+      result.eval_accuracy ? absl::StrFormat(", test accuracy %.2f%%", 100 * *result.eval_accuracy)
+                           : "";
+  progress.log(absl::StrFormat("done: %d steps in %s%s; model %s/%s", pos.step,
+                               format_duration(now_seconds() - start), accuracy, result.dir,
+                               kModelFile));
+  return result;
+}
+
+}  // namespace tc::train

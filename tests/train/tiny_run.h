@@ -1,0 +1,108 @@
+// Tiny versions of the shipped configs for the train tests (a handful of samples, narrow models,
+// a few steps, runs under a fresh temporary folder), and reading a run's files back.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "apps/common/config.h"
+#include "apps/train/metrics.h"
+#include "apps/train/trainer.h"
+
+namespace tinyrun {
+
+inline const std::string kRoot = TC_FIXTURE_DIR "/../..";
+
+// A folder of its own under the test's temporary directory, emptied first.
+inline std::string fresh_dir(const std::string& name) {
+  std::string d = testing::TempDir() + "/tc_train_test_" + std::to_string(getpid()) + "_" + name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// configs/<name>.yaml shrunk to a few steps over `samples` training samples, batches of 16
+// (gpt: 4 windows of 16 tokens over a small repetitive text), outputs under `dir`.
+inline std::vector<std::string> tiny_overrides(const std::string& name, const std::string& dir,
+                                               int64_t samples) {
+  std::vector<std::string> o = {"log.dir=" + dir,           "data.limit=" + std::to_string(samples),
+                                "data.workers=1",           "train.max_steps=6",
+                                "train.eval_batch_size=16", "data.eval_limit=20",
+                                "train.batch_size=16"};
+  if (name == "resnet") o.push_back("model.width=4");
+  if (name == "gpt") {
+    std::string text_file = dir + "/corpus.txt";
+    std::ofstream out(text_file);
+    for (int i = 0; i < 60; i++) out << "the quick brown fox jumps over the lazy dog " << i << "\n";
+    o.insert(o.end(), {"data.path=" + text_file, "model.layers=1", "model.dim=32", "model.heads=2",
+                       "model.context=16", "train.batch_size=4", "train.eval_batch_size=4",
+                       "data.eval_limit=6", "optim.lr=3e-3", "train.eval_every=0",
+                       "train.checkpoint_every=0"});
+  }
+  return o;
+}
+
+inline tc::config::Config tiny_config(const std::string& name, const std::string& dir,
+                                      int64_t samples = 16,
+                                      const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> o = tiny_overrides(name, dir, samples);
+  o.insert(o.end(), extra.begin(), extra.end());
+  return tc::config::load_config(kRoot + "/configs/" + name + ".yaml", o);
+}
+
+// The mnist run the tests share (made once per process): 48 samples in batches of 16, so 3 steps
+// per epoch; 6 steps, evaluating every 3 and checkpointing every 2 (mid-epoch).
+inline const std::vector<std::string> kMnistRunKeys = {"train.checkpoint_every=2",
+                                                       "train.eval_every=3"};
+inline tc::config::Config mnist_run_config(const std::string& dir,
+                                           std::vector<std::string> extra = {}) {
+  extra.insert(extra.begin(), kMnistRunKeys.begin(), kMnistRunKeys.end());
+  return tiny_config("mnist", dir, 48, extra);
+}
+struct SharedRun {
+  tc::config::Config config;
+  tc::train::RunResult result;
+};
+inline FILE* devnull() {
+  static FILE* f = std::fopen("/dev/null", "w");
+  return f;
+}
+inline tc::train::RunOptions silent(const std::string& resume_dir = "",
+                                    const std::atomic<bool>* interrupt = nullptr) {
+  return {.resume_dir = resume_dir,
+          .quiet = true,
+          .tty = false,
+          .interrupt = interrupt,
+          .log = devnull(),
+          .bar = devnull()};
+}
+inline const SharedRun& mnist_run() {
+  static const SharedRun run = [] {
+    SharedRun r;
+    r.config = mnist_run_config(fresh_dir("mnist_reference"));
+    r.result = tc::train::run_training(r.config, silent());
+    return r;
+  }();
+  return run;
+}
+
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline std::vector<tc::train::MetricRow> metrics_of(const std::string& run_dir) {
+  tc::train::Metrics m(run_dir);
+  m.resume(INT64_MAX);
+  return m.rows();
+}
+
+}  // namespace tinyrun
