@@ -20,11 +20,22 @@ namespace tinyrun {
 
 inline const std::string kRoot = TC_FIXTURE_DIR "/../..";
 
+// The folders the tests made, removed when the test program exits.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const std::string& d : dirs) std::filesystem::remove_all(d, ec);
+  }
+};
+
 // A folder of its own under the test's temporary directory, emptied first.
 inline std::string fresh_dir(const std::string& name) {
+  static TempDirs made;
   std::string d = testing::TempDir() + "/tc_train_test_" + std::to_string(getpid()) + "_" + name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  made.dirs.push_back(d);
   return d;
 }
 
