@@ -445,10 +445,10 @@ Tensor conv_weight_gradient(const ConvArgs& a, const Tensor& x, const Shape& HW,
   return prod.sum(axes).permute(back);  // (*HW, cout, cin) -> (cout, cin, *HW)
 }
 
-// conv's gradients: the weight's as autograd derives it through the window view (a sum over batch
-// and positions, affine indexing), the input's as the transposed convolution of the gradient.
-// Derived through the window view, the input's would be a sum over overlapping windows whose
-// index math (div and mod by the window row) no kernel optimization survives.
+// conv's gradients: the input's is the transposed convolution of the gradient (derived through
+// the window view it would be a sum over overlapping windows whose index math, div and mod by
+// the window row, no kernel optimization survives); the weight's is conv_weight_gradient, or for
+// grouped convs and accumulation dtypes what autograd derives through the window view.
 std::vector<UOpRef> conv_gradients(const ConvArgs& a, const UOpRef& ret, const UOpRef& grad) {
   Tensor x(ret->src[1]), w(ret->src[2]), g(grad);
   size_t n = w.ndim() - 2;

@@ -240,8 +240,7 @@ class Scheduler {
   std::vector<ScheduleItem> items_;
   absl::flat_hash_map<std::pair<const UOp*, bool>, UOpRef> memo_;
   std::vector<UOpRef> keep_;
-  absl::flat_hash_map<const UOp*, int> users_, reaching_roots_;
-  absl::flat_hash_map<const UOp*, int> work_;
+  absl::flat_hash_map<const UOp*, int> users_, reaching_roots_, work_;
 };
 
 }  // namespace
