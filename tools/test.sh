@@ -8,6 +8,10 @@ configs=("$@")
 ((${#configs[@]})) || configs=(release asan)
 
 export POCL_CACHE_DIR="${TMPDIR:-/tmp}/tinycore-pocl"
+# A fresh kernel cache: the release suites compile every kernel cold, the ASan suites load them.
+TC_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tinycore-test-cache.XXXXXX")
+export TC_CACHE_DIR
+trap 'rm -rf "$TC_CACHE_DIR"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 passed=0

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "tests/temp_cache_dir.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/schedule/schedule.h"
@@ -49,27 +50,6 @@ std::vector<float> run(const schedule::ScheduleItem& item, const KernelOpts& opt
   return out;
 }
 
-class TempCacheDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tinycore-beam-test-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    setenv("TC_CACHE_DIR", dir_.c_str(), 1);
-  }
-  void TearDown() override {
-    unsetenv("TC_CACHE_DIR");
-    std::filesystem::remove_all(dir_);
-  }
-  std::vector<std::filesystem::path> entries() {
-    std::vector<std::filesystem::path> out;
-    if (std::filesystem::exists(dir_ / "beam"))
-      for (const auto& e : std::filesystem::directory_iterator(dir_ / "beam")) out.push_back(e);
-    return out;
-  }
-  std::filesystem::path dir_;
-};
-
 TEST(Beam, EveryNeighbourComputesTheSameResult) {
   schedule::ScheduleItem item = matmul_item(32, 24, 64);
   runtime::Device& dev = item.bufs[0]->buffer->device();
@@ -93,7 +73,7 @@ TEST_F(TempCacheDir, SecondSearchReadsTheDiskCache) {
   int64_t searches = BeamStats::searches, hits = BeamStats::disk_hits;
   KernelOpts first = beam_search(item.ast, dev, 2);
   EXPECT_EQ(BeamStats::searches, searches + 1);
-  ASSERT_EQ(entries().size(), 1u);
+  ASSERT_EQ(entries("beam").size(), 1u);
   int64_t timed = BeamStats::timed;
   KernelOpts second = beam_search(item.ast, dev, 2);
   EXPECT_EQ(BeamStats::disk_hits, hits + 1);
@@ -101,16 +81,16 @@ TEST_F(TempCacheDir, SecondSearchReadsTheDiskCache) {
   EXPECT_EQ(second.key(), first.key());
   // another width is another entry
   beam_search(item.ast, dev, 1);
-  EXPECT_EQ(entries().size(), 2u);
+  EXPECT_EQ(entries("beam").size(), 2u);
 }
 
 TEST_F(TempCacheDir, DamagedEntryIsSearchedAgain) {
   schedule::ScheduleItem item = matmul_item(8, 16, 16);
   runtime::Device& dev = item.bufs[0]->buffer->device();
   beam_search(item.ast, dev, 2);
-  ASSERT_EQ(entries().size(), 1u);
+  ASSERT_EQ(entries("beam").size(), 1u);
   for (const char* junk : {"", "garbage", "0 4 9 2 1 -", "-1 1 -1 1 0 0,0,7"}) {
-    std::ofstream(entries()[0]) << junk;
+    std::ofstream(entries("beam")[0]) << junk;
     int64_t searches = BeamStats::searches;
     KernelOpts o = beam_search(item.ast, dev, 2);
     EXPECT_EQ(BeamStats::searches, searches + 1) << "entry '" << junk << "'";
@@ -131,7 +111,7 @@ TEST_F(TempCacheDir, BeamThroughTheTensorApi) {
       for (int k = 0; k < 40; k++) want += double(av[i * 40 + k]) * bv[k * 8 + j];
       ASSERT_NEAR(got[i * 8 + j], want, 1e-4) << i << "," << j;
     }
-  EXPECT_GE(entries().size(), 1u);
+  EXPECT_GE(entries("beam").size(), 1u);
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/temp_cache_dir.h"
 #include "tinycore/error.h"
 #include "tinycore/runtime/allocator.h"
 #include "tinycore/runtime/buffer.h"
+#include "tinycore/runtime/cpu_device.h"
 #include "tinycore/runtime/device.h"
+#include "tinycore/runtime/disk_cache.h"
 
 namespace tc::runtime {
 namespace {
@@ -72,6 +75,33 @@ TEST(CpuDevice, CompilesRunsAndCaches) {
   prog->run(bufs);
   EXPECT_EQ(out, 42.5f);
   EXPECT_EQ(cpu.compile("add_one", kAddOne).get(), prog.get());  // cached by source
+}
+
+// What add_one computes from 41.5, compiled by `device`.
+float run_add_one(Device& device) {
+  float in = 41.5f, out = 0;
+  void* bufs[2] = {&out, &in};
+  device.compile("add_one", kAddOne)->run(bufs);
+  return out;
+}
+
+// The machine code goes to the disk cache, and a fresh device (a new process) loads it from there;
+// an entry that is truncated or belongs to another source is compiled again and rewritten.
+TEST_F(TempCacheDir, MachineCodeIsCachedOnDisk) {
+  EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
+  ASSERT_EQ(entries("cpu").size(), 1u);
+  std::string entry = entries("cpu")[0];
+  std::optional<std::string> bytes = read_cache_file(entry);
+  ASSERT_TRUE(bytes);
+  EXPECT_NE(bytes->find("define void @add_one"), std::string::npos);  // the key is its source
+  EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);                  // loaded from disk
+
+  for (std::string damaged : {bytes->substr(0, bytes->size() - 10), std::string("junk"),
+                              bytes->substr(0, bytes->find('\0'))}) {
+    write_cache_file(entry, damaged);
+    EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
+    EXPECT_EQ(read_cache_file(entry), bytes);  // rewritten whole
+  }
 }
 
 TEST(CpuDevice, InvalidSourceIsAnError) {

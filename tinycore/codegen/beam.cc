@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -20,6 +18,7 @@
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
+#include "tinycore/runtime/disk_cache.h"
 #include "tinycore/uop/printer.h"
 
 namespace tc::codegen {
@@ -27,13 +26,6 @@ namespace {
 
 // The output shape of a kernel AST, SINK(STORE(out, value)).
 const Shape& output_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape(); }
-
-// FNV-1a: a hash that is the same in every build, for file names.
-uint64_t stable_hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 // opts as one line of text, and back (nullopt for anything malformed: a damaged cache entry is
 // searched again, never trusted).
@@ -74,9 +66,7 @@ std::string cache_file(const UOpRef& ast, runtime::Device& device, int width) {
   std::string key = absl::StrCat("tinycore beam v1|", device.name(), "|simd ", device.simd_bytes(),
                                  "x", device.simd_registers(), "|threads ", device.parallelism(),
                                  "|width ", width, "|\n", print_graph(ast));
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(stable_hash(key)));
-  return cache_dir() + "/beam/" + name + ".txt";
+  return runtime::cache_path("beam", key, ".txt");
 }
 
 double now() {
@@ -84,13 +74,6 @@ double now() {
 }
 
 }  // namespace
-
-std::string cache_dir() {
-  if (const char* d = std::getenv("TC_CACHE_DIR"); d && *d) return d;
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/tinycore";
-  if (const char* d = std::getenv("HOME"); d && *d) return std::string(d) + "/.cache/tinycore";
-  return "/tmp/tinycore-cache";
-}
 
 std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
                                    const Target& target) {
@@ -178,9 +161,8 @@ double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& o
 KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   int nd = static_cast<int>(output_shape(ast).size());
   std::string file = cache_file(ast, device, width);
-  if (std::ifstream in(file); in) {
-    std::string line;
-    std::getline(in, line);
+  if (std::optional<std::string> text = runtime::read_cache_file(file)) {
+    std::string line = text->substr(0, text->find('\n'));
     if (std::optional<KernelOpts> o = parse(line, nd); o && valid(ast, *o)) {
       BeamStats::disk_hits++;
       return *o;
@@ -232,14 +214,7 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
     std::fprintf(stderr, "\rBEAM %s: %.3f ms with %s (%zu candidates, %.1f s)\n", name.c_str(),
                  beam[0].ms, beam[0].opts.key().c_str(), seen.size(), now() - t_start);
 
-  // written whole or not at all: a crash mid-write never leaves a damaged entry
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
-  std::string tmp = file + ".tmp" + std::to_string(getpid());
-  if (std::ofstream out(tmp); out && (out << serialize(beam[0].opts) << "\n"))
-    std::filesystem::rename(tmp, file, ec);
-  else
-    std::filesystem::remove(tmp, ec);
+  runtime::write_cache_file(file, serialize(beam[0].opts) + "\n");
   return beam[0].opts;
 }
 

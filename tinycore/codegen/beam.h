@@ -26,10 +26,6 @@ double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& o
 
 KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width);
 
-// Where the disk cache lives: TC_CACHE_DIR, else $XDG_CACHE_HOME/tinycore, else
-// ~/.cache/tinycore.
-std::string cache_dir();
-
 // Counters since the start, for tests and DEBUG output.
 struct BeamStats {
   static inline int64_t searches = 0;   // searches run (cache misses)

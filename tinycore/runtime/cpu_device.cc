@@ -1,9 +1,11 @@
 #include "tinycore/runtime/cpu_device.h"
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -14,10 +16,14 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 
+#include <cstdio>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "tinycore/error.h"
+#include "tinycore/helpers.h"
+#include "tinycore/runtime/disk_cache.h"
 #include "tinycore/runtime/thread_pool.h"
 
 namespace tc::runtime {
@@ -60,6 +66,8 @@ class CpuDevice : public Device {
     auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
     jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     triple_ = jtmb.getTargetTriple().str();
+    cpu_ = jtmb.getCPU();
+    features_ = jtmb.getFeatures().getString();
     for (const std::string& f : jtmb.getFeatures().getFeatures()) {
       if (f == "+avx512f") simd_bytes_ = 64, simd_registers_ = 32;
       if (f == "+avx2" && simd_bytes_ < 32) simd_bytes_ = 32;
@@ -80,6 +88,31 @@ class CpuDevice : public Device {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = cache_.find(source); it != cache_.end()) return it->second;
 
+    // One JITDylib per kernel, so kernels with equal names never clash.
+    auto jd_or = jit_->createJITDylib("kernel" + std::to_string(cache_.size()));
+    if (!jd_or) throw Error(absl::StrCat("CPU device: JITDylib: ", to_string(jd_or.takeError())));
+    llvm::orc::JITDylib& jd = *jd_or;
+    std::string object = object_code(fn_name, source);
+    if (auto err = jit_->addObjectFile(jd, llvm::MemoryBuffer::getMemBufferCopy(object, fn_name)))
+      throw Error(absl::StrCat("CPU device: adding ", fn_name, ": ", to_string(std::move(err))));
+    auto addr = unwrap(jit_->lookup(jd, fn_name), "looking up the kernel");
+    auto program = std::make_shared<CpuProgram>(addr.toPtr<KernelFn>(), pool_);
+    cache_[source] = program;
+    return program;
+  }
+
+ private:
+  // The kernel's machine code: from the disk cache when this exact source was compiled before
+  // for this CPU by this LLVM (LLVM's optimizer is most of a cold start), else compiled now and
+  // stored. An entry holds its source, so a hash collision or a damaged file is a miss.
+  std::string object_code(const std::string& fn_name, const std::string& source) {
+    bool use_disk = getenv_int("DISABLE_COMPILER_CACHE") == 0;
+    std::string key = absl::StrCat("tinycore cpu object v1|LLVM " LLVM_VERSION_STRING "|", triple_,
+                                   "|", cpu_, "|", features_, "|\n", source);
+    std::string path = cache_path("cpu", key, ".o");
+    if (use_disk)
+      if (std::optional<std::string> object = read_entry(path, key)) return *object;
+
     auto ctx = std::make_unique<llvm::LLVMContext>();
     llvm::SMDiagnostic diag;
     auto mod = llvm::parseIR(llvm::MemoryBufferRef(source, fn_name), diag, *ctx);
@@ -93,21 +126,34 @@ class CpuDevice : public Device {
     mod->setDataLayout(jit_->getDataLayout());
     mod->setTargetTriple(triple_);
     optimize(*mod);
-
-    // One JITDylib per kernel, so kernels with equal names never clash.
-    auto jd_or = jit_->createJITDylib("kernel" + std::to_string(cache_.size()));
-    if (!jd_or) throw Error(absl::StrCat("CPU device: JITDylib: ", to_string(jd_or.takeError())));
-    llvm::orc::JITDylib& jd = *jd_or;
-    if (auto err =
-            jit_->addIRModule(jd, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
-      throw Error(absl::StrCat("CPU device: adding ", fn_name, ": ", to_string(std::move(err))));
-    auto addr = unwrap(jit_->lookup(jd, fn_name), "looking up the kernel");
-    auto program = std::make_shared<CpuProgram>(addr.toPtr<KernelFn>(), pool_);
-    cache_[source] = program;
-    return program;
+    llvm::SmallVector<char, 0> object;
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (tm_->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      throw Error("CPU device: the target machine cannot emit object files");
+    codegen.run(*mod);
+    std::string bytes(object.begin(), object.end());
+    if (use_disk) write_cache_file(path, key + '\0' + checksum(bytes) + bytes);
+    return bytes;
   }
 
- private:
+  // An entry is key, NUL, the object's checksum (16 hex digits), the object.
+  static std::string checksum(const std::string& object) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(stable_hash(object)));
+    return hex;
+  }
+  static std::optional<std::string> read_entry(const std::string& path, const std::string& key) {
+    std::optional<std::string> entry = read_cache_file(path);
+    size_t start = key.size() + 1 + 16;
+    if (!entry || entry->size() <= start || entry->compare(0, key.size(), key) != 0 ||
+        (*entry)[key.size()] != '\0')
+      return std::nullopt;
+    std::string object = entry->substr(start);
+    if (entry->compare(key.size() + 1, 16, checksum(object)) != 0) return std::nullopt;
+    return object;
+  }
+
   void optimize(llvm::Module& mod) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
@@ -125,7 +171,7 @@ class CpuDevice : public Device {
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(mod, mam);
   }
 
-  std::string name_ = "CPU", renderer_ = "llvm", triple_;
+  std::string name_ = "CPU", renderer_ = "llvm", triple_, cpu_, features_;
   int simd_bytes_ = 16, simd_registers_ = 16;
   Allocator allocator_;
   ThreadPool pool_{cpu_threads()};

@@ -1,0 +1,29 @@
+#pragma once
+// The on-disk cache shared by the compilers and BEAM: one file per entry, named by a stable hash
+// of its key, written whole or not at all.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tc::runtime {
+
+// Where the disk cache lives: TC_CACHE_DIR, else $XDG_CACHE_HOME/tinycore, else
+// ~/.cache/tinycore.
+std::string cache_dir();
+
+// FNV-1a: a hash that is the same in every build and run, for file names.
+uint64_t stable_hash(std::string_view s);
+
+// cache_dir()/<kind>/<hex hash of key><suffix>.
+std::string cache_path(std::string_view kind, std::string_view key, std::string_view suffix);
+
+// The file's bytes, or nullopt when it is missing or unreadable.
+std::optional<std::string> read_cache_file(const std::string& path);
+
+// Writes to a temporary file and renames it over `path`, so a crash mid-write never leaves a
+// damaged entry; a cache that cannot be written is silently skipped.
+void write_cache_file(const std::string& path, std::string_view bytes);
+
+}  // namespace tc::runtime
