@@ -110,9 +110,14 @@ class Lowerer {
         Index out = idx;
         const auto& a = n->arg_ints();
         UOpRef inside = true_();
+        bool clamp = divides(n->src[0]);
         for (size_t i = 0; i < in.size(); i++) {
           if (a[2 * i] == 0 && a[2 * i + 1] == 0) continue;
           out[i] = idx[i] - a[2 * i];
+          // Where the source's index is divided (a reshape of it), an index that may be
+          // negative keeps x // c and x % c from folding into their terms; it is only read
+          // inside, so it may as well be clamped to the source's range, which folds.
+          if (clamp) out[i] = clamp_index(out[i], in[i]);
           inside =
               logical_and(inside, logical_and(ge(idx[i], a[2 * i]), lt(idx[i], a[2 * i] + in[i])));
         }
@@ -148,7 +153,29 @@ class Lowerer {
     return UOp::make(n->op, n->dtype, std::move(src), n->arg);
   }
 
+  // Whether lowering `n` divides an index: a reshape into more than one dimension under it.
+  bool divides(const UOpRef& n) {
+    if (auto it = divides_.find(n.get()); it != divides_.end()) return it->second;
+    bool d = false;
+    if (n->op == Ops::RESHAPE) {
+      int dims = 0;
+      for (int64_t s : n->src[0]->shape()) dims += s != 1;
+      d = dims > 1;
+    }
+    for (size_t i = 0; i < n->src.size() && !d; i++) d = divides(n->src[i]);
+    keep_.push_back(n);
+    return divides_[n.get()] = d;
+  }
+
+  static UOpRef clamp_index(const UOpRef& x, int64_t size) {
+    if (x->vmin() >= 0 && x->vmax() < size) return x;
+    UOpRef low = alu(Ops::MAX, x, index_const(0));  // max(x, 0)
+    return index_const(0) -
+           alu(Ops::MAX, index_const(0) - low, index_const(1 - size));  // min(., size-1)
+  }
+
   int next_range_;
+  absl::flat_hash_map<const UOp*, bool> divides_;
   absl::flat_hash_map<std::vector<UOpRef>, UOpRef> memo_;
   absl::flat_hash_map<const UOp*, std::vector<UOpRef>> reduce_ranges_;
   std::vector<UOpRef> keep_;  // reduce nodes, kept alive while their address is a key
