@@ -374,4 +374,41 @@ TEST(Fusion, ComputedValueIsRealizedBeforeItIsBroadcast) {
   EXPECT_EQ(kernels_to_realize(once), 1);
 }
 
+// An activation that is both the next conv's padded input and a residual add's operand (a ResNet
+// block) is computed once: a kernel writes it unpadded, a copy pads it for the conv, and the add
+// reads the same buffer. Recomputed, the first conv would run again inside the second's kernel.
+TEST(Fusion, ResidualActivationIsComputedOnce) {
+  NDArray x = ref::random({1, 4, 6, 6}, 43), w1 = ref::random({4, 4, 3, 3}, 44),
+          w2 = ref::random({4, 4, 3, 3}, 45);
+  Tensor tw1 = ref::tensor(w1), tw2 = ref::tensor(w2);
+  GlobalCounters::reset();
+  ref::tensor(x).conv2d(tw1, {.padding = 1}).realize();
+  double conv = GlobalCounters::global_ops;
+  Tensor q = ref::tensor(x).conv2d(tw1, {.padding = 1}).relu();
+  Tensor y = q.conv2d(tw2, {.padding = 1}) + q;
+  GlobalCounters::reset();
+  EXPECT_EQ(kernels_to_realize(y), 3);  // conv + relu, the padded copy, conv + add
+  EXPECT_LT(GlobalCounters::global_ops, 2.2 * conv);
+  auto conv3x3 = [](const NDArray& in, const NDArray& w, auto f) {  // naive, padding 1
+    return ref::generate({1, 4, 6, 6}, [&](int64_t i) {
+      int64_t co = i / 36, oy = i / 6 % 6, ox = i % 6;
+      double acc = 0;
+      for (int64_t ci = 0; ci < 4; ci++)
+        for (int64_t ky = 0; ky < 3; ky++)
+          for (int64_t kx = 0; kx < 3; kx++) {
+            int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+            if (iy < 0 || iy >= 6 || ix < 0 || ix >= 6) continue;
+            acc += f(in.v[static_cast<size_t>((ci * 6 + iy) * 6 + ix)]) *
+                   w.v[static_cast<size_t>(((co * 4 + ci) * 3 + ky) * 3 + kx)];
+          }
+      return acc;
+    });
+  };
+  NDArray relu_q = conv3x3(x, w1, [](double v) { return v; });
+  for (double& v : relu_q.v) v = std::max(v, 0.0);
+  NDArray want = conv3x3(relu_q, w2, [](double v) { return v; });
+  for (size_t i = 0; i < want.v.size(); i++) want.v[i] += relu_q.v[i];
+  ref::expect_close(y, want, 1e-4, 1e-4, "conv(relu(conv(x))) + relu(conv(x))");
+}
+
 }  // namespace

@@ -66,8 +66,10 @@ class Scheduler {
       for (const UOp* u : r->toposort()) {
         if (++reaching_roots_[u] > 1) continue;  // its sources are counted already
         absl::flat_hash_set<const UOp*> srcs;
-        for (const UOpRef& s : u->src)
-          if (srcs.insert(s.get()).second) users_[s.get()]++;
+        // a custom gradient's other sources are for its gradient rule: never computed here
+        size_t read = u->op == Ops::CUSTOM_GRAD ? 1 : u->src.size();
+        for (size_t i = 0; i < read; i++)
+          if (srcs.insert(u->src[i].get()).second) users_[u->src[i].get()]++;
       }
     }
   }
@@ -76,8 +78,9 @@ class Scheduler {
   UOpRef realize(const UOpRef& n) {
     if (UOpRef r = fresh_realized(n)) return r;
     if (is_contiguous_buffer(n)) return n;
-    if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM_GRAD) {
-      // the source's kernel writes the (contiguous) result itself
+    if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM_GRAD || n->op == Ops::DETACH) {
+      // the source's kernel writes the (contiguous) result itself, and other readers of the
+      // source (conv's detached input beside a residual add) read that buffer too
       UOpRef view = realize(n->src[0]);
       mark_realized(n, view);
       return view;
@@ -88,6 +91,7 @@ class Scheduler {
     UOpRef view =
         n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
     mark_realized(n, view);
+    forget_fused();
     return view;
   }
 
@@ -144,9 +148,42 @@ class Scheduler {
       // judged on s fused as a kernel of its own would be (parts that get kernels of their own
       // anyway are buffers there)
       bool own = expands(*n) && computes(fuse(s, /*top=*/true));
-      src.push_back(own ? realize(s) : fuse(s, child_top));
+      src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
     }
     return n->replace(std::move(src));
+  }
+
+  // realize(s) for an expand's source s. When s is a view (a pad, reshape, permute, flip) of a
+  // value that others read too (an activation that is the next conv's padded input and a
+  // residual add's operand), or of a reduce (a conv's output), that value gets its own kernel
+  // first: every reader shares its buffer instead of recomputing it, and a conv computes its
+  // plain output rather than the padding around it. The padded copy is then a cheap kernel of
+  // its own, so the next conv reads plain memory rather than checking bounds per load.
+  UOpRef realize_under_views(const UOpRef& s) {
+    auto is_view = [](const UOpRef& v) {
+      return v->op == Ops::PAD || v->op == Ops::RESHAPE || v->op == Ops::PERMUTE ||
+             v->op == Ops::FLIP || v->op == Ops::DETACH;
+    };
+    bool padded = false;
+    for (UOpRef v = s; is_view(v);) {
+      padded = padded || v->op == Ops::PAD;
+      v = v->src[0];
+      int w = work(fuse(v, /*top=*/true));
+      if ((shared(v) && w >= 2) || (!is_view(v) && w >= kManyOps)) {
+        realize(v);
+        // the padded copy gets its kernel; other views stay views of v's buffer
+        return padded ? realize(s) : fuse(s, /*top=*/true);
+      }
+    }
+    return realize(s);
+  }
+
+  // Fused forms made before a realize may hold the realized value inlined (judging an expand's
+  // source fuses it): forgotten, so later readers of the value read its buffer instead of
+  // recomputing it. They stay alive: work_ is keyed by their addresses.
+  void forget_fused() {
+    for (auto& [key, fused] : memo_) keep_.push_back(std::move(fused));
+    memo_.clear();
   }
 
   bool shared(const UOpRef& n) const {
