@@ -81,11 +81,9 @@ Tensor MultiHeadAttention::forward(const Tensor& x, int64_t start_pos) {
     fail("MultiHeadAttention: positions %d .. %d do not fit the KV cache of %d", start_pos,
          start_pos + len - 1, o_.max_context);
   std::vector<Tensor> qkv = project(x, x, x);  // (B, T, heads, head_dim)
-  bool fits = cache_k_ && cache_k_->shape()[0] == batch && cache_k_->dtype() == qkv[1].dtype();
+  bool fits = cache_fits(batch, qkv[1].dtype());
   if (start_pos == 0 && !fits) {
-    Shape shape = {batch, o_.max_context, heads_, embed_dim_ / heads_};
-    cache_k_ = Tensor::zeros(shape, qkv[1].dtype()).contiguous().realize();
-    cache_v_ = Tensor::zeros(shape, qkv[1].dtype()).contiguous().realize();
+    allocate_cache(batch, qkv[1].dtype());
   } else if (!fits) {
     fail("MultiHeadAttention: start_pos %d continues no cached sequence of batch %d: start at 0",
          start_pos, batch);
@@ -108,6 +106,44 @@ Tensor MultiHeadAttention::forward(const Tensor& x, int64_t start_pos) {
       past(*cache_k_), past(*cache_v_), mask,
       {.dropout_p = o_.dropout, .is_causal = false, .enable_gqa = false});
   return merge_heads(out);
+}
+
+Tensor MultiHeadAttention::decode(const Tensor& x, const Tensor& positions) {
+  if (o_.max_context <= 0) fail("MultiHeadAttention: decode needs a KV cache (max_context > 0)");
+  if (x.ndim() != 3 || x.shape()[1] != 1 || x.shape()[2] != embed_dim_)
+    fail("MultiHeadAttention: decode takes one token per row (batch, 1, %d), got %s", embed_dim_,
+         fmt_shape(x.shape()));
+  int64_t batch = x.shape()[0], context = o_.max_context;
+  if (positions.shape() != Shape{batch} || !dtypes::is_int(positions.dtype()))
+    fail("MultiHeadAttention: decode positions must be (%d,) integers, got %s %s", batch,
+         fmt_shape(positions.shape()), positions.dtype().name());
+  std::vector<Tensor> qkv = project(x, x, x);  // (B, 1, heads, head_dim)
+  if (!cache_fits(batch, qkv[1].dtype())) allocate_cache(batch, qkv[1].dtype());
+  Tensor slot = Tensor::arange(0, static_cast<double>(context), 1, dtypes::int32);
+  Tensor pos = positions.cast(dtypes::int32).reshape({batch, 1, 1, 1});
+  // Row b's key and value land in slot pos[b] (a masked write over the cache: the positions are
+  // read when the kernel runs, so one TinyJit capture serves them all).
+  Tensor here = slot.reshape({1, context, 1, 1}).eq(pos);
+  cache_k_->assign(here.where(qkv[1], *cache_k_));
+  cache_v_->assign(here.where(qkv[2], *cache_v_));
+  realize_all({*cache_k_, *cache_v_});
+  cached_ = context;                                       // every slot may hold a value now
+  Tensor seen = slot.reshape({1, 1, 1, context}).le(pos);  // row b sees slots 0 .. pos[b]
+  Tensor out = qkv[0].transpose(1, 2).scaled_dot_product_attention(
+      cache_k_->transpose(1, 2), cache_v_->transpose(1, 2), seen,
+      {.dropout_p = 0.0, .is_causal = false, .enable_gqa = false});
+  return merge_heads(out);
+}
+
+bool MultiHeadAttention::cache_fits(int64_t batch, DType dtype) const {
+  return cache_k_ && cache_k_->shape()[0] == batch && cache_k_->dtype() == dtype;
+}
+
+void MultiHeadAttention::allocate_cache(int64_t batch, DType dtype) {
+  Shape shape = {batch, o_.max_context, heads_, embed_dim_ / heads_};
+  cache_k_ = Tensor::zeros(shape, dtype).contiguous().realize();
+  cache_v_ = Tensor::zeros(shape, dtype).contiguous().realize();
+  cached_ = 0;
 }
 
 TransformerBlock::TransformerBlock(int64_t dim, int64_t heads, int64_t max_context)
@@ -133,6 +169,11 @@ Tensor TransformerBlock::forward(const Tensor& x, int64_t start_pos) {
   Tensor y = x + attn.forward(ln1(x), start_pos);
   // Realized: the next block's cache write would compute it, and its output compute it again.
   return (y + mlp(ln2(y))).realize();
+}
+
+Tensor TransformerBlock::decode(const Tensor& x, const Tensor& positions) {
+  Tensor y = x + attn.decode(ln1(x), positions);
+  return (y + mlp(ln2(y))).realize();  // as forward(x, start_pos)
 }
 
 namespace {
@@ -177,6 +218,17 @@ Tensor GPT::forward(const Tensor& tokens) { return lm_head(ln_f(blocks(embed(tok
 Tensor GPT::forward(const Tensor& tokens, int64_t start_pos) {
   Tensor x = embed(tokens, start_pos);
   for (TransformerBlock* b : block_list_) x = b->forward(x, start_pos);
+  return lm_head(ln_f(x));
+}
+
+Tensor GPT::decode(const Tensor& tokens, const Tensor& positions) {
+  if (tokens.ndim() != 2 || tokens.shape()[1] != 1)
+    fail("GPT: decode takes one token per row (batch, 1), got %s", fmt_shape(tokens.shape()));
+  int64_t batch = tokens.shape()[0];
+  if (positions.shape() != Shape{batch})
+    fail("GPT: decode positions must be (%d,), got %s", batch, fmt_shape(positions.shape()));
+  Tensor x = wte(tokens) + wpe(positions.reshape({batch, 1}));
+  for (TransformerBlock* b : block_list_) x = b->decode(x, positions);
   return lm_head(ln_f(x));
 }
 

@@ -39,6 +39,12 @@ class MultiHeadAttention : public Module {
   // (allocating the cache (B, max_context, heads, head_dim) for this batch size); later calls
   // continue it, or go back to an earlier position and overwrite from there.
   Tensor forward(const Tensor& x, int64_t start_pos);
+  // Batched decoding: one token per row, x (B, 1, E), row b at its own position positions[b]
+  // ((B,) integers in [0, max_context), not checked: they are read on the device). Row b's key
+  // and value are written into slot positions[b] of the cache (allocated for this batch size when
+  // missing) and its query attends to slots 0 .. positions[b]. The positions are an input the
+  // kernels read, so one TinyJit capture of a decode step serves every position.
+  Tensor decode(const Tensor& x, const Tensor& positions);
 
   Tensor in_proj_weight;
   std::optional<Tensor> in_proj_bias;
@@ -48,6 +54,8 @@ class MultiHeadAttention : public Module {
   // (B, T, E) query, key and value -> their projections, each (B, heads, T, head_dim)
   std::vector<Tensor> project(const Tensor& query, const Tensor& key, const Tensor& value) const;
   Tensor merge_heads(const Tensor& t);  // (B, heads, T, head_dim) -> out_proj of (B, T, E)
+  bool cache_fits(int64_t batch, DType dtype) const;
+  void allocate_cache(int64_t batch, DType dtype);
   int64_t embed_dim_, heads_;
   MultiHeadAttentionOpts o_;
   std::optional<Tensor> cache_k_, cache_v_;  // (B, max_context, heads, head_dim)
@@ -63,6 +71,7 @@ class TransformerBlock : public Module {
   Tensor forward(const Tensor& x) override;  // the whole sequence, causal
   // Through the KV cache (for inference); the result is realized, as the cache writes are.
   Tensor forward(const Tensor& x, int64_t start_pos);
+  Tensor decode(const Tensor& x, const Tensor& positions);  // see MultiHeadAttention::decode
   LayerNorm ln1;
   MultiHeadAttention attn;
   LayerNorm ln2;
@@ -84,6 +93,10 @@ class GPT : public Module {
   // (see MultiHeadAttention::forward(x, start_pos)): feeding a sequence in pieces gives the
   // logits of one full forward.
   Tensor forward(const Tensor& tokens, int64_t start_pos);
+  // One token per row, tokens (B, 1), each row at its own position (positions (B,) integers):
+  // logits (B, 1, vocab) (see MultiHeadAttention::decode). Rows are independent sequences, so a
+  // server decodes many requests together, each joining and leaving at any step.
+  Tensor decode(const Tensor& tokens, const Tensor& positions);
   const GPTConfig& config() const { return c_; }
 
   Embedding wte, wpe;

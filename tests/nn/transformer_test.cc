@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "tests/nn/module_check.h"
+#include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
 
 namespace {
@@ -103,6 +104,46 @@ TEST(Transformer, KVCacheGenerationEqualsFullForward) {
   Tensor pieces = generate(gpt, tokens, {3, 1, 1, 1, 2});
   tcfix::expect_matches(pieces, c["out"], 1e-4, 1e-4);
   expect_near(pieces, full);
+}
+
+// Batched decoding: row 1 starts two steps after row 0 (each at its own position), through one
+// TinyJit capture; every row's logits are PyTorch's at its position.
+TEST(Transformer, DecodeRowsAtTheirOwnPositionsThroughOneCapture) {
+  const tcfix::Case& c = tcfix::fixture("transformer", "gpt");
+  tc::nn::GPT gpt(kTiny);
+  tcfix::load_torch_state(c, gpt);
+  std::vector<int32_t> tokens = c["x"].tensor(tc::dtypes::int32).data<int32_t>();  // (2, 8)
+  std::vector<float> want = c["out"].tensor().data<float>();                       // (2, 8, 16)
+  tc::TinyJit step([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{gpt.decode(in[0], in[1]).realize()};
+  });
+  const int64_t lag = 2, T = 8, V = 16;
+  for (int64_t t = 0; t < T + lag; t++) {
+    int32_t pos[2] = {static_cast<int32_t>(std::min(t, T - 1)),  // row 0 idles at its last slot
+                      static_cast<int32_t>(std::max<int64_t>(t - lag, 0))};
+    std::vector<int32_t> tok = {tokens[pos[0]], tokens[T + pos[1]]};
+    std::vector<float> got = step({Tensor::from_vector<int32_t>(tok, tc::Shape{2, 1}),
+                                   Tensor::from_vector<int32_t>({pos[0], pos[1]}, tc::Shape{2})})[0]
+                                 .data<float>();
+    for (int64_t b = 0; b < 2; b++) {
+      if ((b == 0 && t >= T) || (b == 1 && t < lag)) continue;  // a row not decoding yet/any more
+      for (int64_t v = 0; v < V; v++)
+        ASSERT_NEAR(got[b * V + v], want[(b * T + pos[b]) * V + v], 1e-4)
+            << "row " << b << " position " << pos[b] << " token " << v;
+    }
+  }
+  EXPECT_EQ(step.calls(), T + lag);
+  EXPECT_TRUE(step.captured());
+  EXPECT_THAT(
+      [&] {
+        gpt.decode(Tensor::zeros({2, 2}, tc::dtypes::int32), Tensor::zeros({2}));
+      },
+      ThrowsMessage<tc::Error>(HasSubstr("decode takes one token per row (batch, 1)")));
+  EXPECT_THAT(
+      [&] {
+        gpt.decode(Tensor::zeros({2, 1}, tc::dtypes::int32), Tensor::zeros({3}, tc::dtypes::int32));
+      },
+      ThrowsMessage<tc::Error>(HasSubstr("decode positions must be (2,)")));
 }
 
 // The cache at one attention layer: rewriting from an earlier position, and a new sequence of
