@@ -27,5 +27,11 @@ MnistSplit load_mnist(const std::string& dir, bool train);
 
 // Where Debian's dataset-fashion-mnist package puts the files.
 inline const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+// Its classes, by label.
+inline const char* const kFashionMnistClasses[10] = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+// The side of its square images.
+inline constexpr int64_t kMnistSide = 28;
 
 }  // namespace tc::datasets

@@ -1,13 +1,34 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a bounded time.
-# Usage: tools/fuzz.sh [seconds per target, default 60]
+# Usage: tools/fuzz.sh [seconds per target, default 30]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs="${1:-60}"
+secs="${1:-30}"
 out=out/fuzz
+flags=(-std=c++20 -O1 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+
+# run TARGET CORPUS MAX_LEN: runs out/fuzz/TARGET on out/fuzz/corpus/CORPUS for $secs seconds.
+run() {
+  "$out/$1" -max_total_time="$secs" -max_len="$3" -timeout=10 -print_final_stats=1 \
+    "$out/corpus/$2" 2>&1 | tail -n 12
+}
+
 mkdir -p "$out/corpus/safetensors"
 cp tests/fixtures/torch_state.safetensors "$out/corpus/safetensors/" 2>/dev/null || true
-clang++ -std=c++20 -O1 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  nn/safetensors.cc tests/fuzz/safetensors_fuzz.cc -o "$out/safetensors_fuzz"
-"$out/safetensors_fuzz" -max_total_time="$secs" -max_len=4096 -timeout=10 \
-  -print_final_stats=1 "$out/corpus/safetensors" 2>&1 | tail -n 12
+clang++ "${flags[@]}" nn/safetensors.cc tests/fuzz/safetensors_fuzz.cc -o "$out/safetensors_fuzz"
+run safetensors_fuzz safetensors 4096
+
+# infer serve's request bodies; the first byte picks the parser: 0 classify JSON, 1 classify raw
+# bytes, 2 completion JSON, 3 base64 (see the target).
+seeds="$out/corpus/infer_request"
+mkdir -p "$seeds"
+printf '\0{"image": "iVBORw0KGgo=", "topk": 3}' >"$seeds/classify_json"
+printf '\0{"image": "data:image/png;base64,Zm9vYmE=", "topk": null, "model": "m"}' >"$seeds/classify_data_url"
+printf '\5\x89PNG\r\n\x1a\n' >"$seeds/classify_raw"
+printf '\2{"prompt": "the quick", "max_tokens": 8, "temperature": 0.7, "top_k": 40, "top_p": 0.9, "seed": 7, "stream": true}' >"$seeds/completion"
+printf '\2{"prompt": "a", "n": 1, "stop": [], "logit_bias": {}, "echo": false}' >"$seeds/completion_neutral"
+printf '\3Zm9vYmFy\r\nZm8=' >"$seeds/base64"
+# requests.cc's errors are formatted by absl (tinycore/error.h).
+clang++ "${flags[@]}" apps/infer/requests.cc tests/fuzz/infer_request_fuzz.cc \
+  $(pkg-config --libs absl_str_format) -o "$out/infer_request_fuzz"
+run infer_request_fuzz infer_request 2048

@@ -2,7 +2,7 @@
 // memory bandwidth, Eigen and OpenBLAS) in one run. Prints a table; --json writes one object a
 // case, --plot a PNG bar chart of the ratios.
 //
-//   bench [--suite gemm,conv,elementwise,reduce,softmax,jit,loader] [--small] [--json FILE]
+//   bench [--suite gemm,conv,elementwise,reduce,softmax,jit,loader,infer] [--small] [--json FILE]
 //         [--plot FILE]
 #include <unistd.h>
 
@@ -14,7 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,9 @@
 #include "datasets/loader.h"
 #include "nn/models.h"
 #include "nn/optim.h"
+#include "nn/resnet.h"
+#include "nn/state.h"
+#include "nn/transformer.h"
 #include "tinycore/engine/jit.h"
 #include "tinycore/engine/realize.h"
 #include "tinycore/runtime/device.h"
@@ -158,6 +163,120 @@ Result mnist_step_suite(int64_t batch, int steps) {
   return r;
 }
 
+// The PyTorch anchor of the infer suite: apps/bench/torch_infer.py (beside this program's source)
+// run by /usr/bin/python3 with `args`; nullopt (and why, on stderr) where PyTorch is missing.
+std::optional<nlohmann::json> run_torch_infer(const std::string& args) {
+  namespace fs = std::filesystem;
+  fs::path script =
+      fs::read_symlink("/proc/self/exe").parent_path() / "../../apps/bench/torch_infer.py";
+  if (!fs::exists(script) || !fs::exists("/usr/bin/python3")) {
+    std::fprintf(stderr, "bench: no PyTorch anchor (%s or /usr/bin/python3 missing)\n",
+                 script.c_str());
+    return std::nullopt;
+  }
+  std::string cmd = "/usr/bin/python3 " + script.string() + " " + args + " 2>/dev/null";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    if (pclose(p) != 0) out.clear();
+  }
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    std::fprintf(stderr,
+                 "bench: no PyTorch anchor (torch_infer.py failed: is python3-torch "
+                 "installed?)\n");
+    return std::nullopt;
+  }
+  return j;
+}
+
+// Inference at batch 1, issue 8's targets: GPT decoding (configs/gpt.yaml's model) token by
+// token through GPT::decode in one TinyJit, and ResNet-18 at 224x224 under a TinyJit, each beside
+// PyTorch running the same weights (saved here, loaded there), whose outputs must agree.
+std::vector<Result> infer_suite(bool small) {
+  std::vector<Result> results;
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("tc_bench_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  tc::Tensor::manual_seed(0);
+
+  tc::nn::GPTConfig g =
+      small ? tc::nn::GPTConfig{256, 32, 1, 64, 2} : tc::nn::GPTConfig{256, 128, 4, 256, 4};
+  tc::nn::GPT gpt(g);
+  tc::nn::safe_save(gpt.state_dict(), dir + "/gpt.safetensors");
+  tc::TinyJit decode([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{gpt.decode(in[0], in[1]).realize()};
+  });
+  std::vector<int> made;
+  int32_t token = 0;
+  double t0 = now(), first = 0;
+  for (int32_t pos = 0; pos < g.context; pos++) {
+    if (pos == 2) t0 = now();  // after the run and the capture
+    std::vector<float> logits = decode({Tensor::from_vector<int32_t>({token}, tc::Shape{1, 1}),
+                                        Tensor::from_vector<int32_t>({pos}, tc::Shape{1})})[0]
+                                    .data<float>();
+    if (pos == 0) first = now() - t0;
+    token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    made.push_back(token);
+  }
+  Result r{"infer",
+           absl::StrFormat("gpt decode b1 (%d layers, d%d, ctx %d)", g.layers, g.width, g.context),
+           false};
+  r.time_ms = (now() - t0) / static_cast<double>(g.context - 2) * 1e3;
+  r.fields["tokens_per_s"] = 1e3 / r.time_ms;
+  r.fields["first_token_s"] = first;
+  r.fields["kernels_per_token"] = static_cast<double>(decode.kernel_count());
+  if (auto t = run_torch_infer(
+          absl::StrFormat("--gpt %s/gpt.safetensors --gpt-shape %d,%d,%d,%d,%d --tokens %d", dir,
+                          g.vocab, g.context, g.layers, g.width, g.heads, g.context))) {
+    r.ratios["ratio_vs_pytorch"] =
+        r.fields["tokens_per_s"] / (*t)["gpt_tokens_per_s"].get<double>();
+    r.fields["same_tokens_as_pytorch"] = (*t)["gpt_tokens"].get<std::vector<int>>() == made;
+  }
+  print(r);
+  results.push_back(r);
+
+  if (!small) {  // ResNet-18's compile is more than the smoke test should pay
+    tc::nn::ResNet resnet({.depth = 18, .cifar = false, .in_channels = 3, .classes = 1000});
+    tc::nn::safe_save(resnet.state_dict(), dir + "/resnet18.safetensors");
+    const int64_t side = 224;
+    std::vector<float> pixels(3 * side * side);
+    for (size_t i = 0; i < pixels.size(); i++)  // torch.linspace(-1, 1, n)
+      pixels[i] = static_cast<float>(-1.0 + 2.0 * static_cast<double>(i) / (pixels.size() - 1));
+    Tensor x = Tensor::from_vector<float>(pixels, tc::Shape{1, 3, side, side}).realize();
+    tc::TinyJit forward([&](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{resnet(in[0]).realize()};
+    });
+    std::vector<double> times;
+    std::vector<float> logits;
+    const int reps = 10;
+    for (int i = 0; i < reps + 2; i++) {
+      double s = now();
+      logits = forward({x})[0].data<float>();
+      times.push_back(now() - s);
+    }
+    std::sort(times.begin() + 2, times.end());
+    Result c{"infer", "resnet18 b1 224x224", true};
+    c.time_ms = times[2 + reps / 2] * 1e3;
+    c.rate = 2 * 1.814e9 / c.time_ms / 1e6;  // ResNet-18 at 224: 1.814 GMACs
+    c.fields["first_run_s"] = times[0];
+    if (auto t = run_torch_infer(absl::StrFormat(
+            "--resnet %s/resnet18.safetensors --side %d --reps %d", dir, side, reps))) {
+      c.ratios["ratio_vs_pytorch"] = (*t)["resnet_ms"].get<double>() / c.time_ms;
+      std::vector<double> want = (*t)["resnet_logits"].get<std::vector<double>>();
+      double err = 0;
+      for (size_t i = 0; i < want.size(); i++) err = std::max(err, std::abs(want[i] - logits[i]));
+      c.fields["max_abs_diff_vs_pytorch"] = err;
+    }
+    print(c);
+    results.push_back(c);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return results;
+}
+
 // Images per second out of the DataLoader (loader construction included): Fashion-MNIST bytes to
 // floats in batches of 512, assembled inline and by workers, and a folder of 32x32 PNGs decoded
 // and augmented by OpenCV (pad 4 and crop, flip, normalize) as CIFAR training does.
@@ -250,7 +369,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<std::string> suites = {"gemm",    "conv", "elementwise", "reduce",
-                                     "softmax", "jit",  "loader"};
+                                     "softmax", "jit",  "loader",      "infer"};
   std::string json, plot_file;
   bool small = false;
   for (int i = 1; i < argc; i++) {
@@ -266,7 +385,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "bench: unknown argument '%s'\nusage: bench [--suite "
-                   "gemm,conv,elementwise,reduce,softmax,jit,loader] [--small] [--json FILE] "
+                   "gemm,conv,elementwise,reduce,softmax,jit,loader,infer] [--small] [--json FILE] "
                    "[--plot FILE]\n",
                    argv[i]);
       return 2;
@@ -380,6 +499,8 @@ int main(int argc, char** argv) {
 
     if (want("loader"))
       for (const Result& r : loader_suite(small)) results.push_back(r);
+    if (want("infer"))
+      for (const Result& r : infer_suite(small)) results.push_back(r);
 
     if (!json.empty()) {
       std::ofstream f(json);

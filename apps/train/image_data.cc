@@ -9,7 +9,7 @@
 namespace tc::train {
 namespace {
 
-constexpr int64_t kSide = 28, kPixels = kSide * kSide;
+constexpr int64_t kSide = datasets::kMnistSide, kPixels = kSide * kSide;
 
 class FashionMnist : public DataSource {
  public:

@@ -1,0 +1,93 @@
+#include "apps/infer/classifier.h"
+
+#include <stb/stb_image.h>
+#include <stb/stb_image_resize.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "datasets/idx.h"
+#include "tinycore/error.h"
+
+namespace tc::infer {
+
+Classifier::Classifier(const std::string& run_dir, int64_t max_batch)
+    : run_(load_run(run_dir)), max_batch_(max_batch) {
+  const config::Config& c = run_.config;
+  if (c.model.name == "gpt")
+    fail("run '%s' is a gpt model, not an image classifier: use --text", run_dir);
+  if (max_batch < 1) fail("Classifier: max_batch must be at least 1, got %d", max_batch);
+  // Every image data set train reads is Fashion-MNIST's: 28x28, one channel.
+  channels_ = c.model.in_channels;
+  side_ = datasets::kMnistSide;
+  for (int64_t i = 0; i < c.model.classes; i++)
+    labels_.push_back(c.data.name == "fashion_mnist" && i < 10 ? datasets::kFashionMnistClasses[i]
+                                                               : std::to_string(i));
+  step_ = std::make_unique<TinyJit>([this](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(*run_.model)(in[0]).softmax(-1).realize()};
+  });
+}
+
+Classifier::~Classifier() = default;
+
+std::vector<float> Classifier::preprocess(std::string_view bytes, const ImageLimits& limits) const {
+  if (bytes.empty()) fail("image: the body is empty");
+  if (static_cast<int64_t>(bytes.size()) > limits.max_bytes)
+    fail("image: %d bytes is more than the limit of %d", bytes.size(), limits.max_bytes);
+  auto data = reinterpret_cast<const stbi_uc*>(bytes.data());
+  int len = static_cast<int>(bytes.size()), w = 0, h = 0, comp = 0;
+  if (!stbi_info_from_memory(data, len, &w, &h, &comp))
+    fail("image: not a decodable image (PNG, JPEG, BMP, GIF, TGA, PNM, PSD, HDR): %s",
+         stbi_failure_reason());
+  if (w > limits.max_side || h > limits.max_side)
+    fail("image: %dx%d is larger than the limit of %dx%d", w, h, limits.max_side, limits.max_side);
+  int channels = static_cast<int>(channels_);
+  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
+      stbi_load_from_memory(data, len, &w, &h, &comp, channels), stbi_image_free);
+  if (!pixels) fail("image: decoding failed: %s", stbi_failure_reason());
+  int side = static_cast<int>(side_);
+  std::vector<stbi_uc> resized(static_cast<size_t>(side * side * channels));
+  if (w == side && h == side)
+    std::copy_n(pixels.get(), resized.size(), resized.begin());
+  else if (!stbir_resize_uint8(pixels.get(), w, h, 0, resized.data(), side, side, 0, channels))
+    fail("image: resizing %dx%d to %dx%d failed", w, h, side, side);
+  // stb gives rows of interleaved channels (HWC); the model takes planes (CHW).
+  const config::DataConfig& d = run_.config.data;
+  std::vector<float> out(resized.size());
+  for (int c = 0; c < channels; c++)
+    for (int p = 0; p < side * side; p++) {
+      float v = resized[static_cast<size_t>(p * channels + c)];
+      out[static_cast<size_t>(c * side * side + p)] =
+          d.normalize ? static_cast<float>((v / 255.0 - d.mean) / d.std) : v;
+    }
+  return out;
+}
+
+std::vector<std::vector<ClassScore>> Classifier::classify(
+    const std::vector<std::vector<float>>& images, int64_t topk) {
+  int64_t n = static_cast<int64_t>(images.size()), pixels = channels_ * side_ * side_;
+  if (n < 1 || n > max_batch_) fail("classify: %d images, expected 1 .. %d", n, max_batch_);
+  if (topk < 1 || topk > classes())
+    fail("topk: expected an integer in 1..%d, got %d", classes(), topk);
+  std::vector<float> batch(static_cast<size_t>(max_batch_ * pixels), 0.0f);  // padded
+  for (int64_t i = 0; i < n; i++) {
+    if (static_cast<int64_t>(images[i].size()) != pixels)
+      fail("classify: image %d has %d values, the model takes %d", i, images[i].size(), pixels);
+    std::copy(images[i].begin(), images[i].end(), batch.begin() + i * pixels);
+  }
+  Tensor x = Tensor::from_vector<float>(batch, Shape{max_batch_, channels_, side_, side_});
+  std::vector<float> probs = (*step_)({x})[0].data<float>();
+  std::vector<std::vector<ClassScore>> out;
+  for (int64_t i = 0; i < n; i++) {
+    const float* p = &probs[static_cast<size_t>(i * classes())];
+    std::vector<int64_t> order(static_cast<size_t>(classes()));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+    std::vector<ClassScore>& scores = out.emplace_back();
+    for (int64_t k = 0; k < topk; k++)
+      scores.push_back({order[k], labels_[order[k]], static_cast<double>(p[order[k]])});
+  }
+  return out;
+}
+
+}  // namespace tc::infer

@@ -1,0 +1,72 @@
+// The bodies of infer serve's requests, parsed and checked into plain structs before anything
+// touches the model (no model, no HTTP library here, so the fuzz target links this file alone).
+// Every refusal is a RequestError carrying the HTTP status and a message that names the field and
+// what was wrong: "max_tokens: expected an integer in 1..256, got -3".
+//
+// Unknown fields are ignored, as OpenAI's API ignores them (clients send "model", "user" ...),
+// except OpenAI options that would change the answer and that we do not implement (n, best_of,
+// echo, logprobs, stop, suffix, presence_penalty, frequency_penalty, logit_bias): those are
+// accepted only at their neutral values, so a client never gets silently different output.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tinycore/error.h"
+
+namespace tc::infer {
+
+// A request the server refuses: 400 (malformed or invalid), 404, 405, 413 (too large), 415,
+// 422 (well formed but unusable, e.g. an undecodable image), 503 (queue full), 504 (timeout).
+class RequestError : public Error {
+ public:
+  RequestError(int status, const std::string& message) : Error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+// OpenAI's error "type" for a status: "invalid_request_error" for 4xx, "server_overloaded"
+// (503), "timeout" (504), "server_error" for the rest.
+std::string error_type(int status);
+// {"error": {"message": ..., "type": ...}}; bytes that are not UTF-8 become U+FFFD.
+std::string error_body(int status, std::string_view message);
+
+// Standard base64 (RFC 4648 alphabet, '=' padding required to a multiple of 4 characters).
+// Throws tc::Error naming the offset of a bad character or bad padding. ASCII whitespace (line
+// breaks of MIME-wrapped text) is skipped.
+std::string base64_decode(std::string_view text);
+
+struct ClassifyRequest {
+  std::string image;  // encoded image bytes (PNG, JPEG, ...), not yet decoded
+  int64_t topk = 0;
+};
+
+struct ClassifyLimits {
+  int64_t classes = 10;                // topk: 1..classes
+  int64_t max_image_bytes = 16 << 20;  // encoded size; more: 413
+};
+
+// A /v1/classify body: JSON {"image": "<base64>", "topk": K} when content_type is
+// application/json, otherwise the raw image bytes, with topk from the query (`topk_query`, empty
+// when absent). topk defaults to min(5, classes).
+ClassifyRequest parse_classify(std::string_view body, std::string_view content_type,
+                               std::string_view topk_query, const ClassifyLimits& limits);
+
+struct CompletionRequest {
+  std::string prompt;            // non-empty
+  int64_t max_tokens = 16;       // OpenAI's default; 1..max_tokens limit
+  double temperature = 1.0;      // >= 0; 0: greedy
+  int64_t top_k = 0;             // >= 0; 0: all tokens
+  double top_p = 1.0;            // (0, 1]
+  std::optional<uint64_t> seed;  // absent: the server picks one
+  bool stream = false;
+};
+
+// A /v1/completions body (JSON object). max_tokens_limit bounds max_tokens.
+CompletionRequest parse_completion(std::string_view body, int64_t max_tokens_limit);
+
+}  // namespace tc::infer

@@ -1,0 +1,56 @@
+// infer serve: the HTTP front of a run (cpp-httplib, JSON with nlohmann-json).
+//   POST /v1/classify      image bytes (any non-JSON content type) or {"image": "<base64>",
+//                          "topk": K} -> {"predictions": [{"index", "label", "prob"}, ...]}
+//   POST /v1/completions   OpenAI-completions-shaped {"prompt", "max_tokens", "temperature",
+//                          "top_k", "top_p", "seed", "stream"}; stream: true answers with
+//                          server-sent events, one per token, then "data: [DONE]"
+//   GET  /healthz          {"status": "ok", "model": ...}
+//   GET  /metrics          Prometheus text: requests by endpoint and status, latency
+//                          percentiles, generated tokens and tokens/s, queue depth, batch sizes
+// One model thread owns the model: HTTP threads parse and validate a request, then queue it;
+// the model thread takes up to max_batch queued images (waiting at most batch_wait_ms for more)
+// or keeps up to max_batch sequences decoding together (apps/infer/generator.h). A full queue
+// answers 503; bad input 4xx with {"error": {"message", "type"}} (apps/infer/requests.h says
+// which status for what). A streamed completion sends a token's bytes once they end a whole UTF-8
+// character, and ends with an error event (then [DONE]) if the timeout cuts it. A client that goes
+// away frees its sequence's slot; a request that times out while queued never runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "apps/infer/classifier.h"
+
+namespace tc::infer {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;           // 0: an ephemeral port (Server::port() tells which)
+  int64_t max_batch = 8;     // images per model step / sequences decoding together
+  double batch_wait_ms = 2;  // how long a lone image waits for company
+  int64_t queue_limit = 64;  // requests waiting for the model thread (each holds an HTTP thread
+                             // while it waits, so at most `threads` wait); more: 503
+  int64_t max_body_bytes = 8 << 20;  // larger bodies: 413
+  ImageLimits image;                 // larger images: 413
+  int64_t max_tokens = 256;          // a completion asking for more: 400
+  double request_timeout_s = 30;     // waiting + running; longer: 504 (socket reads/writes too)
+  int threads = 16;                  // HTTP worker threads
+};
+
+class Server {
+ public:
+  // Loads the run (a classifier or a GPT, from its config) and binds host:port; throws tc::Error
+  // when the run cannot be loaded or the address cannot be bound.
+  Server(const std::string& run_dir, const ServerOptions& options);
+  ~Server();  // stops
+  int port() const;
+  void run();  // serves until stop() (from any thread or a signal handler's thread)
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tc::infer

@@ -1,0 +1,78 @@
+// libFuzzer target for infer serve's request parsing (apps/infer/requests.h): any body gives a
+// request whose fields are in range or a RequestError with a 4xx status, never a crash, a hang
+// or another exception (ASan and UBSan watch); base64 that decodes re-encodes to the same text;
+// an error body is JSON whatever bytes its message holds. The first byte picks the parser.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "apps/infer/requests.h"
+
+namespace {
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+std::string encode(const std::string& bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t n = 0;
+    size_t k = std::min<size_t>(3, bytes.size() - i);
+    for (size_t j = 0; j < 3; j++)
+      n = n << 8 | (j < k ? static_cast<unsigned char>(bytes[i + j]) : 0u);
+    for (size_t j = 0; j < 4; j++) out += j <= k ? kAlphabet[(n >> (18 - 6 * j)) & 63] : '=';
+  }
+  return out;
+}
+
+void fuzz(uint8_t mode, std::string_view body) {
+  using namespace tc::infer;
+  switch (mode % 4) {
+    case 0:
+    case 1: {
+      const ClassifyLimits limits{.classes = 10, .max_image_bytes = 1000};
+      ClassifyRequest r = parse_classify(body, mode % 4 ? "image/png" : "application/json",
+                                         mode & 4 ? body.substr(0, 4) : "", limits);
+      check(!r.image.empty() && static_cast<int64_t>(r.image.size()) <= limits.max_image_bytes);
+      check(r.topk >= 1 && r.topk <= limits.classes);
+      break;
+    }
+    case 2: {
+      CompletionRequest r = parse_completion(body, 64);
+      check(!r.prompt.empty() && r.max_tokens >= 1 && r.max_tokens <= 64);
+      check(std::isfinite(r.temperature) && r.temperature >= 0 && r.top_k >= 0);
+      check(r.top_p > 0 && r.top_p <= 1);
+      break;
+    }
+    case 3: {
+      std::string bytes = base64_decode(body);
+      std::string text;
+      for (char c : body)
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') text += c;
+      check(encode(bytes) == text);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
+  try {
+    fuzz(data[0], body);
+  } catch (const tc::infer::RequestError& e) {
+    check(e.status() >= 400 && e.status() < 500);
+    nlohmann::json j = nlohmann::json::parse(tc::infer::error_body(e.status(), e.what()));
+    check(j["error"]["message"].is_string());
+  } catch (const tc::Error&) {
+    check(data[0] % 4 == 3);  // only base64_decode throws a plain tc::Error
+  }
+  return 0;
+}
