@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "absl/strings/str_format.h"
 #include "datasets/idx.h"
 #include "tinycore/error.h"
 
@@ -33,14 +34,16 @@ Classifier::~Classifier() = default;
 std::vector<float> Classifier::preprocess(std::string_view bytes, const ImageLimits& limits) const {
   if (bytes.empty()) fail("image: the body is empty");
   if (static_cast<int64_t>(bytes.size()) > limits.max_bytes)
-    fail("image: %d bytes is more than the limit of %d", bytes.size(), limits.max_bytes);
+    throw ImageTooLarge(absl::StrFormat("image: %d bytes is more than the limit of %d",
+                                        bytes.size(), limits.max_bytes));
   auto data = reinterpret_cast<const stbi_uc*>(bytes.data());
   int len = static_cast<int>(bytes.size()), w = 0, h = 0, comp = 0;
   if (!stbi_info_from_memory(data, len, &w, &h, &comp))
     fail("image: not a decodable image (PNG, JPEG, BMP, GIF, TGA, PNM, PSD, HDR): %s",
          stbi_failure_reason());
   if (w > limits.max_side || h > limits.max_side)
-    fail("image: %dx%d is larger than the limit of %dx%d", w, h, limits.max_side, limits.max_side);
+    throw ImageTooLarge(absl::StrFormat("image: %dx%d is larger than the limit of %dx%d", w, h,
+                                        limits.max_side, limits.max_side));
   int channels = static_cast<int>(channels_);
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_memory(data, len, &w, &h, &comp, channels), stbi_image_free);

@@ -12,6 +12,7 @@
 
 #include "apps/infer/run_files.h"
 #include "tinycore/engine/jit.h"
+#include "tinycore/error.h"
 
 namespace tc::infer {
 
@@ -19,6 +20,13 @@ struct ClassScore {
   int64_t index = 0;
   std::string label;  // the data set's class name ("Ankle boot"), or the index as text
   double prob = 0;
+};
+
+// What preprocess throws for an image over the limits (other bad bytes: a plain tc::Error), so a
+// server can answer 413 rather than 422.
+class ImageTooLarge : public Error {
+ public:
+  using Error::Error;
 };
 
 struct ImageLimits {
@@ -33,9 +41,9 @@ class Classifier {
   Classifier(const std::string& run_dir, int64_t max_batch = 1);
   ~Classifier();
 
-  // The model's input (channels * side * side floats) for encoded image bytes. Throws tc::Error
-  // saying what is wrong for bytes that are not a decodable image or exceed the limits. Thread
-  // safe (touches no tensors).
+  // The model's input (channels * side * side floats) for encoded image bytes. Throws
+  // ImageTooLarge past the limits, tc::Error for bytes that are not a decodable image, each
+  // saying what is wrong. Thread safe (touches no tensors).
   std::vector<float> preprocess(std::string_view image_bytes, const ImageLimits& limits = {}) const;
 
   // Class probabilities of up to max_batch preprocessed images, the topk best of each, most

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "datasets/text.h"
 #include "nn/transformer.h"
 #include "tinycore/error.h"
 
@@ -75,7 +74,7 @@ int64_t Generator::active() const {
 
 std::vector<int32_t> Generator::encode(std::string_view prompt) const {
   if (prompt.empty()) fail("prompt: is empty (give at least one character)");
-  std::vector<int32_t> tokens = datasets::Vocab::bytes().encode(prompt);
+  std::vector<int32_t> tokens = vocab_.encode(prompt);
   if (static_cast<int64_t>(tokens.size()) > context_)
     fail("prompt: %d tokens do not fit the model's context of %d", tokens.size(), context_);
   return tokens;
@@ -130,7 +129,7 @@ std::vector<Emitted> Generator::step() {
     s.generated++;
     Emitted e{.slot = static_cast<int64_t>(i),
               .token = s.last,
-              .text = datasets::Vocab::bytes().decode({s.last}),
+              .text = vocab_.decode({s.last}),
               .finished = false,
               .finish_reason = ""};
     if (s.generated >= s.max_tokens) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "apps/infer/run_files.h"
+#include "datasets/text.h"
 #include "tinycore/engine/jit.h"
 
 namespace tc::infer {
@@ -66,6 +67,7 @@ class Generator {
  private:
   struct Slot;
   LoadedRun run_;
+  datasets::Vocab vocab_ = datasets::Vocab::bytes();  // what train's text data uses
   int64_t slots_, context_;
   std::vector<Slot> slot_;
   std::unique_ptr<TinyJit> step_;

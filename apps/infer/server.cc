@@ -1,7 +1,6 @@
 #include "apps/infer/server.h"
 
 #include <httplib.h>
-#include <stb/stb_image.h>
 
 #include <algorithm>
 #include <atomic>
@@ -422,18 +421,13 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
   ClassifyRequest r =
       parse_classify(body, req.get_header_value("Content-Type"), req.get_param_value("topk"),
                      {.classes = classifier->classes(), .max_image_bytes = opt.image.max_bytes});
-  // An image too large to decode is 413, one that is not an image 422 (the Classifier says which).
-  int w = 0, h = 0, comp = 0;
-  if (stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(r.image.data()),
-                            static_cast<int>(r.image.size()), &w, &h, &comp) &&
-      (w > opt.image.max_side || h > opt.image.max_side))
-    throw RequestError(413, absl::StrFormat("image: %dx%d is larger than the limit of %dx%d", w, h,
-                                            opt.image.max_side, opt.image.max_side));
   auto job = std::make_shared<ClassifyJob>();
   try {
     job->input = classifier->preprocess(r.image, opt.image);
+  } catch (const ImageTooLarge& e) {
+    throw RequestError(413, e.what());
   } catch (const Error& e) {
-    throw RequestError(422, e.what());
+    throw RequestError(422, e.what());  // not an image
   }
   job->topk = r.topk;
   job->arrival = Clock::now();
