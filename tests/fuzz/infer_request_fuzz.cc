@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "apps/infer/requests.h"
+#include "tests/infer/base64_encode.h"
 
 namespace {
 
@@ -17,18 +18,7 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-std::string encode(const std::string& bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = 0;
-    size_t k = std::min<size_t>(3, bytes.size() - i);
-    for (size_t j = 0; j < 3; j++)
-      n = n << 8 | (j < k ? static_cast<unsigned char>(bytes[i + j]) : 0u);
-    for (size_t j = 0; j < 4; j++) out += j <= k ? kAlphabet[(n >> (18 - 6 * j)) & 63] : '=';
-  }
-  return out;
-}
+using infertest::base64_encode;
 
 void fuzz(uint8_t mode, std::string_view body) {
   using namespace tc::infer;
@@ -54,7 +44,7 @@ void fuzz(uint8_t mode, std::string_view body) {
       std::string text;
       for (char c : body)
         if (c != ' ' && c != '\n' && c != '\r' && c != '\t') text += c;
-      check(encode(bytes) == text);
+      check(base64_encode(bytes) == text);
       break;
     }
   }

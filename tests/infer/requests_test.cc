@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "tests/infer/base64_encode.h"
+
 namespace {
 
 using tc::infer::base64_decode;
@@ -18,19 +20,7 @@ using tc::infer::parse_completion;
 using tc::infer::RequestError;
 using ::testing::HasSubstr;
 
-// A plain encoder (RFC 4648 section 4) to check the decoder against.
-std::string encode(const std::string& bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = 0;
-    size_t k = std::min<size_t>(3, bytes.size() - i);
-    for (size_t j = 0; j < 3; j++)
-      n = n << 8 | (j < k ? static_cast<unsigned char>(bytes[i + j]) : 0u);
-    for (size_t j = 0; j < 4; j++) out += j <= k ? kAlphabet[(n >> (18 - 6 * j)) & 63] : '=';
-  }
-  return out;
-}
+using infertest::base64_encode;
 
 TEST(Base64, DecodesTheRfcVectorsAndRandomBytes) {
   const std::pair<const char*, const char*> kRfc4648[] = {{"", ""},
@@ -45,7 +35,7 @@ TEST(Base64, DecodesTheRfcVectorsAndRandomBytes) {
   for (int len = 0; len < 70; len++) {
     std::string bytes(static_cast<size_t>(len), '\0');
     for (char& c : bytes) c = static_cast<char>(rng());
-    EXPECT_EQ(base64_decode(encode(bytes)), bytes) << len;
+    EXPECT_EQ(base64_decode(base64_encode(bytes)), bytes) << len;
   }
   // MIME-wrapped text (line breaks every 76 characters, as `base64` writes it) decodes too.
   EXPECT_EQ(base64_decode("Zm9v\r\nYmFy\n"), "foobar");
@@ -161,7 +151,7 @@ TEST(ClassifyRequest, RefusesEachBadFieldNamingIt) {
   // Too large: 413, for raw bytes and for what base64 decodes to.
   EXPECT_EQ(classify_refusal(std::string(101, 'x'), "image/png"),
             R(413, "image: 101 bytes is more than the limit of 100"));
-  EXPECT_EQ(classify_refusal(R"({"image": ")" + encode(std::string(101, 'x')) + "\"}"),
+  EXPECT_EQ(classify_refusal(R"({"image": ")" + base64_encode(std::string(101, 'x')) + "\"}"),
             R(413, "image: 101 bytes is more than the limit of 100"));
   EXPECT_EQ(classify_refusal(R"({"image": ")" + std::string(400, 'A') + "\"}"),
             R(413, "image: more than the limit of 100 bytes"));

@@ -24,6 +24,7 @@
 #include "apps/infer/generator.h"
 #include "apps/infer/requests.h"
 #include "datasets/idx.h"
+#include "tests/infer/base64_encode.h"
 #include "tests/infer/runs.h"
 
 namespace {
@@ -65,18 +66,7 @@ std::string png(const std::vector<uint8_t>& pixels, int w, int h, int comp) {
   return out;
 }
 
-std::string base64(const std::string& bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = 0;
-    size_t k = std::min<size_t>(3, bytes.size() - i);
-    for (size_t j = 0; j < 3; j++)
-      n = n << 8 | (j < k ? static_cast<unsigned char>(bytes[i + j]) : 0u);
-    for (size_t j = 0; j < 4; j++) out += j <= k ? kAlphabet[(n >> (18 - 6 * j)) & 63] : '=';
-  }
-  return out;
-}
+using infertest::base64_encode;
 
 // Text as the server's JSON carries it: bytes that are not UTF-8 become U+FFFD.
 std::string as_json_text(const std::string& bytes) {
@@ -228,7 +218,7 @@ TEST_F(ClassifyServer, ClassifiesRawBytesAndBase64AsTheInProcessClassifier) {
   expect_predictions(c->Post("/v1/classify?topk=10", images().pngs[1], "application/octet-stream"),
                      1, 10);
   expect_predictions(
-      c->Post("/v1/classify", Json{{"image", base64(images().pngs[2])}, {"topk", 3}}.dump(),
+      c->Post("/v1/classify", Json{{"image", base64_encode(images().pngs[2])}, {"topk", 3}}.dump(),
               "application/json"),
       2, 3);
   // curl --data-binary sends a form's content type: a picture above httplib's 8 KiB form limit
@@ -266,7 +256,7 @@ TEST_F(ClassifyServer, SixteenConcurrentClientsGetTheSingleRequestAnswers) {
         else
           expect_predictions(
               c->Post("/v1/classify",
-                      Json{{"image", base64(images().pngs[image])}, {"topk", 10}}.dump(),
+                      Json{{"image", base64_encode(images().pngs[image])}, {"topk", 10}}.dump(),
                       "application/json"),
               image, 10);
       }
@@ -295,8 +285,9 @@ TEST_F(ClassifyServer, RefusesEveryKindOfBadRequestWithAJsonError) {
                  "image: expected a base64 string, got 7");
   expect_refusal(c->Post("/v1/classify", R"({"image": "iVBOR!"})", json), 400,
                  "image: not valid base64: base64: invalid character '!' at offset 5");
-  expect_refusal(c->Post("/v1/classify", Json{{"image", base64(image)}, {"topk", 11}}.dump(), json),
-                 400, "topk: expected an integer in 1..10, got 11");
+  expect_refusal(
+      c->Post("/v1/classify", Json{{"image", base64_encode(image)}, {"topk", 11}}.dump(), json),
+      400, "topk: expected an integer in 1..10, got 11");
   expect_refusal(c->Post("/v1/classify?topk=ten", image, "image/png"), 400,
                  "topk: expected an integer in 1..10, got 'ten'");
   expect_refusal(c->Post("/v1/classify", "", "image/png"), 400, "image: is empty");
