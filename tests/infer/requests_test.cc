@@ -200,6 +200,8 @@ TEST(CompletionRequest, RefusesEachBadFieldNamingIt) {
   EXPECT_THAT(completion_refusal("{\"prompt\": \"\xff\"}").second,
               HasSubstr("body: malformed JSON: parse error at line 1, column 13: syntax error "
                         "while parsing value - invalid string: ill-formed UTF-8 byte"));
+  EXPECT_EQ(completion_refusal(R"({"prompt": "a", "max_tokens": 888888e6477})"),
+            R(400, "body: malformed JSON: number overflow parsing '888888e6477'"));
   EXPECT_EQ(completion_refusal("{}"), R(400, "prompt: missing (expected a string)"));
   EXPECT_EQ(completion_refusal(R"({"prompt": ["a", "b"]})"),
             R(400,
