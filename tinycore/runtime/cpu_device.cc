@@ -104,7 +104,8 @@ class CpuDevice : public Device {
  private:
   // The kernel's machine code: from the disk cache when this exact source was compiled before
   // for this CPU by this LLVM (LLVM's optimizer is most of a cold start), else compiled now and
-  // stored. An entry holds its source, so a hash collision or a damaged file is a miss.
+  // stored. An entry holds its source, so a hash collision or a damaged file is a miss. Bump the
+  // key's "v1" when optimize() or the target machine's options change: the key cannot see them.
   std::string object_code(const std::string& fn_name, const std::string& source) {
     bool use_disk = getenv_int("DISABLE_COMPILER_CACHE") == 0;
     std::string key = absl::StrCat("tinycore cpu object v1|LLVM " LLVM_VERSION_STRING "|", triple_,
