@@ -24,12 +24,17 @@ Classifier::Classifier(const std::string& run_dir, int64_t max_batch)
   for (int64_t i = 0; i < c.model.classes; i++)
     labels_.push_back(c.data.name == "fashion_mnist" && i < 10 ? datasets::kFashionMnistClasses[i]
                                                                : std::to_string(i));
-  step_ = std::make_unique<TinyJit>([this](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{(*run_.model)(in[0]).softmax(-1).realize()};
-  });
 }
 
 Classifier::~Classifier() = default;
+
+void Classifier::warm_up() {
+  std::vector<float> blank(static_cast<size_t>(channels_ * side_ * side_), 0.0f);
+  for (int64_t n = 1;; n = std::min(2 * n, max_batch_)) {
+    for (int run = 0; run < 2; run++) classify(std::vector<std::vector<float>>(n, blank), 1);
+    if (n == max_batch_) break;
+  }
+}
 
 std::vector<float> Classifier::preprocess(std::string_view bytes, const ImageLimits& limits) const {
   if (bytes.empty()) fail("image: the body is empty");
@@ -72,14 +77,22 @@ std::vector<std::vector<ClassScore>> Classifier::classify(
   if (n < 1 || n > max_batch_) fail("classify: %d images, expected 1 .. %d", n, max_batch_);
   if (topk < 1 || topk > classes())
     fail("topk: expected an integer in 1..%d, got %d", classes(), topk);
-  std::vector<float> batch(static_cast<size_t>(max_batch_ * pixels), 0.0f);  // padded
+  int64_t size = 1;  // padded to a power of two: few captures, and a lone image stays small
+  while (size < n) size *= 2;
+  size = std::min(size, max_batch_);
+  std::vector<float> batch(static_cast<size_t>(size * pixels), 0.0f);
   for (int64_t i = 0; i < n; i++) {
     if (static_cast<int64_t>(images[i].size()) != pixels)
       fail("classify: image %d has %d values, the model takes %d", i, images[i].size(), pixels);
     std::copy(images[i].begin(), images[i].end(), batch.begin() + i * pixels);
   }
-  Tensor x = Tensor::from_vector<float>(batch, Shape{max_batch_, channels_, side_, side_});
-  std::vector<float> probs = (*step_)({x})[0].data<float>();
+  std::unique_ptr<TinyJit>& step = steps_[size];
+  if (!step)
+    step = std::make_unique<TinyJit>([this](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{(*run_.model)(in[0]).softmax(-1).realize()};
+    });
+  Tensor x = Tensor::from_vector<float>(batch, Shape{size, channels_, side_, side_});
+  std::vector<float> probs = (*step)({x})[0].data<float>();
   std::vector<std::vector<ClassScore>> out;
   for (int64_t i = 0; i < n; i++) {
     const float* p = &probs[static_cast<size_t>(i * classes())];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,8 +37,8 @@ struct ImageLimits {
 
 class Classifier {
  public:
-  // Loads the run; batches of up to max_batch images run through one TinyJit step (smaller
-  // batches are padded to it, so one capture serves all).
+  // Loads the run; batches of up to max_batch images run through TinyJit steps, one per batch
+  // size, each batch padded to the next power of two (at most max_batch).
   Classifier(const std::string& run_dir, int64_t max_batch = 1);
   ~Classifier();
 
@@ -51,6 +52,9 @@ class Classifier {
   std::vector<std::vector<ClassScore>> classify(const std::vector<std::vector<float>>& images,
                                                 int64_t topk);
 
+  // Runs every padded batch size twice, so each is captured before a client waits on it.
+  void warm_up();
+
   int64_t max_batch() const { return max_batch_; }
   int64_t classes() const { return run_.config.model.classes; }
   int64_t channels() const { return channels_; }
@@ -60,7 +64,7 @@ class Classifier {
   LoadedRun run_;
   int64_t max_batch_, channels_, side_;
   std::vector<std::string> labels_;
-  std::unique_ptr<TinyJit> step_;
+  std::map<int64_t, std::unique_ptr<TinyJit>> steps_;  // by padded batch size
 };
 
 }  // namespace tc::infer

@@ -240,8 +240,7 @@ void Server::Impl::load_model(std::promise<void>& ready) {
       generator->generate("\n", {.max_tokens = 2, .temperature = 0});
     } else {
       classifier = std::make_unique<Classifier>(run_dir, opt.max_batch);
-      std::vector<float> blank(classifier->channels() * classifier->side() * classifier->side());
-      for (int i = 0; i < 2; i++) classifier->classify({blank}, 1);
+      classifier->warm_up();
     }
   } catch (...) {
     ready.set_exception(std::current_exception());
