@@ -157,8 +157,17 @@ struct Server::Impl {
   void generate_loop();
   void routes();
 
-  void enqueue(std::shared_ptr<ClassifyJob> job);
-  void enqueue(std::shared_ptr<CompletionJob> job);
+  // Queues a job for the model thread (503 when the queue is full).
+  template <typename Job>
+  void enqueue(std::deque<std::shared_ptr<Job>>& queue, std::shared_ptr<Job> job) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      check_queue_room();
+      queue.push_back(std::move(job));
+      publish_queue_depth();
+    }
+    work.notify_all();
+  }
   void publish_queue_depth() { metrics.set_queue_depth(images.size() + texts.size()); }
   void check_queue_room() {
     if (static_cast<int64_t>(images.size() + texts.size()) >= opt.queue_limit)
@@ -360,26 +369,6 @@ void Server::Impl::generate_loop() {
   texts.clear();
 }
 
-void Server::Impl::enqueue(std::shared_ptr<ClassifyJob> job) {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    check_queue_room();
-    images.push_back(std::move(job));
-    publish_queue_depth();
-  }
-  work.notify_all();
-}
-
-void Server::Impl::enqueue(std::shared_ptr<CompletionJob> job) {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    check_queue_room();
-    texts.push_back(std::move(job));
-    publish_queue_depth();
-  }
-  work.notify_all();
-}
-
 // The body, read here rather than by httplib so that chunked bodies obey the limit too and an
 // image sent as a form (curl --data-binary) is not cut by httplib's 8 KiB limit on forms.
 std::string Server::Impl::read_body(const httplib::Request& req, httplib::Response& res,
@@ -432,7 +421,7 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
   job->arrival = Clock::now();
   std::future<std::vector<ClassScore>> result = job->result.get_future();
   Clock::time_point until = deadline();
-  enqueue(job);
+  enqueue(images, job);
   if (result.wait_until(until) != std::future_status::ready) {
     job->abandoned = true;
     throw RequestError(504, timeout_message());
@@ -458,7 +447,7 @@ void Server::Impl::complete(const httplib::Request&, httplib::Response& res,
                  .top_p = r.top_p,
                  .seed = r.seed ? *r.seed : std::random_device()()};
   Clock::time_point until = deadline();
-  enqueue(job);
+  enqueue(texts, job);
   Json head = {{"id", "cmpl-" + std::to_string(next_id++)},
                {"object", "text_completion"},
                {"created", std::chrono::duration_cast<std::chrono::seconds>(
