@@ -161,6 +161,22 @@ TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
   EXPECT_EQ(choose_opts(rows, avx512).lane_axis, -1);
 }
 
+TEST(Heuristic, PutsConvLanesOnOutputChannels) {
+  // a 7x7 output (too short for lanes) and a strided one (its positions gather): with the
+  // weight laid out cout-last, lanes go on cout, where every load is contiguous, and the
+  // register tile takes the 7 rows of a position axis, though not a power of two
+  Target avx512{64, 32, true};
+  for (int64_t stride : {1, 2}) {
+    Tensor x = Tensor::empty({1, 64, 7 * stride, 7 * stride}), w = Tensor::empty({128, 64, 3, 3});
+    UOpRef conv =
+        schedule::create_schedule({x.conv2d(w, {.stride = stride, .padding = 1}).uop()}).back().ast;
+    KernelOpts o = choose_opts(conv, avx512);
+    EXPECT_EQ(o.lane_axis, 1) << "stride " << stride;  // (bs, cout, oy, ox)
+    EXPECT_EQ(o.lanes, 32) << "stride " << stride;
+    EXPECT_EQ(o.unroll, 7) << "stride " << stride;
+  }
+}
+
 // A pad of a reshaped computed value: the pad's index, clamped to the source's range where it is
 // read, folds through the reshape's division, so the kernel indexes with no division or modulo
 // (a padded conv output used to cost ~20 of them per multiply-add), and reads the right values.

@@ -170,6 +170,46 @@ TEST(Assign, TensorsRealizedFromTheSameGraphDoNotShareUpdates) {
   expect_vec(Tensor::zeros({3}).contiguous(), {0, 0, 0});  // and the cached value is not stale
 }
 
+TEST(Assign, ValuesCachedFromTheOldContentsAreComputedAgain) {
+  // w's transposed copy is one interned graph node: realized once (and kept alive by `held`),
+  // it must not be reused after w is written in place, by an assign or by a replayed step that
+  // assigns it (an optimizer step in a TinyJit, then an evaluation outside it)
+  Tensor w = vec({1, 2, 3, 4}, {2, 2});
+  w.assign(w + 0).realize();  // w now owns its buffer
+  Tensor held = w.permute({1, 0}).contiguous();
+  expect_vec(held * 2, {2, 6, 4, 8});
+  w.assign(w + 10).realize();
+  expect_vec(w.permute({1, 0}).contiguous() * 2, {22, 26, 24, 28});
+  tc::TinyJit step([&](const std::vector<Tensor>& in) {
+    w.assign(w + in[0]).realize();
+    return std::vector<Tensor>{};
+  });
+  float total = 10;
+  for (float add : {1.0f, 2.0f, 3.0f, 4.0f}) {  // plain run, capture, then replays
+    step({vec({add, add, add, add}, {2, 2})});
+    total += add;
+    expect_vec(w.permute({1, 0}).contiguous() * 2,
+               {2 * (1 + total), 2 * (3 + total), 2 * (2 + total), 2 * (4 + total)});
+  }
+}
+
+TEST(Assign, ValuesCachedBeforeACaptureAreComputedInIt) {
+  // the first call caches w's transposed copy (one interned node, kept alive by `held`); the
+  // capture must compute it again, or replays would read that first copy after w changed
+  Tensor w = vec({1, 2, 3, 4}, {2, 2});
+  w.assign(w + 0).realize();
+  Tensor held = w.permute({1, 0}).contiguous();
+  tc::TinyJit f([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[0] * w.permute({1, 0}).contiguous()).realize()};
+  });
+  Tensor x = vec({1, 1, 1, 1}, {2, 2});
+  for (float add : {0.0f, 0.0f, 10.0f, 20.0f}) {  // plain run, capture, then replays
+    if (add != 0) w.assign(w + add).realize();  // none between the first call and the capture
+    float base = add == 20 ? 30 : add;
+    expect_vec(f({x})[0], {1 + base, 3 + base, 2 + base, 4 + base});
+  }
+}
+
 TEST(Assign, ValueReadingOtherPositionsOfItselfIsComputedFirst) {
   Tensor a = vec({1, 2, 3, 4}, {4});
   a.assign(a.flip({0}) + a).realize();  // an in-place kernel would read overwritten elements

@@ -227,6 +227,28 @@ TEST(Conv2d, NonContiguousInputsAgainstNaiveLoops) {
   tcref::expect_close(y, conv_ref(xr, wr, &bs, 2, {2, 1}, {1, 2}, {{1, 0}, {2, 1}}), 1e-12);
 }
 
+TEST(Conv2d, OutputChannelLanesAgainstNaiveLoops) {
+  // 8 or more output channels per group: the weight is copied output-channels-last and the
+  // kernel's lanes go on cout, storing them scattered; 7x7 and strided outputs, whose positions
+  // take no lanes, tile 7 rows or a non-power-of-two count; float32 against double loops
+  struct Case {
+    tc::Shape x, w;
+    int64_t groups, stride;
+  };
+  for (const Case& c :
+       {Case{{1, 5, 7, 7}, {32, 5, 3, 3}, 1, 1}, Case{{2, 6, 13, 11}, {32, 3, 3, 3}, 2, 2},
+        Case{{1, 3, 20, 20}, {16, 3, 7, 7}, 1, 2}}) {
+    NDArray xs = tcref::random(c.x, 21), ws = tcref::random(c.w, 22),
+            bs = tcref::random({c.w[0]}, 23);
+    int64_t pad = c.w[2] / 2;
+    Tensor y = tcref::tensor(xs).conv2d(tcref::tensor(ws), tcref::tensor(bs),
+                                        {.groups = c.groups, .stride = c.stride, .padding = pad});
+    tcref::expect_close(
+        y, conv_ref(xs, ws, &bs, c.groups, {c.stride, c.stride}, {1, 1}, {{pad, pad}, {pad, pad}}),
+        1e-4, 1e-4, "conv of weights " + tc::fmt_shape(c.w));
+  }
+}
+
 TEST(Conv2d, IntegerInputsStayExact) {
   NDArray xs = tcref::random_int({1, 2, 5, 5}, 5, -4, 4),
           ws = tcref::random_int({3, 2, 2, 3}, 6, -3, 3);
@@ -273,6 +295,9 @@ TEST(Conv2d, ForwardIsOneKernel) {
   EXPECT_EQ(kernels_for(x.conv_transpose2d(wt, {.stride = 2, .padding = 1})), 1);
   EXPECT_EQ(kernels_for(x.avg_pool2d({.kernel_size = 3, .stride = 2, .padding = 1})), 1);
   EXPECT_EQ(kernels_for(x.max_pool2d({.kernel_size = 3, .stride = 2, .padding = 1})), 1);
+  // with 8 or more output channels per group the weight is first copied output-channels-last
+  Tensor w16 = tcref::tensor(tcref::random({16, 4, 3, 3}, 11));
+  EXPECT_EQ(kernels_for(x.conv2d(w16, {.stride = 2, .padding = 1})), 2);
 }
 
 TEST(Conv2d, WinogradMatchesDirect) {

@@ -86,11 +86,13 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
   };
   for (int axis = 0; axis < nd; axis++) {
     if (s[axis] == 1) continue;
-    for (int w : {2, 4, 8, 16, 32}) {  // UPCAST into lanes (contiguous ones only: gathers lose)
+    // UPCAST into lanes: contiguous loads only (gathers lose); stores may scatter, which pays
+    // off in a reduce (each output is stored once), and the timing tells
+    for (int w : {2, 4, 8, 16, 32}) {
       if (w * itemsize > 2 * target.simd_bytes) continue;  // at most two registers
       KernelOpts o = base;
       o.lane_axis = axis, o.lanes = w;
-      if (valid(ast, o) && lanes_are_contiguous(ast, o)) out.push_back(o);
+      if (valid(ast, o) && lanes_are_contiguous(ast, o, /*loads_only=*/true)) out.push_back(o);
     }
     for (int u : {2, 4, 8, 16}) {  // UPCAST into a register tile
       KernelOpts o = base;

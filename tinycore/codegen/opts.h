@@ -33,8 +33,9 @@ struct Target {
 // The heuristic: picks opts for a kernel AST from its shapes and the target (NOOPT=1 picks none).
 KernelOpts choose_opts(const UOpRef& ast, const Target& target);
 
-// True when, with `opts`, every load along the SIMD lanes reads consecutive elements (or one
-// element for all lanes): no gathers, which would cost more than the vector saves.
-bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts);
+// True when, with `opts`, every load (and unless `loads_only` every store) along the SIMD lanes
+// reads consecutive elements (or one element for all lanes): no gathers, which would cost more
+// than the vector saves.
+bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool loads_only = false);
 
 }  // namespace tc::codegen

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "tinycore/engine/realize.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
@@ -57,6 +58,9 @@ struct TinyJit::Plan {
   std::vector<std::vector<Slot>> input_slots;
   std::vector<Output> outputs;
   std::vector<BufferRef> arena;  // the planned internal memory
+  // what the step writes outside it (assigned weights): a replay bumps their versions, so values
+  // cached from their old contents are computed again
+  std::vector<BufferRef> written;
   int64_t planned_bytes = 0, unplanned_bytes = 0;
 };
 
@@ -99,6 +103,9 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   }
   std::vector<Tensor> out;
   {
+    // values cached by earlier calls (a weight's transposed copy) are computed again, so the
+    // capture records their kernels rather than freezing today's result into the replays
+    runtime::Buffer::invalidate_cached_values();
     engine::LaunchCapture recording(&plan->launches);
     out = fn_(in);
     realize_all(out);
@@ -174,6 +181,10 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     for (const Plan::Slot& s : slots) launches[s.launch].bufs[s.arg] = block;
   }
   for (Block& k : blocks) plan->arena.push_back(k.buf);
+  absl::flat_hash_set<const runtime::Buffer*> internal;
+  for (const BufferRef& b : plan->arena) internal.insert(b.get());
+  for (const engine::Launch& l : launches)
+    if (internal.insert(l.bufs[0].get()).second) plan->written.push_back(l.bufs[0]);
   if (debug_level() >= 2)
     std::printf("TinyJit: internal memory %.2f MB planned (%.2f MB without sharing)\n",
                 static_cast<double>(plan->planned_bytes) / 1e6,
@@ -226,6 +237,7 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     }
   for (size_t l = 0; l < p.launches.size(); l++)
     p.launches[l].kernel->binary->run(p.args[l].data(), p.launches[l].shares);
+  for (const BufferRef& b : p.written) b->bump_version();
   engine::GlobalCounters::kernel_count += static_cast<int64_t>(p.launches.size());
   return out;
 }

@@ -1,5 +1,6 @@
 #include "tinycore/runtime/buffer.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "tinycore/error.h"
@@ -19,9 +20,21 @@ void* Buffer::ensure_allocated() {
   return ptr_;
 }
 
+namespace {
+std::atomic<uint64_t> write_clock{0}, floor_clock{0};
+}
+
+void Buffer::bump_version() { version_ = write_clock.fetch_add(1, std::memory_order_relaxed) + 1; }
+uint64_t Buffer::clock() { return write_clock.load(std::memory_order_relaxed); }
+void Buffer::invalidate_cached_values() {
+  floor_clock.store(write_clock.fetch_add(1, std::memory_order_relaxed) + 1,
+                    std::memory_order_relaxed);
+}
+uint64_t Buffer::cache_floor() { return floor_clock.load(std::memory_order_relaxed); }
+
 void Buffer::copyin(const void* src, size_t bytes) {
   TC_CHECK(bytes == nbytes(), "copyin of ", bytes, " bytes into a buffer of ", nbytes());
-  version_++;
+  bump_version();
   if (bytes) std::memcpy(ensure_allocated(), src, bytes);
 }
 

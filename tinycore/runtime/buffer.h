@@ -26,10 +26,17 @@ class Buffer {
   bool allocated() const { return ptr_ != nullptr; }
 
   void* ensure_allocated();
-  // Counts writes into memory that already held a value (copyin, in-place assign), so cached
-  // results computed from the old contents can tell they are stale.
+  // When memory that already held a value was last written (copyin, in-place assign, a replayed
+  // TinyJit step), on a process-wide clock, so results cached before then, of this buffer or
+  // computed from it, can tell they are stale.
   uint64_t version() const { return version_; }
-  void bump_version() { version_++; }
+  void bump_version();
+  static uint64_t clock();  // the time of the latest write of any buffer
+  // Makes every value cached until now stale, as if all buffers were written (a TinyJit capture
+  // must compute, and so record, everything its step reads); values cached later are fresh from
+  // `cache_floor()` on.
+  static void invalidate_cached_values();
+  static uint64_t cache_floor();
   void copyin(const void* src, size_t bytes);
   void copyout(void* dst, size_t bytes);
 

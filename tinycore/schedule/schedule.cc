@@ -35,16 +35,9 @@ const UOpRef& base_buffer(const UOpRef& view) {
   return view->op == Ops::BUFFER ? view : view->src[0];
 }
 
-// n's realized value, unless its buffer was written in place since.
-UOpRef fresh_realized(const UOpRef& n) {
-  if (!n->realized || base_buffer(n->realized)->buffer->version() != n->realized_version)
-    return nullptr;
-  return n->realized;
-}
-
 void mark_realized(const UOpRef& n, const UOpRef& view) {
   n->realized = view;
-  n->realized_version = base_buffer(view)->buffer->version();
+  n->realized_clock = runtime::Buffer::clock();
 }
 
 bool expands(const UOp& u) {
@@ -65,6 +58,9 @@ class Scheduler {
       users_[r.get()]++;
       for (const UOp* u : r->toposort()) {
         if (++reaching_roots_[u] > 1) continue;  // its sources are counted already
+        uint64_t& w = last_write_[u];
+        if (u->op == Ops::BUFFER) w = u->buffer->version();
+        for (const UOpRef& s : u->src) w = std::max(w, last_write_[s.get()]);
         absl::flat_hash_set<const UOp*> srcs;
         // a custom gradient's other sources are for its gradient rule: never computed here
         size_t read = u->op == Ops::CUSTOM_GRAD ? 1 : u->src.size();
@@ -112,6 +108,18 @@ class Scheduler {
   std::vector<ScheduleItem> take() { return std::move(items_); }
 
  private:
+  // n's realized value, unless its buffer, or a buffer it was computed from, was written in
+  // place since. Writes by this schedule (its assigns) are ordered by the schedule itself: a
+  // value realized before one of them keeps the old contents it was computed from.
+  UOpRef fresh_realized(const UOpRef& n) const {
+    if (!n->realized || base_buffer(n->realized)->buffer->version() > n->realized_clock ||
+        n->realized_clock < runtime::Buffer::cache_floor())
+      return nullptr;
+    auto it = last_write_.find(n.get());
+    if (it != last_write_.end() && it->second > n->realized_clock) return nullptr;
+    return n->realized;
+  }
+
   // `n` with every part that needs its own kernel replaced by that kernel's buffer. `top` is
   // true while every element of `n` is computed once per output element (no expand above it,
   // and no reduce above it).
@@ -278,6 +286,8 @@ class Scheduler {
   absl::flat_hash_map<std::pair<const UOp*, bool>, UOpRef> memo_;
   std::vector<UOpRef> keep_;
   absl::flat_hash_map<const UOp*, int> users_, reaching_roots_, work_;
+  // the latest write, before this schedule, of a buffer each node reads
+  absl::flat_hash_map<const UOp*, uint64_t> last_write_;
 };
 
 }  // namespace

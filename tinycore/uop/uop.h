@@ -63,11 +63,12 @@ class UOp : public std::enable_shared_from_this<UOp> {
   std::vector<const UOp*> toposort() const;
 
   // Runtime attachments: the memory behind a BUFFER node, and the buffer view that holds this
-  // node's value after it was realized (so later schedules reuse it) with that buffer's version
-  // then: an in-place write (assign) bumps the version, and the stale value is computed again.
+  // node's value after it was realized (so later schedules reuse it) with the buffer write clock
+  // then: an in-place write (assign) of that buffer or of one the value was computed from makes
+  // the value stale, and it is computed again.
   mutable std::shared_ptr<runtime::Buffer> buffer;
   mutable UOpRef realized;
-  mutable uint64_t realized_version = 0;
+  mutable uint64_t realized_clock = 0;
 
   // Number of nodes alive (for tests of freeing).
   static size_t live_count();
