@@ -374,6 +374,21 @@ TEST(Fusion, ComputedValueIsRealizedBeforeItIsBroadcast) {
   EXPECT_EQ(kernels_to_realize(once), 1);
 }
 
+// Max pooling pads with -inf (a where over a padded mask, not a plain pad): the conv before it
+// still writes its unpadded output and a copy pads it, rather than the conv computing the padded
+// positions and checking bounds on every load.
+TEST(Fusion, ConvBeforeAPaddedMaxPoolWritesItsPlainOutput) {
+  Tensor x = ref::tensor(ref::random({1, 4, 6, 6}, 46)),
+         w = ref::tensor(ref::random({4, 4, 3, 3}, 47));
+  Tensor y =
+      x.conv2d(w, {.padding = 1}).relu().max_pool2d({.kernel_size = 3, .stride = 2, .padding = 1});
+  std::vector<int64_t> sizes;
+  for (const auto& item : tc::schedule::create_schedule({y.uop()}))
+    sizes.push_back(item.bufs[0]->arg_ints()[1]);
+  // x padded, conv + relu (6x6), its -inf padded copy (8x8), the pool (3x3)
+  EXPECT_EQ(sizes, (std::vector<int64_t>{4 * 8 * 8, 4 * 6 * 6, 4 * 8 * 8, 4 * 3 * 3}));
+}
+
 // An activation that is both the next conv's padded input and a residual add's operand (a ResNet
 // block) is computed once: a kernel writes it unpadded, a copy pads it for the conv, and the add
 // reads the same buffer. Recomputed, the first conv would run again inside the second's kernel.
@@ -387,7 +402,8 @@ TEST(Fusion, ResidualActivationIsComputedOnce) {
   Tensor q = ref::tensor(x).conv2d(tw1, {.padding = 1}).relu();
   Tensor y = q.conv2d(tw2, {.padding = 1}) + q;
   GlobalCounters::reset();
-  EXPECT_EQ(kernels_to_realize(y), 3);  // conv + relu, the padded copy, conv + add
+  // x padded, conv + relu, the activation's padded copy, conv + add
+  EXPECT_EQ(kernels_to_realize(y), 4);
   EXPECT_LT(GlobalCounters::global_ops, 2.2 * conv);
   auto conv3x3 = [](const NDArray& in, const NDArray& w, auto f) {  // naive, padding 1
     return ref::generate({1, 4, 6, 6}, [&](int64_t i) {

@@ -86,13 +86,14 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
   };
   for (int axis = 0; axis < nd; axis++) {
     if (s[axis] == 1) continue;
-    // UPCAST into lanes: contiguous loads only (gathers lose); stores may scatter, which pays
-    // off in a reduce (each output is stored once), and the timing tells
+    // UPCAST into lanes: contiguous loads only (gathers lose), except once per output of a
+    // reduce, after its loop, where gathers and scatters may pay off (the timing tells)
     for (int w : {2, 4, 8, 16, 32}) {
       if (w * itemsize > 2 * target.simd_bytes) continue;  // at most two registers
       KernelOpts o = base;
       o.lane_axis = axis, o.lanes = w;
-      if (valid(ast, o) && lanes_are_contiguous(ast, o, /*loads_only=*/true)) out.push_back(o);
+      if (valid(ast, o) && lanes_are_contiguous(ast, o, /*epilogue_may_gather=*/true))
+        out.push_back(o);
     }
     for (int u : {2, 4, 8, 16}) {  // UPCAST into a register tile
       KernelOpts o = base;

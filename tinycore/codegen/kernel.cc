@@ -54,6 +54,7 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
   UOpRef sink = simplify_kernel(lowered.sink);
   k->name = lowered.name;
   k->program = linearize(sink);
+  if (debug_level() >= 3) std::printf("kernel %s: %s\n", k->name.c_str(), opts.key().c_str());
   if (debug_level() >= 5) std::printf("%s\n", print_graph(sink).c_str());
   TC_CHECK(device.renderer() == "llvm", "no renderer for device ", device.name());
   int output_dims = static_cast<int>(ast->src[0]->src[1]->shape().size());

@@ -1,5 +1,8 @@
 #include "tinycore/codegen/opts.h"
 
+#include <optional>
+
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tinycore/codegen/decompose.h"
@@ -22,17 +25,68 @@ bool has_reduce(const UOpRef& ast) {
   return false;
 }
 
+// The coefficient of `v` in the index `idx` when v appears only in terms `v` or `v * c` of a sum,
+// else nullopt.
+std::optional<int64_t> coefficient(const UOpRef& idx, const UOp* v) {
+  if (idx.get() == v) return 1;
+  if (idx->op == Ops::ADD) {
+    auto a = coefficient(idx->src[0], v), b = coefficient(idx->src[1], v);
+    if (a && b) return *a + *b;
+    return std::nullopt;
+  }
+  if (idx->op == Ops::MUL && idx->src[1]->op == Ops::CONST) {
+    auto a = coefficient(idx->src[0], v);
+    if (a) return *a * idx->src[1]->arg_int();
+    return std::nullopt;
+  }
+  for (const UOp* n : idx->toposort())
+    if (n == v) return std::nullopt;
+  return 0;
+}
+
+// The output axes ordered as the kernel's largest input is laid out (largest stride outermost),
+// or empty when its index is not a plain sum of strided terms.
+std::vector<int> source_order(const UOpRef& ast, int nd) {
+  UOpRef sink = simplify_kernel(lower(ast, KernelOpts{}).sink);
+  const UOp* biggest = nullptr;
+  std::vector<const UOp*> ranges(nd, nullptr);
+  for (const UOp* u : sink->toposort()) {
+    if (u->op == Ops::RANGE && u->arg_int() < nd) ranges[u->arg_int()] = u;
+    if (u->op == Ops::LOAD &&
+        (!biggest || u->src[0]->src[0]->arg_ints()[1] > biggest->src[0]->src[0]->arg_ints()[1]))
+      biggest = u;
+  }
+  if (!biggest) return {};
+  std::vector<std::pair<int64_t, int>> strides;
+  for (int i = 0; i < nd; i++) {
+    std::optional<int64_t> c =
+        ranges[i] ? coefficient(biggest->src[0]->src[1], ranges[i]) : std::optional<int64_t>(0);
+    if (!c) return {};
+    strides.push_back({-std::abs(*c), i});
+  }
+  std::stable_sort(strides.begin(), strides.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> order;
+  for (auto [stride, axis] : strides) order.push_back(axis);
+  return order;
+}
+
 }  // namespace
 
-bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool loads_only) {
+bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
   UOpRef sink = simplify_kernel(lower(ast, opts).sink);
   UOpRef lane;
-  for (const UOp* u : sink->toposort())
+  absl::flat_hash_set<const UOp*> in_loop;  // what a reduce computes per step
+  for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::LANE) lane = u->ref();
+    if (u->op == Ops::REDUCE)
+      for (const UOp* n : u->src[0]->toposort()) in_loop.insert(n);
+  }
   if (!lane) return true;
   for (const UOp* u : sink->toposort()) {
-    if (u->op != (loads_only ? Ops::LOAD : Ops::INDEX)) continue;
-    const UOpRef& idx = loads_only ? u->src[0]->src[1] : u->src[1];
+    if (u->op != Ops::INDEX || (epilogue_may_gather && !in_loop.empty() && !in_loop.contains(u)))
+      continue;
+    const UOpRef& idx = u->src[1];
     bool uses_lane = false;
     for (const UOp* n : idx->toposort()) uses_lane |= n == lane.get();
     if (uses_lane && !contiguous_base(idx, lane)) return false;
@@ -52,8 +106,9 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   // vector lanes: two registers wide for reduces, whose accumulators stay in registers; one for
   // elementwise kernels. Those put them on the innermost output axis, where stores are
   // contiguous too. A reduce stores each output once after many loads, so it takes the axis with
-  // the widest lanes along which every load is contiguous (a conv's output channels when its
-  // positions are few or strided), scattering its stores if need be.
+  // the widest lanes along which every load in its loop is contiguous (a conv's output channels
+  // when its positions are few or strided); its epilogue (a residual add, the store) may gather
+  // and scatter.
   int last = nd - 1;
   while (last >= 0 && shape[last] == 1) last--;
   int widest = (reduce ? 2 : 1) * target.simd_bytes / itemsize;
@@ -63,8 +118,22 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     if (w <= std::max(o.lanes, 1)) continue;
     KernelOpts trial;
     trial.lane_axis = axis, trial.lanes = w;
-    if (lanes_are_contiguous(ast, trial, /*loads_only=*/axis != last))
+    if (lanes_are_contiguous(ast, trial, /*epilogue_may_gather=*/axis != last))
       o.lane_axis = axis, o.lanes = w;
+  }
+
+  // an elementwise kernel without lanes (a transposing copy, its input strided along the output's
+  // last axis) is tiled: lanes gather one register of rows of the input, and the loops inside
+  // run in the order of the input's layout, so each gathered cache line is used whole while it
+  // stays in L1 and every store writes whole lines (in output order each read fetches a line)
+  if (!reduce && o.lane_axis < 0 && last > 0) {
+    std::vector<int> order = source_order(ast, nd);
+    int w = target.simd_bytes / itemsize;
+    if (!order.empty() && order.back() != last && shape[last] % w == 0) {
+      order.erase(std::find(order.begin(), order.end(), last));
+      order.insert(order.begin(), last);
+      o.order = order, o.lane_axis = last, o.lanes = w;
+    }
   }
 
   // reduces: a register tile over a second output axis, so each load along it serves every row

@@ -33,9 +33,10 @@ struct Target {
 // The heuristic: picks opts for a kernel AST from its shapes and the target (NOOPT=1 picks none).
 KernelOpts choose_opts(const UOpRef& ast, const Target& target);
 
-// True when, with `opts`, every load (and unless `loads_only` every store) along the SIMD lanes
-// reads consecutive elements (or one element for all lanes): no gathers, which would cost more
-// than the vector saves.
-bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool loads_only = false);
+// True when, with `opts`, every load and store along the SIMD lanes reads consecutive elements
+// (or one element for all lanes): no gathers, which would cost more than the vector saves. With
+// `epilogue_may_gather`, a reduce's loads and stores once per output (after its loop) are exempt.
+bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts,
+                          bool epilogue_may_gather = false);
 
 }  // namespace tc::codegen

@@ -154,31 +154,47 @@ class Scheduler {
     std::vector<UOpRef> src;
     for (const UOpRef& s : n->src) {
       // judged on s fused as a kernel of its own would be (parts that get kernels of their own
-      // anyway are buffers there)
-      bool own = expands(*n) && computes(fuse(s, /*top=*/true));
+      // anyway are buffers there); a padded buffer is copied padded once rather than have every
+      // broadcast copy check its bounds per load (a conv's input windows)
+      bool own = expands(*n) && (computes(fuse(s, /*top=*/true)) || pads_a_buffer(s));
       src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
     }
     return n->replace(std::move(src));
   }
 
-  // realize(s) for an expand's source s. When s is a view (a pad, reshape, permute, flip) of a
+  // The value `v` is a view of (through a pad, reshape, permute, flip or detach, or a pad with a
+  // non-zero fill: where(padded mask, pad(x), fill)), or nullptr.
+  UOpRef viewed(const UOpRef& v) {
+    if (v->op == Ops::PAD || v->op == Ops::RESHAPE || v->op == Ops::PERMUTE || v->op == Ops::FLIP ||
+        v->op == Ops::DETACH)
+      return v->src[0];
+    if (v->op == Ops::WHERE && v->src[1]->op == Ops::PAD && work(v->src[0]) < 0 &&
+        work(v->src[2]) < 0)
+      return v->src[1];
+    return nullptr;
+  }
+
+  // Whether `s` is a view of a padded buffer.
+  bool pads_a_buffer(const UOpRef& s) {
+    bool padded = false;
+    UOpRef v = s;
+    for (UOpRef next; (next = viewed(v)); v = next) padded = padded || v->op == Ops::PAD;
+    return padded && is_contiguous_buffer(v);
+  }
+
+  // realize(s) for an expand's source s. When s is a view (see viewed) of a
   // value that others read too (an activation that is the next conv's padded input and a
   // residual add's operand), or of a reduce (a conv's output), that value gets its own kernel
   // first: every reader shares its buffer instead of recomputing it, and a conv computes its
   // plain output rather than the padding around it. The padded copy is then a cheap kernel of
   // its own, so the next conv reads plain memory rather than checking bounds per load.
   UOpRef realize_under_views(const UOpRef& s) {
-    auto is_view = [](const UOpRef& v) {
-      return v->op == Ops::PAD || v->op == Ops::RESHAPE || v->op == Ops::PERMUTE ||
-             v->op == Ops::FLIP || v->op == Ops::DETACH;
-    };
     bool padded = false;
-    for (UOpRef v = s; is_view(v);) {
+    for (UOpRef v = s, next; (next = viewed(v)); v = next) {
       padded = padded || v->op == Ops::PAD;
-      v = v->src[0];
-      int w = work(fuse(v, /*top=*/true));
-      if ((shared(v) && w >= 2) || (!is_view(v) && w >= kManyOps)) {
-        realize(v);
+      int w = work(fuse(next, /*top=*/true));
+      if ((shared(next) && w >= 2) || (!viewed(next) && w >= kManyOps)) {
+        realize(next);
         // the padded copy gets its kernel; other views stay views of v's buffer
         return padded ? realize(s) : fuse(s, /*top=*/true);
       }
