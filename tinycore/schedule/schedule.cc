@@ -58,9 +58,9 @@ class Scheduler {
       users_[r.get()]++;
       for (const UOp* u : r->toposort()) {
         if (++reaching_roots_[u] > 1) continue;  // its sources are counted already
-        uint64_t& w = last_write_[u];
-        if (u->op == Ops::BUFFER) w = u->buffer->version();
-        for (const UOpRef& s : u->src) w = std::max(w, last_write_[s.get()]);
+        uint64_t w = u->op == Ops::BUFFER ? u->buffer->version() : 0;
+        for (const UOpRef& s : u->src) w = std::max(w, last_write_[s.get()]);  // seen already
+        last_write_[u] = w;
         absl::flat_hash_set<const UOp*> srcs;
         // a custom gradient's other sources are for its gradient rule: never computed here
         size_t read = u->op == Ops::CUSTOM_GRAD ? 1 : u->src.size();
