@@ -372,18 +372,26 @@ Tensor conv_winograd(const Tensor& x, const Tensor& weight, const std::optional<
   return add_bias(ret, bias, n).contiguous();
 }
 
-// The weight (cout, cin, *HW) read from a (cin, *HW, cout) copy when there are enough output
-// channels per group to fill SIMD lanes: consecutive output channels are adjacent, so the conv
-// kernel may put its lanes on cout, whatever the spatial size or stride. The copy reads each
-// input channel's rows of the weight once.
-Tensor cout_last(const Tensor& weight, int64_t rcout) {
+// The weight (cout, cin, *HW) read from a copy laid out in blocks of 32 output channels,
+// (cout/32, cin, *HW, 32) (or (cin, *HW, cout) when the channels per group are not a multiple of
+// 32), when there are enough output channels per group to fill SIMD lanes: consecutive output
+// channels are adjacent, so the conv kernel may put its lanes on cout whatever the spatial size
+// or stride, and the block a kernel's lanes read is one stream of memory (not a row every
+// cout floats, which would touch a page per step of the reduce).
+Tensor cout_blocked(const Tensor& weight, int64_t rcout) {
   if (rcout < 8) return weight;
   int n = weight.ndim() - 2;
-  std::vector<int> to_cout_last = {1}, back(n + 2);
-  for (int j = 0; j < n; j++) to_cout_last.push_back(2 + j);
-  to_cout_last.push_back(0);
-  for (int j = 0; j < n + 2; j++) back[to_cout_last[j]] = j;
-  return weight.permute(to_cout_last).contiguous().permute(back);
+  int64_t cout = weight.shape()[0], block = rcout % 32 == 0 ? 32 : cout;
+  Shape split = {cout / block, block};
+  split.insert(split.end(), weight.shape().begin() + 1, weight.shape().end());
+  std::vector<int> to_block_last = {0}, back = {0, n + 2};
+  for (int j = 0; j <= n; j++) to_block_last.push_back(2 + j), back.push_back(1 + j);
+  to_block_last.push_back(1);
+  return weight.reshape(split)
+      .permute(to_block_last)
+      .contiguous()
+      .permute(back)
+      .reshape(weight.shape());
 }
 
 // The convolution as tinygrad writes it: the window view of x, broadcast against the weight and
@@ -411,7 +419,7 @@ Tensor conv_forward(const char* op, const Tensor& x, const Tensor& weight, const
   ws.insert(ws.end(), n, 1);
   ws.push_back(cin);
   ws.insert(ws.end(), HW.begin(), HW.end());
-  Tensor prodt = xw.mul(cout_last(weight, rcout).reshape(ws));
+  Tensor prodt = xw.mul(cout_blocked(weight, rcout).reshape(ws));
   if (a.dtype) prodt = prodt.cast(*a.dtype);
   std::vector<int> axes;
   for (size_t j = 0; j <= n; j++) axes.push_back(-1 - static_cast<int>(j));

@@ -228,16 +228,17 @@ TEST(Conv2d, NonContiguousInputsAgainstNaiveLoops) {
 }
 
 TEST(Conv2d, OutputChannelLanesAgainstNaiveLoops) {
-  // 8 or more output channels per group: the weight is copied output-channels-last and the
-  // kernel's lanes go on cout, storing them scattered; 7x7 and strided outputs, whose positions
-  // take no lanes, tile 7 rows or a non-power-of-two count; float32 against double loops
+  // 8 or more output channels per group: the weight is copied output-channels-last (in blocks
+  // of 32 when they divide the channels per group: 32 and 64 here) and the kernel's lanes go on
+  // cout, storing them scattered; 7x7 and strided outputs, whose positions take no lanes, tile 7
+  // rows or a non-power-of-two count; float32 against double loops
   struct Case {
     tc::Shape x, w;
     int64_t groups, stride;
   };
   for (const Case& c :
        {Case{{1, 5, 7, 7}, {32, 5, 3, 3}, 1, 1}, Case{{2, 6, 13, 11}, {32, 3, 3, 3}, 2, 2},
-        Case{{1, 3, 20, 20}, {16, 3, 7, 7}, 1, 2}}) {
+        Case{{1, 3, 20, 20}, {16, 3, 7, 7}, 1, 2}, Case{{1, 4, 6, 6}, {64, 4, 3, 3}, 1, 1}}) {
     NDArray xs = tcref::random(c.x, 21), ws = tcref::random(c.w, 22),
             bs = tcref::random({c.w[0]}, 23);
     int64_t pad = c.w[2] / 2;
