@@ -61,8 +61,64 @@ struct TinyJit::Plan {
   // what the step writes outside it (assigned weights): a replay bumps their versions, so values
   // cached from their old contents are computed again
   std::vector<BufferRef> written;
+  // Launches that read only buffers from outside the step which the step does not write (a
+  // weight's transposed copy in an inference step), or what other such launches wrote: a replay
+  // runs them only when one of those buffers was written since their last run.
+  struct Memo {
+    std::vector<std::pair<BufferRef, uint64_t>> reads;  // outside buffers, version at last run
+    std::vector<int> after;                             // memos whose outputs it reads
+    bool ran = false;                                   // in the current replay
+  };
+  std::vector<Memo> memos;
+  std::vector<int> memo_of;  // per launch: its memo, or -1
   int64_t planned_bytes = 0, unplanned_bytes = 0;
 };
+
+namespace {
+
+// Which launches compute only from outside buffers the step never writes (see Plan::Memo): their
+// memos, indexed by launch (-1: none). `inputs` are the step's input buffers, `outputs` its
+// results, both computed afresh each replay.
+void find_memos(TinyJit::Plan& plan, const absl::flat_hash_set<const runtime::Buffer*>& inputs,
+                const absl::flat_hash_set<const runtime::Buffer*>& outputs) {
+  const std::vector<engine::Launch>& launches = plan.launches;
+  absl::flat_hash_map<const runtime::Buffer*, int> writers;
+  for (const engine::Launch& l : launches) writers[l.bufs[0].get()]++;
+  absl::flat_hash_map<const runtime::Buffer*, int> memo_output;  // buffer -> memo writing it
+  plan.memo_of.assign(launches.size(), -1);
+  for (size_t i = 0; i < launches.size(); i++) {
+    const engine::Launch& l = launches[i];
+    const runtime::Buffer* out = l.bufs[0].get();
+    if (!l.fresh[0] || writers[out] != 1 || outputs.contains(out)) continue;
+    TinyJit::Plan::Memo m;
+    bool constant = true;
+    for (size_t a = 1; a < l.bufs.size() && constant; a++) {
+      const runtime::Buffer* b = l.bufs[a].get();
+      if (auto it = memo_output.find(b); it != memo_output.end())
+        m.after.push_back(it->second);
+      else if (inputs.contains(b) || writers.contains(b))
+        constant = false;
+      else
+        m.reads.push_back({l.bufs[a], b->version()});
+    }
+    if (!constant) continue;
+    plan.memo_of[i] = static_cast<int>(plan.memos.size());
+    memo_output[out] = plan.memo_of[i];
+    plan.memos.push_back(std::move(m));
+  }
+}
+
+// Whether a memoized launch must run: an outside buffer it reads was written since its last run,
+// or a launch whose output it reads ran in this replay.
+bool must_run(const TinyJit::Plan& plan, const TinyJit::Plan::Memo& m) {
+  for (const auto& [buf, version] : m.reads)
+    if (buf->version() != version) return true;
+  for (int u : m.after)
+    if (plan.memos[u].ran) return true;
+  return false;
+}
+
+}  // namespace
 
 TinyJit::TinyJit(Fn fn) : fn_(std::move(fn)) {}
 TinyJit::~TinyJit() = default;
@@ -149,8 +205,18 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     plan->outputs.push_back(std::move(o));
   }
 
+  absl::flat_hash_set<const runtime::Buffer*> input_bufs, output_bufs;
+  for (const Tensor& t : in) input_bufs.insert(buffer_of(t).get());
+  for (const Tensor& t : out) output_bufs.insert(buffer_of(t).get());
+  find_memos(*plan, input_bufs, output_bufs);
+  if (debug_level() >= 1)
+    std::printf("TinyJit: %zu kernels run only when what they read changes\n", plan->memos.size());
+  absl::flat_hash_set<const runtime::Buffer*> memo_outputs;
+  for (size_t l = 0; l < launches.size(); l++)
+    if (plan->memo_of[l] >= 0) memo_outputs.insert(launches[l].bufs[0].get());
+
   // memory planner: buffers the step created and nothing outside holds share memory when their
-  // lifetimes (first to last launch using them) do not overlap
+  // lifetimes (first to last launch using them) do not overlap; memoized outputs keep theirs
   struct Block {
     BufferRef buf;
     size_t free_after;
@@ -158,7 +224,7 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   std::vector<Block> blocks;
   for (const runtime::Buffer* b : order) {
     auto it = uses.find(b);
-    if (it == uses.end() || !it->second.created) continue;
+    if (it == uses.end() || !it->second.created || memo_outputs.contains(b)) continue;
     const std::vector<Plan::Slot>& slots = it->second.slots;
     const BufferRef& ref = launches[slots[0].launch].bufs[slots[0].arg];
     if (ref.use_count() != static_cast<long>(slots.size())) continue;  // held outside the step
@@ -235,10 +301,17 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
       std::vector<uint8_t> nan_bytes(b->nbytes(), 0xFF);  // NaN in every float dtype
       b->copyin(nan_bytes.data(), nan_bytes.size());
     }
-  for (size_t l = 0; l < p.launches.size(); l++)
+  int64_t ran = 0;
+  for (size_t l = 0; l < p.launches.size(); l++) {
+    Plan::Memo* m = p.memo_of[l] >= 0 ? &p.memos[p.memo_of[l]] : nullptr;
+    if (m && !(m->ran = must_run(p, *m))) continue;
     p.launches[l].kernel->binary->run(p.args[l].data(), p.launches[l].shares);
+    if (m)
+      for (auto& [buf, version] : m->reads) version = buf->version();
+    ran++;
+  }
   for (const BufferRef& b : p.written) b->bump_version();
-  engine::GlobalCounters::kernel_count += static_cast<int64_t>(p.launches.size());
+  engine::GlobalCounters::kernel_count += ran;
   return out;
 }
 

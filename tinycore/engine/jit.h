@@ -13,6 +13,9 @@
 //     replay; assign() to a realized tensor writes in place, so optimizer updates persist.
 //   - buffers internal to the step share memory when their lifetimes do not overlap (the memory
 //     planner); DEBUG=2 prints the planned peak.
+//   - a launch computing only from outside buffers the step does not write (an inference step's
+//     weight layout copies) runs again only when one of them was written since (assign, copyin,
+//     another TinyJit's replay): its output keeps a buffer of its own.
 //   - reading a value on the host (data/item/tolist) inside the function throws: replay would
 //     not see it change. Nested TinyJits throw.
 // JIT=0 runs the function plainly every call. JIT_POISON=1 fills the planned memory with NaN
@@ -46,8 +49,9 @@ class TinyJit {
   int64_t unplanned_bytes() const;  // what it would take with a buffer each
   void reset();  // forget the capture: the next call runs plainly, the one after captures again
 
+  struct Plan;  // the captured step (jit.cc)
+
  private:
-  struct Plan;
   std::vector<Tensor> capture(const std::vector<Tensor>& inputs);
   std::vector<Tensor> replay(const std::vector<Tensor>& inputs);
   Fn fn_;
