@@ -428,43 +428,48 @@ Tensor conv_forward(const char* op, const Tensor& x, const Tensor& weight, const
   return prodt.sum(axes, true).reshape(out);
 }
 
+// `t` (bs, c, *spatial) read from a contiguous (bs, *spatial, c) copy: consecutive channels are
+// adjacent.
+Tensor channels_last(const Tensor& t) {
+  int n = t.ndim() - 2;
+  std::vector<int> to_last = {0}, back = {0, n + 1};
+  for (int j = 0; j < n; j++) to_last.push_back(2 + j), back.push_back(1 + j);
+  to_last.push_back(1);
+  return t.permute(to_last).contiguous().permute(back);
+}
+
 // The weight gradient of an ungrouped conv, sum over (batch, *positions) of the gradient times
-// the input windows, computed from a channels-last copy of the input: the kernel's output is laid
-// out (*HW, cout, cin), so its innermost axis reads consecutive input channels (SIMD lanes) and a
-// register tile over cout shares each load; then viewed as (cout, cin, *HW).
+// the input windows. The kernel's output is laid out (*HW, cout, cin), its innermost axis reading
+// consecutive input channels of a channels-last copy of the input (SIMD lanes) and a register tile
+// over cout sharing each load; with fewer than 8 input channels (a first conv on images) the
+// other way around, (*HW, cin, cout) from a channels-last copy of the gradient. Then viewed as
+// (cout, cin, *HW).
 Tensor conv_weight_gradient(const ConvArgs& a, const Tensor& x, const Shape& HW, const Tensor& g) {
   int n = static_cast<int>(HW.size());
   int64_t bs = x.shape()[0], cin = x.shape()[1], cout = g.shape()[1];
   Shape oyx(g.shape().begin() + 2, g.shape().end());
-  // x as (cin, bs, *spatial), viewing a contiguous (bs, *spatial, cin) copy
-  std::vector<int> to_last = {0}, cin_first = {n + 1, 0};
-  for (int j = 0; j < n; j++) to_last.push_back(2 + j), cin_first.push_back(1 + j);
-  to_last.push_back(1);
-  Tensor xc = x.permute(to_last).contiguous().permute(cin_first);
-  // its windows (cin, bs, *oyx, *HW) as (*HW, 1, bs, *oyx, cin)
-  Tensor p = pool_view("conv2d", xc.pad(full_pads(xc, a.pads)), HW, a.stride, a.dilation);
-  std::vector<int> order;
+  bool cin_lanes = cin >= 8 || cout < 8;
+  Tensor xs = cin_lanes ? channels_last(x) : x, gs = cin_lanes ? g : channels_last(g);
+  // the windows (bs, cin, *oyx, *HW) as (*HW, cin, 1, bs, *oyx), g as (1.., 1, cout, bs, *oyx)
+  Tensor p = pool_view("conv2d", xs.pad(full_pads(xs, a.pads)), HW, a.stride, a.dilation);
+  std::vector<int> order, cout_first = {1, 0};
   for (int j = 0; j < n; j++) order.push_back(2 + n + j);
-  order.push_back(1);
-  for (int j = 0; j < n; j++) order.push_back(2 + j);
-  order.push_back(0);
+  order.insert(order.end(), {1, 0});
+  for (int j = 0; j < n; j++) order.push_back(2 + j), cout_first.push_back(2 + j);
   Shape windows = HW, grads(n, 1);
-  windows.push_back(1);
-  grads.push_back(cout);
-  for (Shape* s : {&windows, &grads}) {
-    s->push_back(bs);
-    s->insert(s->end(), oyx.begin(), oyx.end());
-  }
-  windows.push_back(cin);
-  grads.push_back(1);
-  // g as (1.., cout, bs, *oyx, 1)
-  std::vector<int> cout_first = {1, 0};
-  for (int j = 0; j < n; j++) cout_first.push_back(2 + j);
-  Tensor prod = p.permute(order).reshape(windows) * g.permute(cout_first).reshape(grads);
-  std::vector<int> axes, back = {n, n + 1};
-  for (int j = 0; j <= n; j++) axes.push_back(n + 1 + j);
+  windows.insert(windows.end(), {cin, 1, bs});
+  grads.insert(grads.end(), {1, cout, bs});
+  for (Shape* s : {&windows, &grads}) s->insert(s->end(), oyx.begin(), oyx.end());
+  Tensor prod = p.permute(order).reshape(windows) * gs.permute(cout_first).reshape(grads);
+  // (*HW, cin, cout, bs, *oyx) -> (*HW, other channels, bs, *oyx, lane channels), summed
+  int lane = cin_lanes ? n : n + 1, other = cin_lanes ? n + 1 : n;
+  std::vector<int> to_sum(n), axes, back = {cin_lanes ? n : n + 1, cin_lanes ? n + 1 : n};
+  std::iota(to_sum.begin(), to_sum.end(), 0);
+  to_sum.push_back(other);
+  for (int j = 0; j <= n; j++) to_sum.push_back(n + 2 + j), axes.push_back(n + 1 + j);
+  to_sum.push_back(lane);
   for (int j = 0; j < n; j++) back.push_back(j);
-  return prod.sum(axes).permute(back);  // (*HW, cout, cin) -> (cout, cin, *HW)
+  return prod.permute(to_sum).sum(axes).permute(back);
 }
 
 // conv's gradients: the input's is the transposed convolution of the gradient (derived through

@@ -1,10 +1,11 @@
-// Large reduces into few outputs are split in two kernels (partials over contiguous chunks, then
-// their total); values match a double-precision reference.
+// Large reduces into few outputs, or very large ones into many, are split in two kernels
+// (partials over contiguous chunks, then their total); values match a double-precision reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "tinycore/engine/realize.h"
+#include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
 
 namespace tc {
@@ -65,6 +66,28 @@ TEST(SplitReduce, IntegerSumIsExact) {
   int64_t ref = 0;
   for (int32_t x : v) ref += x;
   EXPECT_EQ(s.item<int64_t>(), ref);
+}
+
+TEST(SplitReduce, ManyOutputsOfLongSumsAreBlocked) {
+  // 32x32 outputs of 16384-long dot products (a conv weight gradient's shape): split in 64
+  // chunks, the partials' kernel looping over chunks outermost so each chunk's slab of the
+  // inputs is read from cache by all outputs; then the chunks are summed
+  const int64_t n = 32, k = 16384;
+  std::vector<float> a = ramp(n * k), b = ramp(k * n);
+  for (float& x : b) x = -x * 0.5f;
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule(
+      {Tensor::empty({n, k}).matmul(Tensor::empty({k, n})).uop()});  // (marks it as computed)
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].bufs[0]->arg_ints()[1], 64 * n * n);  // the partials
+  Tensor c = Tensor(a, Shape{n, k}).realize().matmul(Tensor(b, Shape{k, n}).realize());
+  EXPECT_EQ(kernels(c), 2);
+  std::vector<float> got = c.data<float>();
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double ref = 0;
+      for (int64_t l = 0; l < k; l++) ref += double(a[i * k + l]) * b[l * n + j];
+      ASSERT_NEAR(got[i * n + j], ref, 1e-3 * std::max(1.0, std::abs(ref))) << i << "," << j;
+    }
 }
 
 TEST(SplitReduce, ShortReducesStayOneKernel) {

@@ -279,6 +279,16 @@ TEST(Conv2d, GradientsByCentralDifferences) {
        {{2}, {0.3, -0.4}}});
 }
 
+TEST(Conv2d, WeightGradientsOfBothLaneLayouts) {
+  // the weight gradient puts its lanes on the input channels (8 of them here) or, with fewer
+  // than 8 (2 here) and 8 or more output channels, on the output channels; strided and padded
+  for (int64_t cin : {8, 2})
+    tcgrad::check_grad(
+        [](const std::vector<Tensor>& v) { return v[0].conv2d(v[1], {.stride = 2, .padding = 1}); },
+        {{{2, cin, 5, 4}, tcgrad::mixed(2 * cin * 20)},
+         {{8, cin, 3, 2}, tcgrad::ramp(8 * cin * 6, -0.7, 0.013)}});
+}
+
 int64_t kernels_for(const Tensor& t) {
   tc::engine::GlobalCounters::reset();
   Tensor(t).realize();

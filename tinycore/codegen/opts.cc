@@ -1,6 +1,7 @@
 #include "tinycore/codegen/opts.h"
 
 #include <optional>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -71,6 +72,28 @@ std::vector<int> source_order(const UOpRef& ast, int nd) {
   return order;
 }
 
+// Per output axis: how many loads in a reduce's loop do not depend on it (each a load that a
+// register tile over the axis shares among its rows).
+std::vector<int> loads_shared_along(const UOpRef& ast, int nd) {
+  UOpRef sink = simplify_kernel(lower(ast, KernelOpts{}).sink);
+  std::vector<const UOp*> ranges(nd, nullptr);
+  absl::flat_hash_set<const UOp*> loads;
+  for (const UOp* u : sink->toposort()) {
+    if (u->op == Ops::RANGE && u->arg_int() < nd) ranges[u->arg_int()] = u;
+    if (u->op == Ops::REDUCE)
+      for (const UOp* n : u->src[0]->toposort())
+        if (n->op == Ops::LOAD) loads.insert(n);
+  }
+  std::vector<int> shared(nd, 0);
+  for (const UOp* load : loads) {
+    std::vector<const UOp*> index = load->src[0]->src[1]->toposort();
+    for (int i = 0; i < nd; i++)
+      if (!ranges[i] || std::find(index.begin(), index.end(), ranges[i]) == index.end())
+        shared[i]++;
+  }
+  return shared;
+}
+
 }  // namespace
 
 bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
@@ -136,17 +159,20 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     }
   }
 
-  // reduces: a register tile over a second output axis, so each load along it serves every row
-  // of the tile. Its accumulators fill at most half the registers; the axis is the one allowing
-  // the most rows (a divisor of its size: 7 rows of a 7x7 conv output), the longest on a tie.
+  // reduces: a register tile over a second output axis, so each load that does not depend on it
+  // serves every row of the tile. Its accumulators fill at most half the registers; the axis is
+  // the one sharing the most loads, then allowing the most rows (a divisor of its size: 7 rows of
+  // a 7x7 conv output), then the longest.
   if (reduce && o.lane_axis >= 0) {
     int regs_per_row = std::max(1, o.lanes * itemsize / target.simd_bytes);
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
+    std::vector<int> shared = loads_shared_along(ast, nd);
+    auto rank = [&](int i, int rows) { return std::make_tuple(shared[i], rows, shape[i]); };
     for (int i = 0; i < nd; i++) {
       if (i == o.lane_axis) continue;
       int rows = most;
       while (rows > 1 && shape[i] % rows != 0) rows--;
-      if (rows > o.unroll || (rows == o.unroll && rows > 1 && shape[i] > shape[o.unroll_axis]))
+      if (rows > 1 && (o.unroll == 1 || rank(i, rows) > rank(o.unroll_axis, o.unroll)))
         o.unroll_axis = i, o.unroll = rows;
     }
   }

@@ -7,6 +7,9 @@ namespace {
 
 constexpr int64_t kMinReduce = 32768;  // smaller reduces run fast enough in one kernel
 constexpr int64_t kMaxOutputs = 1024;  // with this many outputs, cores already have work
+// A reduce this big into many outputs (a conv's weight gradient) would stream its whole input
+// once per register tile of outputs: split, each partial reads a slab that stays in cache.
+constexpr int64_t kMinBlockedReduce = 16384;
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
@@ -14,19 +17,26 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
-// REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk)), chunks))
+// REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk), with
+// chunks moved first), chunks)). The partial sums' kernel loops over chunks outermost: its cores
+// take whole chunks, and each chunk's slab of the input is read from cache by every output.
 UOpRef split(const UOpRef& r) {
   const UOpRef& x = r->src[0];
   const Shape& in = x->shape();
   const auto& arg = r->arg_ints();
   std::vector<int64_t> axes(arg.begin() + 1, arg.end());
-  int64_t reduced = numel(in) / std::max<int64_t>(numel(r->shape()), 1);
-  if (reduced < kMinReduce || numel(r->shape()) >= kMaxOutputs) return nullptr;
-  // chunks of the outermost reduce axis: each partial sums a contiguous slab of memory
+  int64_t outputs = numel(r->shape());
+  int64_t reduced = numel(in) / std::max<int64_t>(outputs, 1);
+  bool few_outputs = reduced >= kMinReduce && outputs < kMaxOutputs;
+  if (!few_outputs && reduced < kMinBlockedReduce) return nullptr;
+  // chunks of the outermost reduce axis: each partial sums a contiguous slab of memory; few of
+  // them for many outputs, whose partials are as big as the outputs each
   int64_t a = -1, chunks = 0;
+  std::vector<int64_t> counts = few_outputs ? std::vector<int64_t>{256, 128, 64, 32, 16, 8}
+                                            : std::vector<int64_t>{64, 32, 16, 8};
   for (int64_t b : axes) {
-    for (int64_t d : {256, 128, 64, 32, 16, 8})
-      if (in[b] % d == 0) {
+    for (int64_t d : counts)
+      if (in[b] % d == 0 && in[b] > d) {
         a = b, chunks = d;
         break;
       }
@@ -39,11 +49,15 @@ UOpRef split(const UOpRef& r) {
   split_shape.push_back(in[a] / chunks);
   split_shape.insert(split_shape.end(), in.begin() + a + 1, in.end());
   UOpRef xs = UOp::make(Ops::RESHAPE, x->dtype, {x}, split_shape);
+  std::vector<int64_t> chunks_first = {a};
+  for (int64_t i = 0; i < static_cast<int64_t>(split_shape.size()); i++)
+    if (i != a) chunks_first.push_back(i);
+  xs = UOp::make(Ops::PERMUTE, x->dtype, {xs}, chunks_first);
+  // every reduce axis moves up one: past the chunks axis, or (axis a) to the chunk's elements
   std::vector<int64_t> first = {arg[0]};
-  for (int64_t b : axes) first.push_back(b < a ? b : b + 1);  // axis a's chunk is axis a+1 now
-  std::sort(first.begin() + 1, first.end());
+  for (int64_t b : axes) first.push_back(b + 1);
   UOpRef partial = UOp::make(Ops::REDUCE_AXIS, r->dtype, {xs}, first);
-  UOpRef total = UOp::make(Ops::REDUCE_AXIS, r->dtype, {partial}, std::vector<int64_t>{arg[0], a});
+  UOpRef total = UOp::make(Ops::REDUCE_AXIS, r->dtype, {partial}, std::vector<int64_t>{arg[0], 0});
   return UOp::make(Ops::RESHAPE, r->dtype, {total}, r->shape());
 }
 
