@@ -72,6 +72,12 @@ std::vector<KernelOpts> candidates(const Shape& shape) {
             out.push_back(r);
           }
           out.push_back(o);
+          if (lane < 0)  // lanes on each reduce's innermost axis (where it divides) instead
+            for (int rl : {4, 8}) {
+              KernelOpts r = o;
+              r.reduce_lanes = rl;
+              out.push_back(r);
+            }
           if (unroll_axis < 0) break;
         }
       if (lane < 0) break;
@@ -164,9 +170,11 @@ TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
   EXPECT_EQ(bo.lanes, 32);
   EXPECT_EQ(bo.unroll_axis, 1);
   EXPECT_EQ(bo.unroll, 8);
-  // summing rows of a row-major matrix: lanes over rows would gather, so none
+  // summing rows of a row-major matrix: lanes over rows would gather, so none there; they go on
+  // the reduce, each row summed as 32-wide partials combined after the loop
   UOpRef rows = schedule::create_schedule({a.sum(1).uop()})[0].ast;
   EXPECT_EQ(choose_opts(rows, avx512).lane_axis, -1);
+  EXPECT_EQ(choose_opts(rows, avx512).reduce_lanes, 32);
 }
 
 TEST(Heuristic, PutsConvLanesOnOutputChannels) {

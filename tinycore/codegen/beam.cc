@@ -31,14 +31,17 @@ const Shape& output_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape
 // searched again, never trusted).
 std::string serialize(const KernelOpts& o) {
   return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
-                      o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","));
+                      o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","),
+                      " ", o.reduce_lanes);
 }
 std::optional<KernelOpts> parse(const std::string& line, int nd) {
   std::istringstream in(line);
   KernelOpts o;
   int par = 0;
   std::string order;
-  if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order)) return {};
+  if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order >>
+        o.reduce_lanes))
+    return {};
   o.parallel = par != 0;
   if (order != "-")
     for (absl::string_view p : absl::StrSplit(order, ',')) {
@@ -48,7 +51,7 @@ std::optional<KernelOpts> parse(const std::string& line, int nd) {
     }
   if (!o.order.empty() && static_cast<int>(o.order.size()) != nd) return {};
   if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
-      o.lanes < 1 || o.unroll < 1)
+      o.lanes < 1 || o.unroll < 1 || o.reduce_lanes < 1 || (o.lanes > 1 && o.reduce_lanes > 1))
     return {};
   return o;
 }
@@ -63,7 +66,7 @@ bool valid(const UOpRef& ast, const KernelOpts& o) {
 }
 
 std::string cache_file(const UOpRef& ast, runtime::Device& device, int width) {
-  std::string key = absl::StrCat("tinycore beam v1|", device.name(), "|simd ", device.simd_bytes(),
+  std::string key = absl::StrCat("tinycore beam v2|", device.name(), "|simd ", device.simd_bytes(),
                                  "x", device.simd_registers(), "|threads ", device.parallelism(),
                                  "|width ", width, "|\n", print_graph(ast));
   return runtime::cache_path("beam", key, ".txt");

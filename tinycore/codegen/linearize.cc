@@ -162,6 +162,8 @@ Lanes find_lanes(const std::vector<UOpRef>& program) {
       v = is_vec(assign_of.at(u)->src[1].get());
     } else if (u->op == Ops::ASSIGN) {
       v = is_vec(u->src[1].get());
+    } else if (u->op == Ops::HREDUCE) {
+      for (const UOpRef& s : u->src) is_vec(s.get());  // its lanes are combined into one value
     } else {
       for (const UOpRef& s : u->src) v = v || is_vec(s.get());
     }

@@ -11,6 +11,9 @@ using Index = std::vector<UOpRef>;
 
 UOpRef true_() { return UOp::const_int(dtypes::bool_, 1); }
 
+// The SIMD lane index, 0 .. lanes-1.
+UOpRef lane(int64_t lanes) { return UOp::make(Ops::LANE, dtypes::index, {index_const(lanes)}); }
+
 // The strides of a contiguous row-major layout.
 std::vector<int64_t> strides_of(const Shape& s) {
   std::vector<int64_t> st(s.size(), 1);
@@ -36,7 +39,8 @@ UOpRef identity_of(Ops op, DType dt) {
 
 class Lowerer {
  public:
-  explicit Lowerer(int first_range) : next_range_(first_range) {}
+  Lowerer(int first_range, int reduce_lanes)
+      : next_range_(first_range), reduce_lanes_(reduce_lanes) {}
 
   UOpRef value(const UOpRef& n, const Index& idx, const UOpRef& valid) {
     std::vector<UOpRef> key = {n, valid};
@@ -125,24 +129,34 @@ class Lowerer {
         return where(inside, v, UOp::const_(n->dtype, 0));
       }
       case Ops::REDUCE_AXIS: {
-        // one set of ranges per reduce node: unrolled copies accumulate in the same loop
+        // one set of ranges per reduce node: unrolled copies accumulate in the same loop. With
+        // reduce lanes, the innermost reduce axis is range * lanes + lane, and the lanes of the
+        // accumulated vector are combined after the loop.
         const auto& a = n->arg_ints();
         auto [it, fresh] = reduce_ranges_.try_emplace(n.get());
-        if (fresh) keep_.push_back(n);
-        if (fresh)
-          for (size_t i = 1; i < a.size(); i++) it->second.push_back(new_range(in[a[i]]));
-        Index out = idx;
-        std::vector<UOpRef> src = {nullptr};
-        for (size_t i = 1; i < a.size(); i++) {
-          out[a[i]] = it->second[i - 1];
-          if (out[a[i]]->op != Ops::RANGE) continue;
-          src.push_back(out[a[i]]);
-          if (fresh) reduce_sizes.push_back(in[a[i]]);
+        ReduceRanges& rr = it->second;
+        if (fresh) {
+          keep_.push_back(n);
+          int64_t inner = in[a.back()], lanes = reduce_lanes_;
+          rr.lanes = lanes > 1 && inner % lanes == 0;
+          for (size_t i = 1; i < a.size(); i++) {
+            bool split = rr.lanes && i + 1 == a.size();
+            UOpRef r = new_range(split ? in[a[i]] / lanes : in[a[i]]);
+            if (r->op == Ops::RANGE) rr.ranges.push_back(r), reduce_sizes.push_back(in[a[i]]);
+            rr.index.push_back(split ? r * lanes + lane(lanes) : r);
+          }
         }
+        Index out = idx;
+        for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
         UOpRef v = value(n->src[0], out, valid);
-        if (src.size() == 1) return v;
-        src[0] = v;
-        return UOp::make(Ops::REDUCE, v->dtype, std::move(src), a[0]);
+        if (!rr.ranges.empty()) {
+          std::vector<UOpRef> src = {v};
+          src.insert(src.end(), rr.ranges.begin(), rr.ranges.end());
+          v = UOp::make(Ops::REDUCE, v->dtype, std::move(src), a[0]);
+        }
+        // the lane is a source: a value that does not depend on it (a sum of a constant) is
+        // the same partial in every lane, and combining them all still counts each element once
+        return rr.lanes ? UOp::make(Ops::HREDUCE, v->dtype, {v, lane(reduce_lanes_)}, a[0]) : v;
       }
       default:
         break;
@@ -174,10 +188,16 @@ class Lowerer {
            alu(Ops::MAX, index_const(0) - low, index_const(1 - size));  // min(., size-1)
   }
 
-  int next_range_;
+  struct ReduceRanges {
+    Index index;                 // per reduce axis
+    std::vector<UOpRef> ranges;  // the loops
+    bool lanes = false;          // the innermost axis is spread across lanes
+  };
+
+  int next_range_, reduce_lanes_;
   absl::flat_hash_map<const UOp*, bool> divides_;
   absl::flat_hash_map<std::vector<UOpRef>, UOpRef> memo_;
-  absl::flat_hash_map<const UOp*, std::vector<UOpRef>> reduce_ranges_;
+  absl::flat_hash_map<const UOp*, ReduceRanges> reduce_ranges_;
   std::vector<UOpRef> keep_;  // reduce nodes, kept alive while their address is a key
 };
 
@@ -215,11 +235,11 @@ LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
                                  : UOp::make(Ops::RANGE, dtypes::index,
                                              {index_const(shape[i] / split)}, loop_id[i]);
     idx[i] = split == 1 ? r : r * split;
-    if (i == opts.lane_axis)
-      idx[i] = idx[i] + UOp::make(Ops::LANE, dtypes::index, {index_const(opts.lanes)});
+    if (i == opts.lane_axis) idx[i] = idx[i] + lane(opts.lanes);
   }
 
-  Lowerer lowerer(nd);
+  TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1, "lanes on an output axis and on reduces");
+  Lowerer lowerer(nd, opts.reduce_lanes);
   std::vector<UOpRef> stores;
   for (int64_t copy = 0; copy < opts.unroll; copy++) {
     Index at = idx;

@@ -15,7 +15,8 @@ namespace tc::codegen {
 
 std::string KernelOpts::key() const {
   return absl::StrCat("lanes", lane_axis, "x", lanes, ",unroll", unroll_axis, "x", unroll, ",order",
-                      absl::StrJoin(order, "."), parallel ? ",par" : "");
+                      absl::StrJoin(order, "."), parallel ? ",par" : "",
+                      reduce_lanes > 1 ? absl::StrCat(",rlanes", reduce_lanes) : "");
 }
 
 namespace {
@@ -96,7 +97,7 @@ std::vector<int> loads_shared_along(const UOpRef& ast, int nd) {
 
 }  // namespace
 
-bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
+LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
   UOpRef sink = simplify_kernel(lower(ast, opts).sink);
   UOpRef lane;
   absl::flat_hash_set<const UOp*> in_loop;  // what a reduce computes per step
@@ -105,16 +106,21 @@ bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool epilog
     if (u->op == Ops::REDUCE)
       for (const UOp* n : u->src[0]->toposort()) in_loop.insert(n);
   }
-  if (!lane) return true;
+  LaneAccesses out;
+  if (!lane) return out;
   for (const UOp* u : sink->toposort()) {
     if (u->op != Ops::INDEX || (epilogue_may_gather && !in_loop.empty() && !in_loop.contains(u)))
       continue;
     const UOpRef& idx = u->src[1];
     bool uses_lane = false;
     for (const UOp* n : idx->toposort()) uses_lane |= n == lane.get();
-    if (uses_lane && !contiguous_base(idx, lane)) return false;
+    if (uses_lane) (contiguous_base(idx, lane) ? out.contiguous : out.gathered)++;
   }
-  return true;
+  return out;
+}
+
+bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
+  return lane_accesses(ast, opts, epilogue_may_gather).gathered == 0;
 }
 
 KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
@@ -156,6 +162,29 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
       order.erase(std::find(order.begin(), order.end(), last));
       order.insert(order.begin(), last);
       o.order = order, o.lane_axis = last, o.lanes = w;
+    }
+  }
+
+  // a reduce with no lanes on its outputs (a row sum: lanes over rows would gather) takes them on
+  // its innermost reduce axis, if most loads are contiguous along it (a gather of a few, such as
+  // a max pool's output read per pair of positions, costs what the scalar loop does): vector
+  // partial sums, combined once after the loop
+  if (reduce && o.lane_axis < 0) {
+    int64_t inner = 0, biggest = 0;
+    for (const UOp* u : ast->toposort())
+      if (u->op == Ops::REDUCE_AXIS) {
+        const Shape& in = u->src[0]->shape();
+        int64_t n = 1;
+        for (int64_t d : in) n *= d;
+        if (n > biggest) biggest = n, inner = in[u->arg_ints().back()];
+      }
+    int w = widest;
+    while (w >= 4 && inner % w != 0) w /= 2;
+    KernelOpts trial;
+    trial.reduce_lanes = w;
+    if (w >= 4) {
+      LaneAccesses a = lane_accesses(ast, trial);
+      if (a.contiguous > 0) o.reduce_lanes = w;
     }
   }
 

@@ -5,6 +5,8 @@
 //           not depend on it: a register tile (UPCAST of a second axis)
 //   order   the output loops, outermost first
 //   threads the outermost loop is split across CPU cores (THREAD)
+//   reduce_lanes  with no lanes on an output axis: each reduce's innermost axis spread across
+//           SIMD lanes, the lanes combined after its loop (a row sum reading consecutive elements)
 #pragma once
 
 #include <string>
@@ -19,6 +21,7 @@ struct KernelOpts {
   int unroll_axis = -1, unroll = 1;
   std::vector<int> order;  // empty: natural order
   bool parallel = false;
+  int reduce_lanes = 1;
 
   std::string key() const;  // for caches: every field
 };
@@ -38,5 +41,13 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target);
 // `epilogue_may_gather`, a reduce's loads and stores once per output (after its loop) are exempt.
 bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts,
                           bool epilogue_may_gather = false);
+
+// How many of those loads and stores read consecutive elements (or one for all lanes), and how
+// many gather.
+struct LaneAccesses {
+  int contiguous = 0, gathered = 0;
+};
+LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts,
+                           bool epilogue_may_gather = false);
 
 }  // namespace tc::codegen

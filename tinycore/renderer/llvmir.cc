@@ -439,6 +439,15 @@ class Renderer {
         line_(absl::StrFormat("store %s %s, ptr %%acc%d", type(u), next, n));
         return;
       }
+      case Ops::HREDUCE: {  // the lanes combined in order; reassociable, LLVM may tree them
+        std::string x = val(u.src[0], true), t = type_of(u.dtype, true), r;
+        for (int i = 0; i < lanes_.width; i++) {
+          std::string e = emit(absl::StrFormat("extractelement %s %s, i64 %d", t, x, i));
+          r = i == 0 ? e : binary(static_cast<Ops>(u.arg_int()), u.dtype, false, r, e);
+        }
+        reg_[&u] = r;
+        return;
+      }
       case Ops::LOAD:
         return load(u);
       case Ops::STORE:

@@ -26,8 +26,10 @@ namespace tc {
   X(OR) X(XOR) X(SHL) X(SHR)                                                           \
   /* ternary ALU */                                                                    \
   X(WHERE) X(MULACC)                                                                   \
-  /* codegen: kernel arguments, loops, SIMD lanes, memory access */                    \
-  X(DEFINE_GLOBAL) X(RANGE) X(LANE) X(END) X(INDEX) X(LOAD) X(STORE) X(DEFINE_ACC) X(ASSIGN)
+  /* codegen: kernel arguments, loops, SIMD lanes (HREDUCE combines a vector's lanes  \
+     with its reduce op), memory access */                                             \
+  X(DEFINE_GLOBAL) X(RANGE) X(LANE) X(HREDUCE) X(END) X(INDEX) X(LOAD) X(STORE)         \
+  X(DEFINE_ACC) X(ASSIGN)
 // clang-format on
 
 enum class Ops : uint8_t {
