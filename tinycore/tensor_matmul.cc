@@ -5,6 +5,23 @@
 #include "tinycore/tensor.h"
 
 namespace tc {
+namespace {
+
+// A matrix (K, N) read from a copy blocked by 32 columns, (N/32, K, 32), for a product with many
+// rows: the 32 columns a kernel's lanes read are one run of memory per panel, which stays in
+// cache (and in the TLB) while every row of the other operand streams past it, instead of K
+// rows a page apart. Small products read it as it is.
+Tensor blocked_columns(const Tensor& w, int64_t rows) {
+  int64_t k = w.shape()[0], n = w.shape()[1];
+  if (rows < 64 || k < 64 || n < 64 || n % 32 != 0) return w;
+  return w.reshape({k, n / 32, 32})
+      .permute({1, 0, 2})
+      .contiguous()
+      .permute({1, 0, 2})
+      .reshape({k, n});
+}
+
+}  // namespace
 
 Tensor Tensor::dot(const Tensor& w, std::optional<DType> dtype) const {
   int dx = ndim(), dw = w.ndim();
@@ -21,7 +38,8 @@ Tensor Tensor::dot(const Tensor& w, std::optional<DType> dtype) const {
   xs.push_back(shape().back());
   ws.insert(ws.end(), ones, 1);
   ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
-  Tensor x = reshape(xs), y = w.reshape(ws);
+  Tensor x = reshape(xs),
+         y = (dw == 2 ? blocked_columns(w, numel() / shape().back()) : w).reshape(ws);
   if (dw >= 2) y = y.transpose(-1, -2);
   Tensor prod = x.mul(y);
   Tensor s = dtype ? prod.cast(*dtype).sum(-1) : prod.sum(-1);

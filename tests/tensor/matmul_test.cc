@@ -94,6 +94,23 @@ TEST(Matmul, NonContiguousInputsAreOneKernel) {
                     1e-5, 1e-5, "views");
 }
 
+TEST(Matmul, LargeProductsReadBlockedColumns) {
+  // 64+ rows, k and n (n a multiple of 32): b is first copied in panels of 32 columns, then one
+  // product kernel; batched rows count too; a flipped b and an integer product as well
+  NDArray a = ref::random({96, 80}, 20), b = ref::random({80, 128}, 21);
+  Tensor r = ref::tensor(a).matmul(ref::tensor(b));
+  tc::engine::GlobalCounters::reset();
+  r.realize();
+  EXPECT_EQ(tc::engine::GlobalCounters::kernel_count, 2);
+  ref::expect_close(r, ref::matmul(a, b), 1e-5, 1e-5, "96x80 @ 80x128");
+  NDArray x = ref::random({2, 40, 80}, 22);
+  ref::expect_close(ref::tensor(x).matmul(ref::tensor(b).flip({1})),
+                    batched_matmul(x, ref::flip(b, {1})), 1e-5, 1e-5, "batched rows, flipped b");
+  NDArray ia = ref::random_int({64, 64}, 23, -9, 9), ib = ref::random_int({64, 96}, 24, -9, 9);
+  ref::expect_exact(ref::tensor(ia, tc::dtypes::int32).matmul(ref::tensor(ib, tc::dtypes::int32)),
+                    ref::matmul(ia, ib));
+}
+
 TEST(Matmul, IntegersAreExactAndDtypesPromote) {
   NDArray a = ref::random_int({3, 4}, 12, -50, 50), b = ref::random_int({4, 2}, 13, -50, 50);
   Tensor r = ref::tensor(a, tc::dtypes::int32).matmul(ref::tensor(b, tc::dtypes::int32));

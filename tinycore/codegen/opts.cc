@@ -206,6 +206,16 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     }
   }
 
+  // a reduce with lanes loops over its lane axis outermost (when that leaves a share for every
+  // core): the other operand's panel for one block of lanes (a matmul's columns of b, a conv's
+  // weights for 32 output channels) stays in cache while every row streams past it, rather than
+  // all of it streaming past each register tile of rows
+  if (reduce && o.lane_axis >= 0 && o.order.empty() && shape[o.lane_axis] / o.lanes >= 4) {
+    o.order.push_back(o.lane_axis);
+    for (int i = 0; i < nd; i++)
+      if (i != o.lane_axis) o.order.push_back(i);
+  }
+
   o.parallel = target.threads && nd > 0;
   return o;
 }
