@@ -51,21 +51,25 @@ UOpRef poly(const UOpRef& x, std::initializer_list<double> coeffs) {
 // -------------------------------------------------------------------------------------------
 // exp2
 
+// In float32 throughout (vectors twice as wide as float64, and no conversions): 2^x = 2^k 2^r
+// with k = round(x), r = x - k in [-0.5, 0.5] (exact), 2^r a degree-7 polynomial.
 UOpRef exp2_f32(const UOpRef& x) {
-  UOpRef d = cast(f64, x);
-  // clamp to [-200, 200] (NaN stays NaN): beyond, the float32 result is 0 or inf anyway
-  d = bin(Ops::MAX, d, cf(f64, -200));
-  d = neg(bin(Ops::MAX, neg(d), cf(f64, -200)));
-  UOpRef k = UOp::make(Ops::TRUNC, f64, {d});
-  UOpRef r = sub(d, k);  // exact, in (-1, 1)
-  // 2^r = sum (r ln2)^n / n!, n <= 11: relative error < 1e-10
-  double c[12];
+  // clamp to [-160, 160] (NaN stays NaN): beyond, the result is 0 or inf anyway
+  UOpRef d = bin(Ops::MAX, x, cf(f32, -160));
+  d = neg(bin(Ops::MAX, neg(d), cf(f32, -160)));
+  UOpRef k =
+      UOp::make(Ops::TRUNC, f32, {add(d, sel(bin(Ops::CMPLT, d, cf(f32, 0)), -0.5, cf(f32, 0.5)))});
+  UOpRef r = sub(d, k);
+  // 2^r = sum (r ln2)^n / n!, n <= 7: truncation below 1e-8 relative
+  double c[8];
   c[0] = 1;
-  for (int n = 1; n < 12; n++) c[n] = c[n - 1] * M_LN2 / n;
-  UOpRef p = poly(r, {c[11], c[10], c[9], c[8], c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]});
-  // 2^k from the exponent bits (k in [-200, 200]: a normal float64); NaN casts to k = 0
-  UOpRef scale = bitcast(f64, shl(iadd(cast(i64, k), 1023), 52));
-  return cast(f32, mul(p, scale));
+  for (int n = 1; n < 8; n++) c[n] = c[n - 1] * M_LN2 / n;
+  UOpRef p = poly(r, {c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]});
+  // 2^k in two normal factors (k in [-160, 160]): p * 2^k1 is exact, * 2^k2 rounds once (a
+  // denormal result); NaN casts to k = 0
+  UOpRef ki = cast(dtypes::int32, k), k1 = shr(ki, 1), k2 = sub(ki, k1);
+  UOpRef s1 = bitcast(f32, shl(iadd(k1, 127), 23)), s2 = bitcast(f32, shl(iadd(k2, 127), 23));
+  return mul(mul(p, s1), s2);
 }
 
 // -------------------------------------------------------------------------------------------
