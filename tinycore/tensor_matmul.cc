@@ -38,8 +38,8 @@ Tensor Tensor::dot(const Tensor& w, std::optional<DType> dtype) const {
   xs.push_back(shape().back());
   ws.insert(ws.end(), ones, 1);
   ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
-  Tensor x = reshape(xs),
-         y = (dw == 2 ? blocked_columns(w, numel() / shape().back()) : w).reshape(ws);
+  int64_t rows = shape().back() == 0 ? 0 : numel() / shape().back();
+  Tensor x = reshape(xs), y = (dw == 2 ? blocked_columns(w, rows) : w).reshape(ws);
   if (dw >= 2) y = y.transpose(-1, -2);
   Tensor prod = x.mul(y);
   Tensor s = dtype ? prod.cast(*dtype).sum(-1) : prod.sum(-1);

@@ -109,6 +109,10 @@ TEST(Matmul, LargeProductsReadBlockedColumns) {
   NDArray ia = ref::random_int({64, 64}, 23, -9, 9), ib = ref::random_int({64, 96}, 24, -9, 9);
   ref::expect_exact(ref::tensor(ia, tc::dtypes::int32).matmul(ref::tensor(ib, tc::dtypes::int32)),
                     ref::matmul(ia, ib));
+  // an empty shared axis: zeros, however many rows
+  Tensor empty = Tensor::empty({96, 0}).matmul(Tensor::empty({0, 128}));
+  EXPECT_EQ(empty.shape(), (tc::Shape{96, 128}));
+  EXPECT_THAT(empty.data<float>(), testing::Each(0.0f));
 }
 
 TEST(Matmul, IntegersAreExactAndDtypesPromote) {
