@@ -62,6 +62,7 @@ bool valid(const UOpRef& ast, const KernelOpts& o) {
   if (o.lanes > 1 && (o.lane_axis < 0 || s[o.lane_axis] % o.lanes != 0)) return false;
   if (o.unroll > 1 && (o.unroll_axis < 0 || s[o.unroll_axis] % o.unroll != 0)) return false;
   if (o.lanes > 1 && o.unroll > 1 && o.lane_axis == o.unroll_axis) return false;
+  if (o.lanes > 1 && o.reduce_lanes > 1) return false;  // lanes go on outputs or on reduces
   return true;
 }
 
@@ -94,7 +95,7 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
     for (int w : {2, 4, 8, 16, 32}) {
       if (w * itemsize > 2 * target.simd_bytes) continue;  // at most two registers
       KernelOpts o = base;
-      o.lane_axis = axis, o.lanes = w;
+      o.lane_axis = axis, o.lanes = w, o.reduce_lanes = 1;
       if (valid(ast, o) && lanes_are_contiguous(ast, o, /*epilogue_may_gather=*/true))
         out.push_back(o);
     }
@@ -121,6 +122,13 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
     o.lane_axis = -1, o.lanes = 1;
     add(o);
   }
+  if (base.lanes == 1)  // lanes on each reduce's innermost axis instead, of another width, or none
+    for (int w : {1, 4, 8, 16, 32}) {
+      if (w == base.reduce_lanes || w * itemsize > 2 * target.simd_bytes) continue;
+      KernelOpts o = base;
+      o.reduce_lanes = w;
+      add(o);
+    }
   if (base.unroll > 1) {  // no tile
     KernelOpts o = base;
     o.unroll_axis = -1, o.unroll = 1;
