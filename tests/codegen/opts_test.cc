@@ -217,6 +217,32 @@ TEST(Lower, PadOfAReshapeIndexesWithoutDivision) {
       }
 }
 
+// A flatten of a realized (8, 64, 3, 3) value (here a reduce's output, a buffer viewed through a
+// reshape), summed along the flattened axis with 32 lanes on it (a linear layer after a conv):
+// the two reshapes are lowered as one, so the buffer is indexed linearly (contiguous lanes, no
+// division), and the sums are right.
+TEST(Lower, ReshapeOfAReshapeIndexesLinearly) {
+  std::vector<float> v(8 * 576 * 2);
+  for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 7) - 3;
+  Tensor x = Tensor(v, Shape{8, 64, 3, 3, 2}).realize();
+  auto flat_sum = [&] { return x.sum(4).reshape({8, 576}).sum(1); };
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({flat_sum().uop()});
+  ASSERT_EQ(items.size(), 2u);
+  KernelOpts o;
+  o.reduce_lanes = 32;
+  EXPECT_TRUE(lanes_are_contiguous(items[1].ast, o));
+  std::string ir = get_kernel(items[1].ast, items[1].bufs[0]->buffer->device(), o)->source;
+  EXPECT_EQ(ir.find("sdiv"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("srem"), std::string::npos) << ir;
+  x = Tensor(v, Shape{8, 64, 3, 3, 2}).realize();  // create_schedule marked the graph computed
+  std::vector<float> got = flat_sum().data<float>();
+  for (int r = 0; r < 8; r++) {
+    float want = 0;
+    for (int k = 0; k < 576 * 2; k++) want += v[r * 576 * 2 + k];
+    EXPECT_EQ(got[r], want) << "row " << r;
+  }
+}
+
 TEST(ThreadPool, RunsEveryShareOnce) {
   runtime::ThreadPool pool(3);
   ASSERT_EQ(pool.size(), 3);

@@ -1,5 +1,7 @@
 // The symbolic simplifier: each rule against the expected graph, and a fuzz test that checks
 // simplified index expressions evaluate exactly like the originals on every point.
+#include "tinycore/uop/symbolic.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -7,12 +9,13 @@
 #include <random>
 
 #include "tinycore/uop/printer.h"
-#include "tinycore/uop/symbolic.h"
 
 namespace tc {
 namespace {
 
-UOpRef var(int64_t id, int64_t end) { return UOp::make(Ops::RANGE, dtypes::index, {index_const(end)}, id); }
+UOpRef var(int64_t id, int64_t end) {
+  return UOp::make(Ops::RANGE, dtypes::index, {index_const(end)}, id);
+}
 UOpRef c(int64_t v) { return index_const(v); }
 UOpRef b(bool v) { return UOp::const_int(dtypes::bool_, v); }
 
@@ -63,7 +66,9 @@ TEST_F(Symbolic, MulOne) { expect_simplifies(x * 1, x); }
 TEST_F(Symbolic, MulZero) { expect_simplifies(x * 0, c(0)); }
 TEST_F(Symbolic, DivOne) { expect_simplifies(x / 1, x); }
 TEST_F(Symbolic, ModOne) { expect_simplifies(x % 1, c(0)); }
-TEST_F(Symbolic, ConstantGoesRight) { expect_simplifies(UOp::make(Ops::ADD, dtypes::index, {c(3), x}), x + 3); }
+TEST_F(Symbolic, ConstantGoesRight) {
+  expect_simplifies(UOp::make(Ops::ADD, dtypes::index, {c(3), x}), x + 3);
+}
 TEST_F(Symbolic, FloatMulZeroKept) {  // NaN * 0 is NaN: no folding for floats
   UOpRef f = UOp::make(Ops::LOAD, dtypes::float32, {x});
   UOpRef e = alu(Ops::MUL, f, UOp::const_(dtypes::float32, 0));
@@ -96,6 +101,11 @@ TEST_F(Symbolic, ModMod) { expect_simplifies((w % 12) % 4, w % 4); }
 TEST_F(Symbolic, ModDiv) { expect_simplifies((w % 12) / 4, (w / 4) % 3); }
 TEST_F(Symbolic, DivModRecombine) { expect_simplifies((w / 4) * 4 + w % 4, w); }
 TEST_F(Symbolic, DivModRecombineScaled) { expect_simplifies((w / 4) * 12 + (w % 4) * 3, w * 3); }
+// a flatten of (.., 3, 3) splits w into w//9, w//3%3, w%3: (w//9)*9 + (w//3%3)*3 is (w//3)*3
+TEST_F(Symbolic, DivModRecombineNested) {
+  expect_simplifies((w / 9) * 9 + ((w / 3) % 3) * 3 + w % 3, w);
+  expect_simplifies((w / 8) * 16 + ((w / 2) % 4) * 4, (w / 2) * 4);
+}
 TEST_F(Symbolic, NegativeNotFolded) {  // x - 4 may be negative: // does not distribute
   UOpRef e = (x + -4) / 3;
   expect_simplifies(e, e);
@@ -143,18 +153,31 @@ TEST_F(Symbolic, PadGateFolds) {
 int64_t eval(const UOp* u, const std::map<const UOp*, int64_t>& env) {
   auto s = [&](int i) { return eval(u->src[i].get(), env); };
   switch (u->op) {
-    case Ops::CONST: return u->arg_int();
-    case Ops::RANGE: return env.at(u);
-    case Ops::ADD: return s(0) + s(1);
-    case Ops::MUL: return s(0) * s(1);
-    case Ops::IDIV: return s(0) / s(1);
-    case Ops::MOD: return s(0) % s(1);
-    case Ops::MAX: return std::max(s(0), s(1));
-    case Ops::CMPLT: return s(0) < s(1);
-    case Ops::CMPNE: return s(0) != s(1);
-    case Ops::AND: return s(0) & s(1);
-    case Ops::WHERE: return s(0) ? s(1) : s(2);
-    default: ADD_FAILURE() << "unexpected op " << op_name(u->op); return 0;
+    case Ops::CONST:
+      return u->arg_int();
+    case Ops::RANGE:
+      return env.at(u);
+    case Ops::ADD:
+      return s(0) + s(1);
+    case Ops::MUL:
+      return s(0) * s(1);
+    case Ops::IDIV:
+      return s(0) / s(1);
+    case Ops::MOD:
+      return s(0) % s(1);
+    case Ops::MAX:
+      return std::max(s(0), s(1));
+    case Ops::CMPLT:
+      return s(0) < s(1);
+    case Ops::CMPNE:
+      return s(0) != s(1);
+    case Ops::AND:
+      return s(0) & s(1);
+    case Ops::WHERE:
+      return s(0) ? s(1) : s(2);
+    default:
+      ADD_FAILURE() << "unexpected op " << op_name(u->op);
+      return 0;
   }
 }
 
@@ -165,12 +188,18 @@ TEST(SymbolicFuzz, SimplifiedExpressionsEvaluateTheSame) {
   std::function<UOpRef(int)> gen = [&](int depth) -> UOpRef {
     if (depth == 0 || pick(4) == 0) return pick(3) ? vars[pick(3)] : c(pick(9));
     switch (pick(6)) {
-      case 0: return gen(depth - 1) + gen(depth - 1);
-      case 1: return gen(depth - 1) * (pick(5) + 1);
-      case 2: return gen(depth - 1) / (pick(6) + 1);
-      case 3: return gen(depth - 1) % (pick(6) + 1);
-      case 4: return gen(depth - 1) + (pick(7) - 3);
-      default: return where(lt(gen(depth - 1), pick(10)), gen(depth - 1), gen(depth - 1));
+      case 0:
+        return gen(depth - 1) + gen(depth - 1);
+      case 1:
+        return gen(depth - 1) * (pick(5) + 1);
+      case 2:
+        return gen(depth - 1) / (pick(6) + 1);
+      case 3:
+        return gen(depth - 1) % (pick(6) + 1);
+      case 4:
+        return gen(depth - 1) + (pick(7) - 3);
+      default:
+        return where(lt(gen(depth - 1), pick(10)), gen(depth - 1), gen(depth - 1));
     }
   };
   int simplified = 0;
@@ -181,7 +210,8 @@ TEST(SymbolicFuzz, SimplifiedExpressionsEvaluateTheSame) {
     for (int a = 0; a < 5; a++)
       for (int bb = 0; bb < 7; bb++)
         for (int cc = 0; cc < 12; cc++) {
-          std::map<const UOp*, int64_t> env = {{vars[0].get(), a}, {vars[1].get(), bb}, {vars[2].get(), cc}};
+          std::map<const UOp*, int64_t> env = {
+              {vars[0].get(), a}, {vars[1].get(), bb}, {vars[2].get(), cc}};
           ASSERT_EQ(eval(e.get(), env), eval(s.get(), env))
               << "at (" << a << "," << bb << "," << cc << ")\n"
               << print_graph(e) << "simplified to\n"

@@ -73,18 +73,23 @@ class Lowerer {
       case Ops::DETACH:
         return value(n->src[0], idx, valid);
       case Ops::RESHAPE: {
+        // a reshape of a reshape is one reshape: the linear index is split once (a flatten of a
+        // buffer view indexes the buffer linearly, with no division to recombine)
+        UOpRef src = n->src[0];
+        while (src->op == Ops::RESHAPE) src = src->src[0];
+        const Shape& from = src->shape();
         UOpRef lin = linear_index(idx, n->shape());
-        std::vector<int64_t> st = strides_of(in);
+        std::vector<int64_t> st = strides_of(from);
         Index out;
-        for (size_t j = 0; j < in.size(); j++) {
-          if (in[j] == 1)
+        for (size_t j = 0; j < from.size(); j++) {
+          if (from[j] == 1)
             out.push_back(index_const(0));
           else if (j == 0)
             out.push_back(lin / st[j]);  // lin < numel wherever it is read
           else
-            out.push_back((lin / st[j]) % in[j]);
+            out.push_back((lin / st[j]) % from[j]);
         }
-        return value(n->src[0], out, valid);
+        return value(src, out, valid);
       }
       case Ops::PERMUTE: {
         Index out(idx.size());

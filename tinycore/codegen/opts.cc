@@ -165,11 +165,12 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     }
   }
 
-  // a reduce with no lanes on its outputs (a row sum: lanes over rows would gather) takes them on
-  // its innermost reduce axis, if most loads are contiguous along it (a gather of a few, such as
-  // a max pool's output read per pair of positions, costs what the scalar loop does): vector
-  // partial sums, combined once after the loop
-  if (reduce && o.lane_axis < 0) {
+  // a reduce with no lanes on its outputs (a row sum: lanes over rows would gather), or narrow
+  // ones (a linear layer with 10 outputs), takes wider ones on its innermost reduce axis if a
+  // load in its loop streams along it (gathers of others, such as a max pool's output read per
+  // pair of positions, cost what the scalar loop does): vector partial sums, combined once after
+  // the loop
+  if (reduce && o.lanes < 8) {
     int64_t inner = 0, biggest = 0;
     for (const UOp* u : ast->toposort())
       if (u->op == Ops::REDUCE_AXIS) {
@@ -182,9 +183,9 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     while (w >= 4 && inner % w != 0) w /= 2;
     KernelOpts trial;
     trial.reduce_lanes = w;
-    if (w >= 4) {
+    if (w >= 4 && w > o.lanes) {
       LaneAccesses a = lane_accesses(ast, trial);
-      if (a.contiguous > 0) o.reduce_lanes = w;
+      if (a.contiguous > 0) o.reduce_lanes = w, o.lane_axis = -1, o.lanes = 1;
     }
   }
 

@@ -176,18 +176,25 @@ struct Sum {
     return s;
   }
 
-  // (x//c)*(c*m) + (x%c)*m -> x*m: recombines what a reshape split.
+  // (x//c)*(c*m) + (x%c)*m -> x*m, and (x//(a*c))*(c*m) + ((x//a)%c)*m -> (x//a)*m:
+  // recombines what a reshape split (a flatten of (64, 3, 3) splits k into k//9, k//3%3, k%3).
   void recombine() {
     for (size_t i = 0; i < terms.size(); i++) {
       auto [d, kd] = terms[i];
       if (d->op != Ops::IDIV || d->src[1]->op != Ops::CONST) continue;
+      const UOpRef& x = d->src[0];
       int64_t c = d->src[1]->arg_int();
       for (size_t j = 0; j < terms.size(); j++) {
         auto [m, km] = terms[j];
-        if (m->op != Ops::MOD || m->src[0] != d->src[0] || m->src[1] != d->src[1] || kd != c * km)
-          continue;
-        if (d->src[0]->vmin() < 0) continue;  // trunc == floor only for non-negative x
-        terms[i] = {d->src[0], km};
+        if (m->op != Ops::MOD || m->src[1]->op != Ops::CONST) continue;
+        int64_t cm = m->src[1]->arg_int();
+        const UOpRef& y = m->src[0];  // x, or x//a with a*cm == c
+        bool whole = y == x && cm == c;
+        bool part = y->op == Ops::IDIV && y->src[0] == x && y->src[1]->op == Ops::CONST &&
+                    y->src[1]->arg_int() * cm == c;
+        if ((!whole && !part) || kd != cm * km) continue;
+        if (x->vmin() < 0) continue;  // trunc == floor only for non-negative x
+        terms[i] = {y, km};
         terms.erase(terms.begin() + j);
         std::vector<std::pair<UOpRef, int64_t>> merged = std::move(terms);
         int64_t k = constant;
@@ -218,8 +225,8 @@ struct Sum {
   }
 };
 
-// x // c and x % c for c > 0 and x >= 0: each term n*k (k > 0) splits into c*(n*(k//c)) + n*(k%c), so
-// only the coefficients' remainders stay under the division (the pool window's (25*ky + oy) % 24
+// x // c and x % c for c > 0 and x >= 0: each term n*k (k > 0) splits into c*(n*(k//c)) + n*(k%c),
+// so only the coefficients' remainders stay under the division (the pool window's (25*ky + oy) % 24
 // is (ky + oy) % 24), and a remainder in [0, c) needs no division at all.
 UOpRef fold_divmod(Ops op, const UOpRef& x, int64_t c) {
   if (c <= 0 || x->vmin() < 0) return nullptr;
