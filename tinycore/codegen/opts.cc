@@ -46,14 +46,24 @@ std::optional<int64_t> coefficient(const UOpRef& idx, const UOp* v) {
   return 0;
 }
 
+// The kernel lowered without options, and the loop of each output axis (nullptr for size 1).
+struct PlainKernel {
+  UOpRef sink;
+  std::vector<const UOp*> ranges;
+};
+PlainKernel plain_kernel(const UOpRef& ast, int nd) {
+  PlainKernel k{simplify_kernel(lower(ast, KernelOpts{}).sink), std::vector<const UOp*>(nd)};
+  for (const UOp* u : k.sink->toposort())
+    if (u->op == Ops::RANGE && u->arg_int() < nd) k.ranges[u->arg_int()] = u;
+  return k;
+}
+
 // The output axes ordered as the kernel's largest input is laid out (largest stride outermost),
 // or empty when its index is not a plain sum of strided terms.
 std::vector<int> source_order(const UOpRef& ast, int nd) {
-  UOpRef sink = simplify_kernel(lower(ast, KernelOpts{}).sink);
+  auto [sink, ranges] = plain_kernel(ast, nd);
   const UOp* biggest = nullptr;
-  std::vector<const UOp*> ranges(nd, nullptr);
   for (const UOp* u : sink->toposort()) {
-    if (u->op == Ops::RANGE && u->arg_int() < nd) ranges[u->arg_int()] = u;
     if (u->op == Ops::LOAD &&
         (!biggest || u->src[0]->src[0]->arg_ints()[1] > biggest->src[0]->src[0]->arg_ints()[1]))
       biggest = u;
@@ -76,11 +86,9 @@ std::vector<int> source_order(const UOpRef& ast, int nd) {
 // Per output axis: how many loads in a reduce's loop do not depend on it (each a load that a
 // register tile over the axis shares among its rows).
 std::vector<int> loads_shared_along(const UOpRef& ast, int nd) {
-  UOpRef sink = simplify_kernel(lower(ast, KernelOpts{}).sink);
-  std::vector<const UOp*> ranges(nd, nullptr);
+  auto [sink, ranges] = plain_kernel(ast, nd);
   absl::flat_hash_set<const UOp*> loads;
   for (const UOp* u : sink->toposort()) {
-    if (u->op == Ops::RANGE && u->arg_int() < nd) ranges[u->arg_int()] = u;
     if (u->op == Ops::REDUCE)
       for (const UOp* n : u->src[0]->toposort())
         if (n->op == Ops::LOAD) loads.insert(n);
@@ -144,7 +152,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   for (int axis = last; axis >= 0 && (reduce || axis == last); axis--) {
     int w = widest;
     while (w >= 2 && shape[axis] % w != 0) w /= 2;
-    if (w <= std::max(o.lanes, 1)) continue;
+    if (w <= o.lanes) continue;
     KernelOpts trial;
     trial.lane_axis = axis, trial.lanes = w;
     if (lanes_are_contiguous(ast, trial, /*epilogue_may_gather=*/axis != last))

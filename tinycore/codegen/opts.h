@@ -42,8 +42,8 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target);
 bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts,
                           bool epilogue_may_gather = false);
 
-// How many of those loads and stores read consecutive elements (or one for all lanes), and how
-// many gather.
+// Of those loads and stores whose index depends on the lane: how many read consecutive elements,
+// and how many gather.
 struct LaneAccesses {
   int contiguous = 0, gathered = 0;
 };

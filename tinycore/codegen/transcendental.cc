@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <vector>
 
 #include "tinycore/helpers.h"
 
@@ -51,26 +52,32 @@ UOpRef poly(const UOpRef& x, std::initializer_list<double> coeffs) {
 // -------------------------------------------------------------------------------------------
 // exp2
 
-// In float32 throughout (vectors twice as wide as float64, and no conversions): 2^x = 2^k 2^r
-// with k = round(x), r = x - k in [-0.5, 0.5] (exact), 2^r a degree-7 polynomial.
-UOpRef exp2_f32(const UOpRef& x) {
-  // clamp to [-160, 160] (NaN stays NaN): beyond, the result is 0 or inf anyway
-  UOpRef d = bin(Ops::MAX, x, cf(f32, -160));
-  d = neg(bin(Ops::MAX, neg(d), cf(f32, -160)));
+// 2^x = 2^k 2^r with k = round(x), r = x - k in [-0.5, 0.5] (exact), 2^r = sum (r ln2)^n / n! up
+// to `degree`, and 2^k in two normal factors: p * 2^k1 is exact, * 2^k2 rounds once (a denormal
+// result). x is first clamped to [-limit, limit], beyond which the result is 0 or inf anyway (NaN
+// stays NaN and casts to k = 0). `bits` is the integer type of x's width, `bias` and `mantissa`
+// its exponent bias and mantissa bits.
+UOpRef exp2_reduced(const UOpRef& x, double limit, int degree, DType bits, int bias, int mantissa) {
+  DType dt = x->dtype;
+  UOpRef d = bin(Ops::MAX, x, cf(dt, -limit));
+  d = neg(bin(Ops::MAX, neg(d), cf(dt, -limit)));
   UOpRef k =
-      UOp::make(Ops::TRUNC, f32, {add(d, sel(bin(Ops::CMPLT, d, cf(f32, 0)), -0.5, cf(f32, 0.5)))});
+      UOp::make(Ops::TRUNC, dt, {add(d, sel(bin(Ops::CMPLT, d, cf(dt, 0)), -0.5, cf(dt, 0.5)))});
   UOpRef r = sub(d, k);
-  // 2^r = sum (r ln2)^n / n!, n <= 7: truncation below 1e-8 relative
-  double c[8];
-  c[0] = 1;
-  for (int n = 1; n < 8; n++) c[n] = c[n - 1] * M_LN2 / n;
-  UOpRef p = poly(r, {c[7], c[6], c[5], c[4], c[3], c[2], c[1], c[0]});
-  // 2^k in two normal factors (k in [-160, 160]): p * 2^k1 is exact, * 2^k2 rounds once (a
-  // denormal result); NaN casts to k = 0
-  UOpRef ki = cast(dtypes::int32, k), k1 = shr(ki, 1), k2 = sub(ki, k1);
-  UOpRef s1 = bitcast(f32, shl(iadd(k1, 127), 23)), s2 = bitcast(f32, shl(iadd(k2, 127), 23));
+  std::vector<long double> c = {1};
+  for (int n = 1; n <= degree; n++)
+    c.push_back(c.back() * 0.693147180559945309417232121458176568L / n);
+  UOpRef p = cf(dt, static_cast<double>(c.back()));
+  for (int n = degree - 1; n >= 0; n--) p = add(mul(p, r), static_cast<double>(c[n]));
+  UOpRef ki = cast(bits, k), k1 = shr(ki, 1), k2 = sub(ki, k1);
+  UOpRef s1 = bitcast(dt, shl(iadd(k1, bias), mantissa)),
+         s2 = bitcast(dt, shl(iadd(k2, bias), mantissa));
   return mul(mul(p, s1), s2);
 }
+
+// In float32 throughout (vectors twice as wide as float64, and no conversions): truncation of
+// the degree-7 polynomial is below 1e-8 relative.
+UOpRef exp2_f32(const UOpRef& x) { return exp2_reduced(x, 160, 7, dtypes::int32, 127, 23); }
 
 // -------------------------------------------------------------------------------------------
 // log2
@@ -99,22 +106,7 @@ UOpRef log2_f32(const UOpRef& x) {
 
 // float64: the same reductions with float64 polynomials of higher degree.
 
-UOpRef exp2_f64(const UOpRef& x) {
-  UOpRef d = bin(Ops::MAX, x, cf(f64, -1100));  // beyond, the result is 0 or inf anyway
-  d = neg(bin(Ops::MAX, neg(d), cf(f64, -1100)));
-  UOpRef k =
-      UOp::make(Ops::TRUNC, f64, {add(d, sel(bin(Ops::CMPLT, d, cf(f64, 0)), -0.5, cf(f64, 0.5)))});
-  UOpRef r = sub(d, k);  // exact, in [-0.5, 0.5]
-  long double c[14];
-  c[0] = 1;
-  for (int n = 1; n < 14; n++) c[n] = c[n - 1] * 0.693147180559945309417232121458176568L / n;
-  UOpRef p = cf(f64, static_cast<double>(c[13]));
-  for (int n = 12; n >= 0; n--) p = add(mul(p, r), static_cast<double>(c[n]));
-  // 2^k in two normal factors (k in [-1100, 1100]): p * 2^k1 is exact, * 2^k2 rounds once
-  UOpRef ki = cast(i64, k), k1 = shr(ki, 1), k2 = sub(ki, k1);
-  UOpRef s1 = bitcast(f64, shl(iadd(k1, 1023), 52)), s2 = bitcast(f64, shl(iadd(k2, 1023), 52));
-  return mul(mul(p, s1), s2);
-}
+UOpRef exp2_f64(const UOpRef& x) { return exp2_reduced(x, 1100, 13, i64, 1023, 52); }
 
 UOpRef log2_f64(const UOpRef& x) {
   UOpRef tiny = bin(Ops::CMPLT, x, cf(f64, 0x1p-1022));  // denormals: scale up by 2^54

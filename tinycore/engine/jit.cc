@@ -247,10 +247,12 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     for (const Plan::Slot& s : slots) launches[s.launch].bufs[s.arg] = block;
   }
   for (Block& k : blocks) plan->arena.push_back(k.buf);
-  absl::flat_hash_set<const runtime::Buffer*> internal;
-  for (const BufferRef& b : plan->arena) internal.insert(b.get());
+  // written outside: not planned memory, a memoized output or a result (fresh each replay)
+  absl::flat_hash_set<const runtime::Buffer*> seen = std::move(memo_outputs);
+  seen.insert(output_bufs.begin(), output_bufs.end());
+  for (const BufferRef& b : plan->arena) seen.insert(b.get());
   for (const engine::Launch& l : launches)
-    if (internal.insert(l.bufs[0].get()).second) plan->written.push_back(l.bufs[0]);
+    if (seen.insert(l.bufs[0].get()).second) plan->written.push_back(l.bufs[0]);
   if (debug_level() >= 2)
     std::printf("TinyJit: internal memory %.2f MB planned (%.2f MB without sharing)\n",
                 static_cast<double>(plan->planned_bytes) / 1e6,

@@ -182,11 +182,11 @@ class Scheduler {
     return padded && is_contiguous_buffer(v);
   }
 
-  // realize(s) for an expand's source s. When s is a view (see viewed) of a
-  // value that others read too (an activation that is the next conv's padded input and a
-  // residual add's operand), or of a reduce (a conv's output), that value gets its own kernel
-  // first: every reader shares its buffer instead of recomputing it, and a conv computes its
-  // plain output rather than the padding around it. The padded copy is then a cheap kernel of
+  // realize(s) for an expand's source s. When s is a view (see viewed) of a value that others
+  // read too (an activation that is the next conv's padded input and a residual add's operand),
+  // or of a reduce (a conv's output), that value gets its own kernel first: every reader shares
+  // its buffer instead of recomputing it, and a conv computes its plain output rather than the
+  // padding around it. The padded copy is then a cheap kernel of
   // its own, so the next conv reads plain memory rather than checking bounds per load.
   UOpRef realize_under_views(const UOpRef& s) {
     bool padded = false;
@@ -195,7 +195,7 @@ class Scheduler {
       int w = work(fuse(next, /*top=*/true));
       if ((shared(next) && w >= 2) || (!viewed(next) && w >= kManyOps)) {
         realize(next);
-        // the padded copy gets its kernel; other views stay views of v's buffer
+        // the padded copy gets its kernel; other views stay views of next's buffer
         return padded ? realize(s) : fuse(s, /*top=*/true);
       }
     }
