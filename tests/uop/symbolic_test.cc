@@ -106,6 +106,19 @@ TEST_F(Symbolic, DivModRecombineNested) {
   expect_simplifies((w / 9) * 9 + ((w / 3) % 3) * 3 + w % 3, w);
   expect_simplifies((w / 8) * 16 + ((w / 2) % 4) * 4, (w / 2) * 4);
 }
+// a row of 20 split into halves of 10 (a 2x2 pool's window): (20*y + r) // 40 with r < 20 is y //
+// 2, and then the split index recombines: (y//2)*40 + (y%2)*20 + r is 20*y + r
+TEST_F(Symbolic, DivByACommonFactor) {
+  UOpRef row = var(4, 20), col = var(5, 5), lane = var(6, 4);
+  UOpRef r = col * 4 + lane, flat = row * 20 + r;
+  expect_simplifies(flat / 40, row / 2);
+  expect_simplifies(flat % 40, (row % 2) * 20 + col * 4 + lane);
+  expect_simplifies((flat / 40) * 40 + (row % 2) * 20 + r, row * 20 + col * 4 + lane);
+  // every coefficient shares 5 with 40: the division by 5 is exact
+  expect_simplifies((row * 20 + col * 5) / 40, (row * 4 + col) / 8);
+  UOpRef e = (row * 20 + col * 7) / 40;  // the rest 7*col reaches 20: no common factor applies
+  expect_simplifies(e, e);
+}
 TEST_F(Symbolic, NegativeNotFolded) {  // x - 4 may be negative: // does not distribute
   UOpRef e = (x + -4) / 3;
   expect_simplifies(e, e);

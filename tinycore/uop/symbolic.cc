@@ -1,5 +1,6 @@
 #include "tinycore/uop/symbolic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -250,6 +251,30 @@ UOpRef fold_divmod(Ops op, const UOpRef& x, int64_t c) {
   return q + r / c;
 }
 
+// x = g*X + R with g dividing c and R in [0, g): x // c = X // (c/g), x % c = (X % (c/g))*g + R.
+// A reshape that split a row of 20 into two halves of 10 indexes (20*y + r) // 40 with r < 20:
+// that is y // 2. The largest such g (a common factor of c and some coefficients) is taken.
+UOpRef fold_common_factor(Ops op, const UOpRef& x, int64_t c) {
+  if (c <= 1 || x->vmin() < 0) return nullptr;
+  Sum s = Sum::of(x);
+  if (s.constant < 0) return nullptr;
+  std::vector<int64_t> factors;
+  for (const auto& [n, k] : s.terms)
+    if (int64_t g = std::gcd(k, c); g > 1 && g < c) factors.push_back(g);
+  std::sort(factors.rbegin(), factors.rend());
+  for (int64_t g : factors) {
+    Sum big, rest;
+    for (const auto& [n, k] : s.terms) k % g == 0 ? big.add(n, k / g) : rest.add(n, k);
+    big.constant = s.constant / g, rest.constant = s.constant % g;
+    if (rest.vmin() < 0 || rest.vmax() >= g) continue;
+    DType dt = x->dtype;
+    UOpRef X = big.build(dt);
+    if (op == Ops::IDIV) return X / (c / g);
+    return (X % (c / g)) * g + rest.build(dt);
+  }
+  return nullptr;
+}
+
 using C = const Captures&;
 UPat var(const char* n) { return UPat::var(n); }
 UPat cvar(const char* n) { return UPat::cvar(n); }
@@ -334,7 +359,8 @@ PatternMatcher make_symbolic() {
       {UPat::ops({Ops::IDIV, Ops::MOD}, {var("x"), cvar("c")}).named("e"),
        [](C c) -> UOpRef {
          if (!is_int(c["x"])) return nullptr;
-         return fold_divmod(c["e"]->op, c["x"], ival(c, "c"));
+         if (UOpRef r = fold_divmod(c["e"]->op, c["x"], ival(c, "c"))) return r;
+         return fold_common_factor(c["e"]->op, c["x"], ival(c, "c"));
        }},
       // x*k < c -> x < ceil(c/k) for k > 0
       {UPat::op(Ops::CMPLT, {var("x") * cvar("k"), cvar("c")}),
