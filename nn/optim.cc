@@ -6,16 +6,7 @@
 
 namespace tc::nn {
 
-namespace {
-// A realized tensor with a buffer of its own holding `value`: state that steps assign in place.
-Tensor owned(Shape shape, double value) {
-  Tensor t = Tensor::empty(shape);
-  t.assign(Tensor::full(shape, value)).realize();
-  return t;
-}
-}  // namespace
-
-Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(owned({1}, lr)) {
+Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(state_tensor({1}, lr)) {
   for (Tensor& p : params) {
     bool seen = false;
     for (const Tensor& q : params_) seen = seen || q.uop() == p.uop();
@@ -39,11 +30,18 @@ void Optimizer::set_lr(double lr) {
 
 std::vector<Tensor> Optimizer::zeros_like_params() const {
   std::vector<Tensor> out;
-  for (const Tensor& p : params_) out.push_back(owned(p.shape(), 0));
+  for (const Tensor& p : params_) out.push_back(state_tensor(p.shape(), 0));
   return out;
 }
 
-std::vector<Tensor> Optimizer::schedule_step() {
+void Optimizer::assign_state(Tensor& s, const Tensor& v) const {
+  s.assign(apply_ ? apply_->where(v, s) : v);
+}
+
+std::vector<Tensor> Optimizer::schedule_step(const std::optional<Tensor>& apply) {
+  if (apply && (apply->ndim() != 0 || !dtypes::is_bool(apply->dtype())))
+    fail("Optimizer.step: apply must be a 0-d bool tensor, got %s %s", apply->dtype().name(),
+         fmt_shape(apply->shape()));
   std::vector<Tensor> grads;
   for (size_t i = 0; i < params_.size(); i++) {
     std::optional<Tensor> g = params_[i].grad();
@@ -53,8 +51,10 @@ std::vector<Tensor> Optimizer::schedule_step() {
     grads.push_back(*g);
   }
   std::vector<Tensor> state;
+  apply_ = apply;
   std::vector<Tensor> updated = update(grads, state);
-  for (size_t i = 0; i < params_.size(); i++) params_[i].assign(updated[i]);
+  for (size_t i = 0; i < params_.size(); i++) assign_state(params_[i], updated[i]);
+  apply_.reset();
   state.insert(state.end(), params_.begin(), params_.end());
   return state;
 }
@@ -94,7 +94,7 @@ std::vector<Tensor> LARS::update(const std::vector<Tensor>& grads, std::vector<T
     if (o_.weight_decay > 0) g = g + t * o_.weight_decay;
     if (o_.classic) g = scaled(g);
     if (o_.momentum != 0) {
-      momentum_[i].assign(momentum_[i] * o_.momentum + g);
+      assign_state(momentum_[i], momentum_[i] * o_.momentum + g);
       g = o_.nesterov ? g + momentum_[i] * o_.momentum : momentum_[i];
     }
     if (o_.ns_params) {
@@ -134,19 +134,19 @@ Muon::Muon(std::vector<Tensor> params, MuonOpts o)
 LAMB::LAMB(std::vector<Tensor> params, LAMBOpts opts)
     : Optimizer(std::move(params), opts.lr),
       o_(opts),
-      b1_t_(owned({1}, 1)),
-      b2_t_(owned({1}, 1)),
+      b1_t_(state_tensor({1}, 1)),
+      b2_t_(state_tensor({1}, 1)),
       m_(zeros_like_params()),
       v_(zeros_like_params()) {}
 
 std::vector<Tensor> LAMB::update(const std::vector<Tensor>& grads, std::vector<Tensor>& state) {
-  b1_t_.assign(b1_t_ * o_.b1);
-  b2_t_.assign(b2_t_ * o_.b2);
+  assign_state(b1_t_, b1_t_ * o_.b1);
+  assign_state(b2_t_, b2_t_ * o_.b2);
   std::vector<Tensor> out;
   for (size_t i = 0; i < params_.size(); i++) {
     Tensor t = params_[i].detach(), g = grads[i];
-    m_[i].assign(m_[i] * o_.b1 + g * (1.0 - o_.b1));
-    v_[i].assign(v_[i] * o_.b2 + (g * g) * (1.0 - o_.b2));
+    assign_state(m_[i], m_[i] * o_.b1 + g * (1.0 - o_.b1));
+    assign_state(v_[i], v_[i] * o_.b2 + (g * g) * (1.0 - o_.b2));
     Tensor m_hat = m_[i] / (1.0 - b1_t_), v_hat = v_[i] / (1.0 - b2_t_);
     Tensor up = m_hat / (v_hat.sqrt() + o_.eps) + t * o_.weight_decay;
     if (!o_.adam) {

@@ -23,9 +23,12 @@ class Optimizer {
   Optimizer(std::vector<Tensor> params, double lr);
   virtual ~Optimizer() = default;
 
-  void zero_grad();                     // clears every parameter's grad
-  void step();                          // realizes schedule_step()
-  std::vector<Tensor> schedule_step();  // assigns the updates; returns what to realize
+  void zero_grad();  // clears every parameter's grad
+  void step();       // realizes schedule_step()
+  // Assigns the updates; returns what to realize. Where `apply` (a 0-d bool tensor) is false
+  // the step is skipped: parameters and state keep their values (a GradScaler that found an inf
+  // or NaN in the gradients), decided when the step runs, so a TinyJit captures both outcomes.
+  std::vector<Tensor> schedule_step(const std::optional<Tensor>& apply = {});
   const Tensor& lr() const { return lr_; }
   void set_lr(double lr);  // in place: a captured step sees it
   const std::vector<Tensor>& params() const { return params_; }
@@ -39,8 +42,11 @@ class Optimizer {
   virtual std::vector<Tensor> update(const std::vector<Tensor>& grads,
                                      std::vector<Tensor>& state) = 0;
   std::vector<Tensor> zeros_like_params() const;  // realized float32 state, one per parameter
+  // s.assign(v), or s kept where this step is skipped (schedule_step's `apply`).
+  void assign_state(Tensor& s, const Tensor& v) const;
   std::vector<Tensor> params_;
   Tensor lr_;
+  std::optional<Tensor> apply_;  // of the step being built
 };
 
 struct LARSOpts {

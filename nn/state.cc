@@ -164,4 +164,23 @@ LoadReport load_state_dict(StateDict& model, const StateDict& loaded, bool stric
   return r;
 }
 
+StateDict with_prefix(const StateDict& d, const std::string& prefix) {
+  StateDict out;
+  for (const auto& [name, t] : d) out.emplace(prefix + name, t);
+  return out;
+}
+
+StateDict strip_prefix(const StateDict& d, const std::string& prefix) {
+  StateDict out;
+  for (const auto& [name, t] : d)
+    if (name.rfind(prefix, 0) == 0) out.emplace(name.substr(prefix.size()), t);
+  return out;
+}
+
+Tensor state_tensor(const Shape& shape, double value) {
+  Tensor t = Tensor::empty(shape);
+  t.assign(Tensor::full(shape, value)).realize();
+  return t;
+}
+
 }  // namespace tc::nn

@@ -32,4 +32,13 @@ struct LoadReport {
 // throws tc::Error listing them all, and nothing is assigned.
 LoadReport load_state_dict(StateDict& model, const StateDict& loaded, bool strict = true);
 
+// `d` with every name prefixed ("m.0" -> "optim.m.0"); and the entries of `d` under `prefix`,
+// without it: one file holds several state dicts.
+StateDict with_prefix(const StateDict& d, const std::string& prefix);
+StateDict strip_prefix(const StateDict& d, const std::string& prefix);
+
+// A realized float32 tensor with a buffer of its own holding `value`: state (an optimizer's
+// moments, a loss scale) that steps assign in place.
+Tensor state_tensor(const Shape& shape, double value);
+
 }  // namespace tc::nn

@@ -491,6 +491,27 @@ class Tensor {
     bool prev_;
   };
 
+  // torch.autocast for the products: while an Autocast guard holds float16 or bfloat16, dot,
+  // matmul, linear and the convolutions first cast float operands wider than it (float32) to
+  // it, so they read half the bytes; their sums still accumulate in float32 and their result has
+  // the narrow dtype. Other ops keep their dtypes (adding a float32 bias promotes back to
+  // float32), and gradients flow back through the casts to float32 parameters (master weights).
+  // Per thread, as torch's; guards nest. std::nullopt turns it off.
+  static std::optional<DType> autocast_dtype();
+  class Autocast {
+   public:
+    explicit Autocast(std::optional<DType> dtype);
+    ~Autocast();
+    Autocast(const Autocast&) = delete;
+    Autocast& operator=(const Autocast&) = delete;
+
+   private:
+    std::optional<DType> prev_;
+  };
+  // This tensor as an operand of a product under Autocast: cast to the autocast dtype when it is
+  // a float wider than that, else itself.
+  Tensor autocast() const;
+
   // Sorting along `dim`: (values, int32 indices). Stable: equal values keep their original
   // order, also when descending; NaN sorts as the largest value. (value, index) pairs are ranked
   // in blocks of up to 32 (O(32 n) compares), then merged by a bitonic network (one kernel per

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "tinycore/gradient.h"
 #include "tinycore/tensor.h"
+#include "tinycore/tensor_layout.h"
 
 namespace tc {
 namespace {
@@ -380,18 +381,7 @@ Tensor conv_winograd(const Tensor& x, const Tensor& weight, const std::optional<
 // cout floats, which would touch a page per step of the reduce).
 Tensor cout_blocked(const Tensor& weight, int64_t rcout) {
   if (rcout < 8) return weight;
-  int n = weight.ndim() - 2;
-  int64_t cout = weight.shape()[0], block = rcout % 32 == 0 ? 32 : cout;
-  Shape split = {cout / block, block};
-  split.insert(split.end(), weight.shape().begin() + 1, weight.shape().end());
-  std::vector<int> to_block_last = {0}, back = {0, n + 2};
-  for (int j = 0; j <= n; j++) to_block_last.push_back(2 + j), back.push_back(1 + j);
-  to_block_last.push_back(1);
-  return weight.reshape(split)
-      .permute(to_block_last)
-      .contiguous()
-      .permute(back)
-      .reshape(weight.shape());
+  return blocked_copy(weight, 0, rcout % 32 == 0 ? 32 : weight.shape()[0]);
 }
 
 // The convolution as tinygrad writes it: the window view of x, broadcast against the weight and
@@ -430,13 +420,7 @@ Tensor conv_forward(const char* op, const Tensor& x, const Tensor& weight, const
 
 // `t` (bs, c, *spatial) read from a contiguous (bs, *spatial, c) copy: consecutive channels are
 // adjacent.
-Tensor channels_last(const Tensor& t) {
-  int n = t.ndim() - 2;
-  std::vector<int> to_last = {0}, back = {0, n + 1};
-  for (int j = 0; j < n; j++) to_last.push_back(2 + j), back.push_back(1 + j);
-  to_last.push_back(1);
-  return t.permute(to_last).contiguous().permute(back);
-}
+Tensor channels_last(const Tensor& t) { return blocked_copy(t, 1, t.shape()[1]); }
 
 // The weight gradient of an ungrouped conv, sum over (batch, *positions) of the gradient times
 // the input windows. The kernel's output is laid out (*HW, cout, cin), its innermost axis reading
@@ -521,9 +505,16 @@ int64_t conv_gradient_rule(const ConvArgs& a) {
   return it->second;
 }
 
-Tensor conv_impl(const char* op, const Tensor& x, const Tensor& weight,
+Tensor conv_impl(const char* op, const Tensor& input, const Tensor& kernel,
                  const std::optional<Tensor>& bias, const ConvArgs& a) {
+  Tensor x = input.autocast(), weight = kernel.autocast();
   size_t n = weight.ndim() - 2;
+  if (x.dtype() != input.dtype() || weight.dtype() != kernel.dtype()) {
+    // the narrow operands multiply exactly and sum in float32 (as tensor cores do)
+    Tensor::Autocast off(std::nullopt);
+    Tensor y = conv_impl(op, x.float_(), weight.float_(), std::nullopt, a);
+    return add_bias(y.cast(least_upper_dtype({x.dtype(), weight.dtype()})), bias, n);
+  }
   Shape HW(weight.shape().begin() + 2, weight.shape().end());
   bool unit = true;
   for (size_t j = 0; j < n; j++) unit = unit && a.stride[j] == 1 && a.dilation[j] == 1;

@@ -54,6 +54,25 @@ Tensor Tensor::char_() const { return cast(dtypes::int8); }
 Tensor Tensor::byte() const { return cast(dtypes::uint8); }
 Tensor Tensor::bool_() const { return cast(dtypes::bool_); }
 
+namespace {
+thread_local std::optional<DType> autocast_to;
+}  // namespace
+
+std::optional<DType> Tensor::autocast_dtype() { return autocast_to; }
+
+Tensor::Autocast::Autocast(std::optional<DType> dtype) : prev_(autocast_to) {
+  if (dtype && *dtype != dtypes::float16 && *dtype != dtypes::bfloat16)
+    fail("Tensor.Autocast: autocast to float16 or bfloat16, not %s", dtype->name());
+  autocast_to = dtype;
+}
+Tensor::Autocast::~Autocast() { autocast_to = prev_; }
+
+Tensor Tensor::autocast() const {
+  if (!autocast_to || !dtypes::is_float(dtype()) || dtype().itemsize() <= autocast_to->itemsize())
+    return *this;
+  return cast(*autocast_to);
+}
+
 Tensor Tensor::bitcast(DType dt) const {
   if (!storable(dt)) fail("Tensor.bitcast: %s is not a tensor dtype", dt.name());
   if (dt == dtype()) return *this;

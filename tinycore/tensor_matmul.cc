@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tinycore/tensor.h"
+#include "tinycore/tensor_layout.h"
 
 namespace tc {
 namespace {
@@ -14,11 +15,7 @@ namespace {
 Tensor blocked_columns(const Tensor& w, int64_t rows) {
   int64_t k = w.shape()[0], n = w.shape()[1];
   if (rows < 64 || k < 64 || n < 64 || n % 32 != 0) return w;
-  return w.reshape({k, n / 32, 32})
-      .permute({1, 0, 2})
-      .contiguous()
-      .permute({1, 0, 2})
-      .reshape({k, n});
+  return blocked_copy(w, 1, 32);
 }
 
 }  // namespace
@@ -38,6 +35,13 @@ Tensor Tensor::dot(const Tensor& w, std::optional<DType> dtype) const {
   xs.push_back(shape().back());
   ws.insert(ws.end(), ones, 1);
   ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
+  if (Tensor a = autocast(), b = w.autocast();
+      a.dtype() != this->dtype() || b.dtype() != w.dtype()) {
+    // the narrow operands multiply exactly and sum in float32 (as tensor cores do)
+    Tensor::Autocast off(std::nullopt);
+    Tensor s = a.float_().dot(b.float_(), dtype);
+    return dtype ? s : s.cast(least_upper_dtype({a.dtype(), b.dtype()}));
+  }
   int64_t rows = shape().back() == 0 ? 0 : numel() / shape().back();
   Tensor x = reshape(xs), y = (dw == 2 ? blocked_columns(w, rows) : w).reshape(ws);
   if (dw >= 2) y = y.transpose(-1, -2);

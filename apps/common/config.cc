@@ -103,9 +103,12 @@ const std::vector<Field>& schema() {
       field("model.heads", &C::model, &ModelConfig::heads, "gpt: attention heads", positive),
 
       field("data.name", &C::data, &DataConfig::name, "the data set",
-            {.required = true, .choices = {"fashion_mnist", "text"}}),
+            {.required = true,
+             .choices = {"fashion_mnist", "cifar10", "cifar100", "image_folder", "text"}}),
       field("data.path", &C::data, &DataConfig::path,
-            "where the data is (empty: the data set's default location)"),
+            "where the data is (empty: the data set's default location; cifar10, cifar100: the "
+            "folder of the .bin files; image_folder: a folder of train/<class>/ and val/<class>/ "
+            "or test/<class>/)"),
       field("data.limit", &C::data, &DataConfig::limit, "training samples used (0: all)",
             non_negative),
       field("data.eval_limit", &C::data, &DataConfig::eval_limit, "test samples used (0: all)",
@@ -113,9 +116,22 @@ const std::vector<Field>& schema() {
       field("data.workers", &C::data, &DataConfig::workers, "data loader threads", positive),
       field("data.normalize", &C::data, &DataConfig::normalize,
             "images: scale to (x / 255 - mean) / std (false: raw 0..255)"),
-      field("data.mean", &C::data, &DataConfig::mean, "images: pixel mean of x / 255"),
+      field("data.mean", &C::data, &DataConfig::mean,
+            "images: pixel mean of x / 255, every channel (default: Fashion-MNIST's)"),
       field("data.std", &C::data, &DataConfig::std, "images: pixel deviation of x / 255",
             {.min = 1e-12}),
+      field("data.size", &C::data, &DataConfig::size,
+            "images: resize to size x size (bilinear) before cropping (0: keep the size)",
+            non_negative),
+      field("data.crop", &C::data, &DataConfig::crop,
+            "images: crop size x size, at random in training, in the center for evaluation (0: "
+            "no crop)",
+            non_negative),
+      field("data.pad", &C::data, &DataConfig::pad,
+            "images: zeros added on each side before training's random crop (CIFAR: 4)",
+            non_negative),
+      field("data.flip", &C::data, &DataConfig::flip,
+            "images: mirror left-right with probability 1/2 in training"),
 
       field("optim.name", &C::optim, &OptimConfig::name, "the optimizer",
             {.required = true, .choices = {"sgd", "adam", "adamw", "lamb", "muon"}}),
@@ -156,6 +172,14 @@ const std::vector<Field>& schema() {
             non_negative),
       field("train.seed", &C::train, &TrainConfig::seed,
             "seed of the weights, the data order and random ops", non_negative),
+      field("train.dtype", &C::train, &TrainConfig::dtype,
+            "mixed precision: matmuls and convolutions in float16 or bfloat16, float32 master "
+            "weights, losses and norms (float32: off)",
+            {.choices = {"float32", "float16", "bfloat16"}}),
+      field("train.loss_scale", &C::train, &TrainConfig::loss_scale,
+            "float16: the first loss scale; it halves on a step with inf/NaN gradients (skipped) "
+            "and doubles after 2000 good steps",
+            {.min = 1}),
       field("train.stop_after", &C::train, &TrainConfig::stop_after,
             "testing --resume: stop as if killed (SIGKILL) right after this step (0: off; not "
             "saved in the run's config.yaml)",

@@ -27,7 +27,7 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string name;        // fashion_mnist | text
+  std::string name;        // fashion_mnist | cifar10 | cifar100 | image_folder | text
   std::string path;        // where the data is; empty: the data set's default location
   int64_t limit = 0;       // training samples used (0: all)
   int64_t eval_limit = 0;  // test samples used (0: all)
@@ -35,6 +35,10 @@ struct DataConfig {
   bool normalize = true;   // images: (x / 255 - mean) / std, else raw 0..255
   double mean = 0.2860;    // Fashion-MNIST's pixel mean and deviation (of x / 255)
   double std = 0.3530;
+  int64_t size = 0;   // images: resize to size x size first (0: keep)
+  int64_t crop = 0;   // images: random crop (training), center crop (evaluation); 0: none
+  int64_t pad = 0;    // images: zeros on each side before the random crop (training)
+  bool flip = false;  // images: random horizontal flip (training)
 };
 
 struct OptimConfig {
@@ -58,9 +62,11 @@ struct TrainConfig {
   int64_t max_steps = 0;   // steps in all (0: epochs * batches per epoch)
   int64_t eval_every = 0;  // steps between evaluations (0: at each epoch's end)
   int64_t eval_batch_size = 1000;
-  int64_t checkpoint_every = 0;  // steps between checkpoints (0: at each epoch's end)
-  int64_t seed = 0;              // weights, data order and random ops
-  int64_t stop_after = 0;        // testing --resume: stop as if killed after this step (0: off)
+  int64_t checkpoint_every = 0;   // steps between checkpoints (0: at each epoch's end)
+  int64_t seed = 0;               // weights, data order and random ops
+  int64_t stop_after = 0;         // testing --resume: stop as if killed after this step (0: off)
+  std::string dtype = "float32";  // of the products (mixed precision: float16, bfloat16)
+  double loss_scale = 65536.0;    // float16: the first scale of dynamic loss scaling
 };
 
 struct LogConfig {

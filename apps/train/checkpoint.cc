@@ -15,20 +15,6 @@ namespace tc::train {
 namespace {
 
 const char* kModelPrefix = "model.";
-const char* kOptimPrefix = "optim.";
-
-nn::StateDict with_prefix(const nn::StateDict& d, const std::string& prefix) {
-  nn::StateDict out;
-  for (const auto& [name, t] : d) out.emplace(prefix + name, t);
-  return out;
-}
-
-nn::StateDict strip_prefix(const nn::StateDict& d, const std::string& prefix) {
-  nn::StateDict out;
-  for (const auto& [name, t] : d)
-    if (name.rfind(prefix, 0) == 0) out.emplace(name.substr(prefix.size()), t);
-  return out;
-}
 
 std::map<std::string, std::string> read_metadata(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -54,10 +40,10 @@ T number(const std::map<std::string, std::string>& meta, const std::string& key,
 
 }  // namespace
 
-void save_checkpoint(const std::string& dir, const nn::Module& model, const nn::Optimizer& opt,
+void save_checkpoint(const std::string& dir, const nn::Module& model, const nn::StateDict& state,
                      const Position& pos) {
-  nn::StateDict all = with_prefix(model.state_dict(), kModelPrefix);
-  all.merge(with_prefix(opt.state_dict(), kOptimPrefix));
+  nn::StateDict all = nn::with_prefix(model.state_dict(), kModelPrefix);
+  for (const auto& [name, t] : state) all.emplace(name, t);
   const std::map<std::string, std::string> meta = {
       {"format", "tinycore train checkpoint 1"},  {"step", std::to_string(pos.step)},
       {"epoch", std::to_string(pos.epoch)},       {"batch", std::to_string(pos.batch)},
@@ -67,7 +53,7 @@ void save_checkpoint(const std::string& dir, const nn::Module& model, const nn::
   nn::safe_save(model.state_dict(), dir + "/" + kModelFile, {{"step", std::to_string(pos.step)}});
 }
 
-Position load_checkpoint(const std::string& dir, nn::Module& model, nn::Optimizer& opt) {
+Position load_checkpoint(const std::string& dir, nn::Module& model, nn::StateDict state) {
   const std::string path = dir + "/" + kCheckpointFile;
   if (!std::filesystem::exists(path))
     fail("resume: %s has no %s (not a train run, or killed before its first checkpoint)", dir,
@@ -80,11 +66,13 @@ Position load_checkpoint(const std::string& dir, nn::Module& model, nn::Optimize
                        number<uint64_t>(meta, "rng_counter", path)}};
   nn::StateDict saved = nn::safe_load(path);
   try {
-    nn::StateDict m = model.state_dict(), o = opt.state_dict();
-    nn::load_state_dict(m, strip_prefix(saved, kModelPrefix));
-    nn::load_state_dict(o, strip_prefix(saved, kOptimPrefix));
+    nn::StateDict m = model.state_dict();
+    nn::load_state_dict(m, nn::strip_prefix(saved, kModelPrefix));
+    for (const auto& [name, t] : nn::with_prefix(m, kModelPrefix)) saved.erase(name);
+    nn::load_state_dict(state, saved);
   } catch (const Error& e) {
-    fail("resume: %s does not fit this config's model and optimizer: %s", path, e.what());
+    fail("resume: %s does not fit this config's model, optimizer and precision: %s", path,
+         e.what());
   }
   return pos;
 }

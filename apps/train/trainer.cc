@@ -16,8 +16,10 @@
 #include "apps/train/metrics.h"
 #include "apps/train/optimizer.h"
 #include "apps/train/progress.h"
+#include "nn/grad_scaler.h"
 #include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
+#include "tinycore/runtime/device.h"
 
 namespace tc::train {
 namespace {
@@ -83,6 +85,14 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
   const int64_t total = c.train.max_steps > 0 ? c.train.max_steps : c.train.epochs * per_epoch;
   std::unique_ptr<nn::Optimizer> opt = make_optimizer(c.optim, model->parameters());
   std::unique_ptr<nn::LRScheduler> schedule = make_schedule(c.optim, *opt, total);
+  // mixed precision: products in the narrow dtype; float16 also scales the loss
+  std::optional<DType> narrow;
+  if (c.train.dtype != "float32") narrow = dtypes::from_name(c.train.dtype);
+  std::optional<nn::GradScaler> scaler;
+  if (narrow == dtypes::float16)
+    scaler.emplace(nn::GradScalerOpts{.init_scale = c.train.loss_scale});
+  nn::StateDict run_state = nn::with_prefix(opt->state_dict(), "optim.");
+  if (scaler) run_state.merge(nn::with_prefix(scaler->state_dict(), "scaler."));
   if (!resuming) {  // made once the config is known to describe a run
     std::error_code ec;
     fs::create_directories(result.dir, ec);
@@ -91,7 +101,7 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
   Metrics metrics(result.dir);
   Position pos;
   if (resuming) {
-    pos = load_checkpoint(result.dir, *model, *opt);
+    pos = load_checkpoint(result.dir, *model, run_state);
     if (schedule) schedule->resume(pos.step);
     Tensor::set_rng_state(pos.rng);
     metrics.resume(pos.step);
@@ -114,15 +124,25 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
   progress.log(absl::StrFormat("model %s: %d parameters; data %s: %d batches of %d per epoch",
                                c.model.name, parameter_count(*model), c.data.name, per_epoch,
                                c.train.batch_size));
+  if (narrow && runtime::default_device() == "CPU")
+    progress.log(absl::StrFormat(
+        "train.dtype %s: the CPU stores %s but computes in float32, so this checks mixed "
+        "precision rather than speeding it up (expect it slower than float32 here)",
+        narrow->name(), narrow->name()));
 
   const double grad_clip = c.optim.grad_clip;
   TinyJit train_step([&](const std::vector<Tensor>& in) {
     Tensor::Train train;
+    Tensor::Autocast precision(narrow);
     opt->zero_grad();
     Tensor loss = (*model)(in[0]).sparse_categorical_crossentropy(in[1]);
-    loss.backward();
+    (scaler ? scaler->scale(loss) : loss).backward();
+    std::optional<Tensor> finite;  // a float16 step with inf/NaN gradients is skipped
+    if (scaler) finite = scaler->unscale(opt->params());
     if (grad_clip > 0) nn::clip_grad_norm(opt->params(), grad_clip);
-    std::vector<Tensor> to_realize = opt->schedule_step();
+    std::vector<Tensor> to_realize = opt->schedule_step(finite);
+    if (scaler)
+      for (const Tensor& t : scaler->update(*finite)) to_realize.push_back(t);
     for (const Tensor& b : model->buffers()) to_realize.push_back(b);  // batchnorm statistics
     to_realize.push_back(loss);
     realize_all(to_realize);
@@ -130,6 +150,7 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
   });
   TinyJit eval_step([&](const std::vector<Tensor>& in) {
     Tensor::Train eval(false);
+    Tensor::Autocast precision(narrow);
     std::vector<Tensor> out = per_sample_loss_and_hits((*model)(in[0]), in[1]);
     realize_all(out);
     return out;
@@ -193,7 +214,7 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
     const bool interrupted = opts.interrupt && opts.interrupt->load();
     if (every(pos.step, c.train.checkpoint_every, epoch_end) || last || interrupted) {
       pos.rng = Tensor::rng_state();
-      save_checkpoint(result.dir, *model, *opt, pos);
+      save_checkpoint(result.dir, *model, run_state, pos);
       metrics.write();
     }
     result.steps = pos.step;

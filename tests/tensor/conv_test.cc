@@ -268,6 +268,25 @@ TEST(Conv2d, AccumulationDtype) {
   tcref::expect_close(y, conv_ref(xs, ws, nullptr, 1, {1, 1}, {1, 1}, {{1, 1}, {1, 1}}), 1e-6);
 }
 
+TEST(Conv2d, AutocastConvolvesInTheNarrowDtype) {
+  // as matmul under Autocast: float32 input and weight rounded to float16, float32 sums, a
+  // float16 result (float32 again once a float32 bias is added); float32 weight gradients
+  NDArray xs = tcref::random({2, 3, 6, 6}, 41, -1, 1), ws = tcref::random({8, 3, 3, 3}, 42, -1, 1);
+  Tensor x = tcref::tensor(xs), w = tcref::tensor(ws).requires_grad_();
+  tc::DType half = tc::dtypes::float16;
+  Tensor::Autocast narrow(half);
+  Tensor y = x.conv2d(w, {.padding = 1});
+  EXPECT_EQ(y.dtype(), half);
+  tcref::expect_close(y,
+                      conv_ref(tcref::represent(xs, half), tcref::represent(ws, half), nullptr, 1,
+                               {1, 1}, {1, 1}, {{1, 1}, {1, 1}}),
+                      2 * 0x1p-11, 8 * 0x1p-11);
+  EXPECT_EQ(x.conv2d(w, Tensor::zeros({8}), {.padding = 1}).dtype(), tc::dtypes::float32);
+  y.float_().sum().backward();
+  ASSERT_TRUE(w.grad());
+  EXPECT_EQ(w.grad()->dtype(), tc::dtypes::float32);
+}
+
 TEST(Conv2d, GradientsByCentralDifferences) {
   tcgrad::check_grad(
       [](const std::vector<Tensor>& v) {

@@ -164,6 +164,50 @@ TEST(Matmul, Gradients) {
   ref::expect_close(*tb.grad(), gb, 1e-5, 1e-5, "dB");
 }
 
+// The largest relative rounding error of a narrow float: 2^-11 (float16), 2^-8 (bfloat16).
+double unit_roundoff(tc::DType d) { return d == tc::dtypes::float16 ? 0x1p-11 : 0x1p-8; }
+
+TEST(Matmul, AutocastMultipliesInTheNarrowDtype) {
+  // float32 operands are rounded to the autocast dtype; each product may be rounded to it too,
+  // the sum is float32 (so its error grows like sqrt(k) roundings, not k), then the result is
+  // rounded once more. A float32 bias promotes the linear layer back to float32; the gradients
+  // reach the float32 operands in float32.
+  NDArray a = ref::random({5, 70}, 31, -1, 1), b = ref::random({70, 66}, 32, -1, 1),
+          bias = ref::random({66}, 33);
+  for (tc::DType d : {tc::dtypes::float16, tc::dtypes::bfloat16}) {
+    SCOPED_TRACE(d.name());
+    Tensor ta = ref::tensor(a).requires_grad_(), tb = ref::tensor(b).requires_grad_();
+    NDArray want = ref::matmul(ref::represent(a, d), ref::represent(b, d));
+    double eps = unit_roundoff(d);
+    {
+      Tensor::Autocast narrow(d);
+      EXPECT_EQ(Tensor::autocast_dtype(), d);
+      Tensor y = ta.matmul(tb);
+      EXPECT_EQ(y.dtype(), d);
+      ref::expect_close(y, want, 2 * eps, 8 * eps, "matmul");
+      Tensor z = ta.linear(tb, ref::tensor(bias));
+      EXPECT_EQ(z.dtype(), tc::dtypes::float32);
+      y.float_().sum().backward();
+      {
+        Tensor::Autocast off(std::nullopt);
+        EXPECT_EQ(ta.matmul(tb).dtype(), tc::dtypes::float32);
+      }
+      EXPECT_EQ(Tensor::autocast_dtype(), d);
+      Tensor ints = Tensor::ones({2, 3}, tc::dtypes::int32);
+      EXPECT_EQ(ints.matmul(ints.T()).dtype(), tc::dtypes::int32);  // only floats narrow
+    }
+    EXPECT_FALSE(Tensor::autocast_dtype().has_value());
+    ASSERT_TRUE(ta.grad() && tb.grad());
+    EXPECT_EQ(ta.grad()->dtype(), tc::dtypes::float32);
+    EXPECT_EQ(tb.grad()->dtype(), tc::dtypes::float32);
+    // dL/dA = 1 @ B^T: row sums of the rounded B, each summed in the narrow dtype's products
+    NDArray ones = ref::generate({5, 66}, [](int64_t) { return 1.0; });
+    ref::expect_close(*ta.grad(), ref::matmul(ones, ref::permute(ref::represent(b, d), {1, 0})),
+                      2 * eps, 8 * eps, "dA");
+  }
+  EXPECT_THROW(Tensor::Autocast(tc::dtypes::float32), tc::Error);
+}
+
 TEST(Matmul, Errors) {
   auto message = [](auto&& f) -> std::string {
     try {

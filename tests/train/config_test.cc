@@ -116,7 +116,8 @@ TEST(Config, EffectiveConfigRoundTrips) {
 TEST(Config, UnknownKeysNameTheKeyFileAndLine) {
   EXPECT_EQ(error_of(std::string(kMinimal) + "  bacth_size: 3\n"),
             "cfg/run.yaml:10: train.bacth_size: unknown key (train has batch_size, epochs, "
-            "max_steps, eval_every, eval_batch_size, checkpoint_every, seed, stop_after)");
+            "max_steps, eval_every, eval_batch_size, checkpoint_every, seed, dtype, loss_scale, "
+            "stop_after)");
   EXPECT_EQ(error_of(std::string(kMinimal) + "logging:\n  name: x\n"),
             "cfg/run.yaml:10: unknown section 'logging' (sections are model, data, optim, "
             "train, log)");
@@ -147,6 +148,12 @@ TEST(Config, ValuesOutOfRangeOrChoicesAreErrors) {
   EXPECT_EQ(error_of(kMinimal, {"optim.name=adagrad"}),
             "command line override 'optim.name=adagrad': optim.name: 'adagrad' is not one of "
             "sgd, adam, adamw, lamb, muon");
+  EXPECT_EQ(error_of(kMinimal, {"train.dtype=float8"}),
+            "command line override 'train.dtype=float8': train.dtype: 'float8' is not one of "
+            "float32, float16, bfloat16");
+  EXPECT_EQ(error_of(kMinimal, {"train.loss_scale=0.5"}),
+            "command line override 'train.loss_scale=0.5': train.loss_scale: must be at least 1, "
+            "got 0.5");
   EXPECT_EQ(error_of(std::string(kMinimal) + "  batch_size: 4\n"),
             "cfg/run.yaml:10: train.batch_size: given twice");
 }
@@ -203,14 +210,19 @@ TEST(Config, ModelsThatCannotBeBuiltNameTheKey) {
 TEST(Config, HelpListsEveryKeyWithItsDefault) {
   std::string help = tc::config::describe_keys();
   Config d;
-  for (const char* key : {"model.name", "model.depth", "data.limit", "optim.lr", "optim.schedule",
-                          "train.batch_size", "train.stop_after", "log.print_every"})
+  for (const char* key :
+       {"model.name", "model.depth", "data.limit", "data.crop", "optim.lr", "optim.schedule",
+        "train.batch_size", "train.stop_after", "log.print_every"})
     EXPECT_NE(help.find(std::string("  ") + key + " ("), std::string::npos) << key;
   EXPECT_NE(help.find("  optim.lr (a number; required)"), std::string::npos) << help;
   EXPECT_NE(help.find("  train.epochs (an integer; default 1)"), std::string::npos) << help;
   EXPECT_NE(help.find("  optim.schedule (constant|cosine|step|onecycle; default \"constant\")"),
             std::string::npos)
       << help;
+  EXPECT_NE(help.find("  data.name (fashion_mnist|cifar10|cifar100|image_folder|text; required)"),
+            std::string::npos)
+      << help;
+  EXPECT_NE(help.find("  data.flip (true or false; default false)"), std::string::npos) << help;
 }
 
 }  // namespace

@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/build_model.h"
 #include "apps/common/config.h"
 #include "apps/train/metrics.h"
 #include "apps/train/trainer.h"
+#include "nn/state.h"
 
 namespace tinyrun {
 
@@ -114,6 +116,29 @@ inline std::vector<tc::train::MetricRow> metrics_of(const std::string& run_dir) 
   tc::train::Metrics m(run_dir);
   m.resume(INT64_MAX);
   return m.rows();
+}
+
+// What every finished run of `c` must leave behind: its files, a loss that went down, a
+// checkpoint that loads, strictly, into the model its config.yaml describes.
+inline void expect_finished_run(const tc::config::Config& c, const tc::train::RunResult& r,
+                                int64_t steps) {
+  EXPECT_EQ(r.outcome, tc::train::Outcome::kFinished);
+  EXPECT_EQ(r.steps, steps);
+  EXPECT_EQ(r.dir, c.log.dir + "/" + c.log.name);
+  for (const char* f :
+       {"config.yaml", "checkpoint.safetensors", "model.safetensors", "metrics.csv", "curves.png"})
+    EXPECT_TRUE(std::filesystem::exists(r.dir + "/" + f)) << f;
+  std::vector<tc::train::MetricRow> rows = metrics_of(r.dir);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(steps));
+  EXPECT_LT(rows.back().loss, 0.8 * rows.front().loss)
+      << c.model.name << ": the loss did not go down";
+  EXPECT_TRUE(rows.back().eval_accuracy.has_value());
+  for (const auto& row : rows) EXPECT_GT(row.throughput, 0);
+  tc::config::Config saved = tc::config::load_config(r.dir + "/config.yaml");
+  EXPECT_EQ(tc::config::to_yaml(saved), tc::config::to_yaml(c));
+  auto model = tc::config::build_model(saved.model);
+  tc::nn::StateDict sd = model->state_dict();
+  EXPECT_TRUE(tc::nn::load_state_dict(sd, tc::nn::safe_load(r.dir + "/model.safetensors")).ok());
 }
 
 }  // namespace tinyrun

@@ -21,39 +21,17 @@ using tc::train::run_training;
 using tc::train::RunOptions;
 using tc::train::RunResult;
 
-// What every finished run of `c` must leave behind: its files, a loss that went down, a
-// checkpoint that loads, strictly, into the model its config.yaml describes.
-void expect_finished_run(const Config& c, const RunResult& r, int64_t steps) {
-  EXPECT_EQ(r.outcome, tc::train::Outcome::kFinished);
-  EXPECT_EQ(r.steps, steps);
-  EXPECT_EQ(r.dir, c.log.dir + "/" + c.log.name);
-  for (const char* f :
-       {"config.yaml", "checkpoint.safetensors", "model.safetensors", "metrics.csv", "curves.png"})
-    EXPECT_TRUE(std::filesystem::exists(r.dir + "/" + f)) << f;
-  std::vector<tc::train::MetricRow> rows = tinyrun::metrics_of(r.dir);
-  ASSERT_EQ(rows.size(), static_cast<size_t>(steps));
-  EXPECT_LT(rows.back().loss, 0.8 * rows.front().loss)
-      << c.model.name << ": the loss did not go down";
-  EXPECT_TRUE(rows.back().eval_accuracy.has_value());
-  for (const auto& row : rows) EXPECT_GT(row.throughput, 0);
-  Config saved = tc::config::load_config(r.dir + "/config.yaml");
-  EXPECT_EQ(tc::config::to_yaml(saved), tc::config::to_yaml(c));
-  auto model = tc::config::build_model(saved.model);
-  tc::nn::StateDict sd = model->state_dict();
-  EXPECT_TRUE(tc::nn::load_state_dict(sd, tc::nn::safe_load(r.dir + "/model.safetensors")).ok());
-}
-
 RunResult run_tiny(const std::string& name) {
   Config c = tinyrun::tiny_config(name, tinyrun::fresh_dir(name));
   RunResult r = run_training(c, tinyrun::silent());
-  expect_finished_run(c, r, 6);
+  tinyrun::expect_finished_run(c, r, 6);
   return r;
 }
 
 TEST(Trainer, MnistConvnetTrainsAndEvaluatesAsAPlainForward) {
   const Config& c = tinyrun::mnist_run().config;
   const RunResult& r = tinyrun::mnist_run().result;
-  expect_finished_run(c, r, 6);
+  tinyrun::expect_finished_run(c, r, 6);
   ASSERT_TRUE(r.eval_accuracy && r.eval_loss);
   // Evaluation saw 20 test images in two padded batches of 16: recompute it without the JIT.
   auto model = tc::config::build_model(c.model);

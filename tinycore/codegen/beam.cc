@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
@@ -83,7 +84,7 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
                                    const Target& target) {
   const Shape& s = output_shape(ast);
   int nd = static_cast<int>(s.size());
-  int itemsize = std::max(ast->src[0]->src[1]->dtype.itemsize(), 1);
+  int itemsize = register_itemsize(ast->src[0]->src[1]->dtype);
   std::vector<KernelOpts> out;
   auto add = [&](KernelOpts o) {
     if (valid(ast, o)) out.push_back(std::move(o));

@@ -1,5 +1,7 @@
 #include "tinycore/codegen/decompose.h"
 
+#include <algorithm>
+
 #include "tinycore/codegen/transcendental.h"
 #include "tinycore/uop/symbolic.h"
 
@@ -64,6 +66,8 @@ PatternMatcher make_decompositions() {
 }
 
 }  // namespace
+
+int register_itemsize(DType d) { return is_small_float(d) ? 4 : std::max(d.itemsize(), 1); }
 
 const PatternMatcher& decompositions() {
   static const PatternMatcher pm = make_decompositions() + transcendental_rules();

@@ -137,7 +137,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   const UOpRef& store = ast->src[0];
   const Shape& shape = store->src[1]->shape();
   int nd = static_cast<int>(shape.size());
-  int itemsize = std::max(store->src[1]->dtype.itemsize(), 1);
+  int itemsize = register_itemsize(store->src[1]->dtype);
   bool reduce = has_reduce(ast);
 
   // vector lanes: two registers wide for reduces, whose accumulators stay in registers; one for
