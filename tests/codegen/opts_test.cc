@@ -193,6 +193,34 @@ TEST(Heuristic, PutsConvLanesOnOutputChannels) {
   }
 }
 
+TEST(Heuristic, ConvRowsAreNeighbouringPositions) {
+  // the register tile of a conv goes along its output positions, whose rows read neighbouring
+  // inputs (the same cache lines), rather than along the batch, whose rows read a whole feature
+  // map apart, though the batch would allow more rows
+  Target avx512{64, 32, true};
+  Tensor x = Tensor::empty({64, 32, 22, 22}), w = Tensor::empty({32, 32, 5, 5});
+  KernelOpts o = choose_opts(schedule::create_schedule({x.conv2d(w).uop()}).back().ast, avx512);
+  EXPECT_EQ(o.lane_axis, 1);  // (bs, cout, oy, ox)
+  EXPECT_EQ(o.unroll_axis, 3);
+  EXPECT_EQ(o.unroll, 6);  // a divisor of 18 within half the registers
+}
+
+TEST(Heuristic, AShortReduceKeepsItsStoresContiguous) {
+  // a conv over one input channel sums 25 products per output: lanes on cout would scatter every
+  // store, so they stay on the output's last axis, and the tile takes the output channels
+  Target avx512{64, 32, true};
+  Tensor x = Tensor::empty({8, 1, 28, 28}), w = Tensor::empty({32, 1, 5, 5});
+  KernelOpts o = choose_opts(schedule::create_schedule({x.conv2d(w).uop()}).back().ast, avx512);
+  EXPECT_EQ(o.lane_axis, 3);
+  EXPECT_EQ(o.lanes, 8);
+  EXPECT_EQ(o.unroll_axis, 1);
+  // with 32 input channels (800 products per output) the lanes go on cout as before
+  Tensor x32 = Tensor::empty({8, 32, 28, 28}), w32 = Tensor::empty({32, 32, 5, 5});
+  EXPECT_EQ(
+      choose_opts(schedule::create_schedule({x32.conv2d(w32).uop()}).back().ast, avx512).lane_axis,
+      1);
+}
+
 // A pad of a reshaped computed value: the pad's index, clamped to the source's range where it is
 // read, folds through the reshape's division, so the kernel indexes with no division or modulo
 // (a padded conv output used to cost ~20 of them per multiply-add), and reads the right values.

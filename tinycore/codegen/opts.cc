@@ -83,9 +83,28 @@ std::vector<int> source_order(const UOpRef& ast, int nd) {
   return order;
 }
 
-// Per output axis: how many loads in a reduce's loop do not depend on it (each a load that a
-// register tile over the axis shares among its rows).
-std::vector<int> loads_shared_along(const UOpRef& ast, int nd) {
+// The products each output of a reduce sums (of its largest reduce).
+int64_t reduce_length(const UOpRef& ast) {
+  int64_t longest = 0;
+  for (const UOp* u : ast->toposort())
+    if (u->op == Ops::REDUCE_AXIS) {
+      const std::vector<int64_t>& arg = u->arg_ints();  // {op, axes...}
+      int64_t n = 1;
+      for (size_t j = 1; j < arg.size(); j++) n *= u->src[0]->shape()[arg[j]];
+      longest = std::max(longest, n);
+    }
+  return longest;
+}
+
+// Per output axis, for a register tile of rows along it: how many loads in a reduce's loop do
+// not depend on it (each shared by every row), and whether the loads that do depend on it step
+// by at most one element per row (the rows read neighbouring elements, in the same cache lines:
+// a conv's output positions, not its images a whole feature map apart).
+struct RowLoads {
+  int shared = 0;
+  bool adjacent = true;
+};
+std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
   auto [sink, ranges] = plain_kernel(ast, nd);
   absl::flat_hash_set<const UOp*> loads;
   for (const UOp* u : sink->toposort()) {
@@ -93,14 +112,20 @@ std::vector<int> loads_shared_along(const UOpRef& ast, int nd) {
       for (const UOp* n : u->src[0]->toposort())
         if (n->op == Ops::LOAD) loads.insert(n);
   }
-  std::vector<int> shared(nd, 0);
+  std::vector<RowLoads> out(nd);
   for (const UOp* load : loads) {
-    std::vector<const UOp*> index = load->src[0]->src[1]->toposort();
-    for (int i = 0; i < nd; i++)
-      if (!ranges[i] || std::find(index.begin(), index.end(), ranges[i]) == index.end())
-        shared[i]++;
+    const UOpRef& idx = load->src[0]->src[1];
+    std::vector<const UOp*> index = idx->toposort();
+    for (int i = 0; i < nd; i++) {
+      if (!ranges[i] || std::find(index.begin(), index.end(), ranges[i]) == index.end()) {
+        out[i].shared++;
+        continue;
+      }
+      std::optional<int64_t> c = coefficient(idx, ranges[i]);
+      out[i].adjacent = out[i].adjacent && c && std::abs(*c) <= 1;
+    }
   }
-  return shared;
+  return out;
 }
 
 }  // namespace
@@ -149,6 +174,10 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   int last = nd - 1;
   while (last >= 0 && shape[last] == 1) last--;
   int widest = (reduce ? 2 : 1) * target.simd_bytes / itemsize;
+  // a short reduce (a conv over one input channel: 25 products per output) costs little next to
+  // its stores, which lanes on any but the last axis scatter: it keeps full lanes on the last
+  // axis when they are contiguous
+  bool short_reduce = reduce && reduce_length(ast) <= 32;
   for (int axis = last; axis >= 0 && (reduce || axis == last); axis--) {
     int w = widest;
     while (w >= 2 && shape[axis] % w != 0) w /= 2;
@@ -157,6 +186,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     trial.lane_axis = axis, trial.lanes = w;
     if (lanes_are_contiguous(ast, trial, /*epilogue_may_gather=*/axis != last))
       o.lane_axis = axis, o.lanes = w;
+    if (short_reduce && axis == last && o.lanes * itemsize >= target.simd_bytes / 2) break;
   }
 
   // an elementwise kernel without lanes (a transposing copy, its input strided along the output's
@@ -199,13 +229,16 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
 
   // reduces: a register tile over a second output axis, so each load that does not depend on it
   // serves every row of the tile. Its accumulators fill at most half the registers; the axis is
-  // the one sharing the most loads, then allowing the most rows (a divisor of its size: 7 rows of
-  // a 7x7 conv output), then the longest.
+  // the one sharing the most loads, then one whose rows read neighbouring elements (in cache
+  // together), then allowing the most rows (a divisor of its size: 7 rows of a 7x7 conv output),
+  // then the longest.
   if (reduce && o.lane_axis >= 0) {
     int regs_per_row = std::max(1, o.lanes * itemsize / target.simd_bytes);
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
-    std::vector<int> shared = loads_shared_along(ast, nd);
-    auto rank = [&](int i, int rows) { return std::make_tuple(shared[i], rows, shape[i]); };
+    std::vector<RowLoads> along = loads_along(ast, nd);
+    auto rank = [&](int i, int rows) {
+      return std::make_tuple(along[i].shared, along[i].adjacent, rows, shape[i]);
+    };
     for (int i = 0; i < nd; i++) {
       if (i == o.lane_axis) continue;
       int rows = most;

@@ -193,7 +193,7 @@ class Scheduler {
     for (UOpRef v = s, next; (next = viewed(v)); v = next) {
       padded = padded || v->op == Ops::PAD;
       int w = work(fuse(next, /*top=*/true));
-      if ((shared(next) && w >= 2) || (!viewed(next) && w >= kManyOps)) {
+      if (!viewed(next) && ((shared(next) && w >= 2) || w >= kManyOps)) {
         realize(next);
         // the padded copy gets its kernel; other views stay views of next's buffer
         return padded ? realize(s) : fuse(s, /*top=*/true);
