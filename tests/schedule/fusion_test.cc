@@ -389,6 +389,23 @@ TEST(Fusion, ConvBeforeAPaddedMaxPoolWritesItsPlainOutput) {
   EXPECT_EQ(sizes, (std::vector<int64_t>{4 * 8 * 8, 4 * 6 * 6, 4 * 8 * 8, 4 * 3 * 3}));
 }
 
+// A conv's output gradient (here relu's backward of a computed expression) is read padded by the
+// input gradient's conv and plainly by the weight gradient's: it is computed once, unpadded, and a
+// copy pads it, rather than one kernel computing it over the padded area and another again.
+TEST(Fusion, AGradientReadPaddedAndPlainIsComputedOnce) {
+  Tensor x = ref::tensor(ref::random({2, 8, 8, 8}, 48)).requires_grad_(),
+         w = ref::tensor(ref::random({8, 8, 3, 3}, 49)).requires_grad_(),
+         c = ref::tensor(ref::random({2, 8, 6, 6}, 50));
+  ((x.conv2d(w) * c).relu() * c).sum().backward();
+  int reading_c = 0, padded = 0;
+  for (const auto& item : tc::schedule::create_schedule({x.grad()->uop(), w.grad()->uop()})) {
+    reading_c += std::count(item.bufs.begin() + 1, item.bufs.end(), buffer_of(c.uop()));
+    padded += item.bufs[0]->arg_ints()[1] == 2 * 8 * 10 * 10;
+  }
+  EXPECT_EQ(reading_c, 1);  // the gradient is computed once
+  EXPECT_EQ(padded, 1);     // the gradient's padded copy
+}
+
 // An activation that is both the next conv's padded input and a residual add's operand (a ResNet
 // block) is computed once: a kernel writes it unpadded, a copy pads it for the conv, and the add
 // reads the same buffer. Recomputed, the first conv would run again inside the second's kernel.
