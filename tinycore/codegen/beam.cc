@@ -143,7 +143,8 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
   return out;
 }
 
-double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts) {
+double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts,
+                 double cutoff_ms) {
   // scratch buffers, one per kernel argument, zero-filled (no kernel indexes by data)
   std::vector<std::unique_ptr<runtime::Buffer>> bufs;
   std::vector<void*> ptrs;
@@ -160,6 +161,16 @@ double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& o
   }
   auto kernel = get_kernel(ast, device, opts);
   int shares = launch_shares(*kernel, device);
+  if (cutoff_ms > 0 && shares > 1) {
+    constexpr int kParts = 16;
+    double t0 = now();
+    kernel->binary->run_part(ptrs.data(), 0, kParts);
+    double predicted = (now() - t0) * 1e3 * kParts / shares;
+    if (predicted > cutoff_ms) {
+      BeamStats::timed++;
+      return predicted;
+    }
+  }
   kernel->binary->run(ptrs.data(), shares);  // warm caches and pages
   double best = 1e30, spent = 0;
   for (int run = 0; run < 5 && spent < 0.2; run++) {
@@ -198,9 +209,12 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   auto try_all = [&](const std::vector<KernelOpts>& candidates, int round) {
     std::vector<Timed> timed;
     int done = 0;
+    double best = beam.empty() ? 0 : beam[0].ms;
     for (const KernelOpts& o : candidates) {
       if (!seen.insert(o.key()).second) continue;
-      timed.push_back({time_opts(ast, device, o), o});
+      // a candidate predicted at twice the best so far is not timed whole
+      timed.push_back({time_opts(ast, device, o, 2 * best), o});
+      best = best > 0 ? std::min(best, timed.back().ms) : timed.back().ms;
       done++;
       if (tty)
         std::fprintf(stderr, "\rBEAM %s: round %d, %d candidates timed, best %.3f ms   ",
@@ -209,7 +223,9 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
     }
     return timed;
   };
-  std::vector<KernelOpts> start = {KernelOpts{}, choose_opts(ast, target)};
+  // from the heuristic's choice (the unoptimized kernel, one thread and no lanes, is far slower
+  // and would only fill the beam with slow neighbours to time)
+  std::vector<KernelOpts> start = {choose_opts(ast, target)};
   beam = try_all(start, 0);
   for (int round = 1; round <= 8; round++) {
     std::vector<KernelOpts> candidates;
@@ -225,7 +241,7 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
                    found.size(), beam[0].ms);
     if (beam[0].ms > best_before * 0.98) break;  // this round found nothing clearly faster
   }
-  if (tty)
+  if (tty || debug_level() >= 1)
     std::fprintf(stderr, "\rBEAM %s: %.3f ms with %s (%zu candidates, %.1f s)\n", name.c_str(),
                  beam[0].ms, beam[0].opts.key().c_str(), seen.size(), now() - t_start);
 

@@ -22,7 +22,10 @@ namespace tc::codegen {
 std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& opts, const Target& target);
 
 // The kernel with `opts` timed on zero-filled scratch buffers: the best of a few runs, in ms.
-double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts);
+// A parallel candidate whose probe (one part in 16 of its work) predicts more than `cutoff_ms`
+// returns that prediction without running whole (a search has no use for its exact time).
+double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts,
+                 double cutoff_ms = 0);
 
 KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width);
 

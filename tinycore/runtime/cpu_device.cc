@@ -38,6 +38,7 @@ class CpuProgram : public Program {
     if (shares <= 1) return fn_(bufs, 0, 1);
     pool_.parallel_for(shares, [&](int core) { fn_(bufs, core, shares); });
   }
+  void run_part(void* const* bufs, int part, int parts) override { fn_(bufs, part, parts); }
 
  private:
   KernelFn fn_;

@@ -16,6 +16,9 @@ class Program {
  public:
   virtual ~Program() = default;
   virtual void run(void* const* bufs, int shares = 1) = 0;
+  // Only part `part` of the kernel split into `parts`, on the calling thread: a sample of its
+  // work (BEAM probes a candidate with it before timing it whole).
+  virtual void run_part(void* const* bufs, int part, int parts) = 0;
 };
 
 class Device {
