@@ -194,15 +194,23 @@ TEST(Heuristic, PutsConvLanesOnOutputChannels) {
 }
 
 TEST(Heuristic, ConvRowsAreNeighbouringPositions) {
-  // the register tile of a conv goes along its output positions, whose rows read neighbouring
-  // inputs (the same cache lines), rather than along the batch, whose rows read a whole feature
-  // map apart, though the batch would allow more rows
+  // the register tile of a conv goes along its output positions, whose rows read nearby inputs
+  // (the same cache lines), rather than along the batch, whose rows read a whole feature map
+  // apart, though the batch would allow more rows
   Target avx512{64, 32, true};
   Tensor x = Tensor::empty({64, 32, 22, 22}), w = Tensor::empty({32, 32, 5, 5});
   KernelOpts o = choose_opts(schedule::create_schedule({x.conv2d(w).uop()}).back().ast, avx512);
   EXPECT_EQ(o.lane_axis, 1);  // (bs, cout, oy, ox)
   EXPECT_EQ(o.unroll_axis, 3);
   EXPECT_EQ(o.unroll, 6);  // a divisor of 18 within half the registers
+  // strided by 2, 7 positions still read within two cache lines: they beat 8 images
+  Tensor xs = Tensor::empty({8, 64, 14, 14}), ws = Tensor::empty({128, 64, 3, 3});
+  KernelOpts so = choose_opts(
+      schedule::create_schedule({xs.conv2d(ws, {.stride = 2, .padding = 1}).uop()}).back().ast,
+      avx512);
+  EXPECT_EQ(so.lane_axis, 1);
+  EXPECT_EQ(so.unroll_axis, 3);
+  EXPECT_EQ(so.unroll, 7);
 }
 
 TEST(Heuristic, AShortReduceKeepsItsStoresContiguous) {

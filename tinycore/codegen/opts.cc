@@ -97,12 +97,11 @@ int64_t reduce_length(const UOpRef& ast) {
 }
 
 // Per output axis, for a register tile of rows along it: how many loads in a reduce's loop do
-// not depend on it (each shared by every row), and whether the loads that do depend on it step
-// by at most one element per row (the rows read neighbouring elements, in the same cache lines:
-// a conv's output positions, not its images a whole feature map apart).
+// not depend on it (each shared by every row), and the largest step in elements from row to row
+// of the loads that do (none: not a plain stride).
 struct RowLoads {
   int shared = 0;
-  bool adjacent = true;
+  std::optional<int64_t> step = 0;
 };
 std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
   auto [sink, ranges] = plain_kernel(ast, nd);
@@ -122,7 +121,10 @@ std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
         continue;
       }
       std::optional<int64_t> c = coefficient(idx, ranges[i]);
-      out[i].adjacent = out[i].adjacent && c && std::abs(*c) <= 1;
+      if (!c || !out[i].step)
+        out[i].step = std::nullopt;
+      else
+        out[i].step = std::max(*out[i].step, std::abs(*c));
     }
   }
   return out;
@@ -229,15 +231,20 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
 
   // reduces: a register tile over a second output axis, so each load that does not depend on it
   // serves every row of the tile. Its accumulators fill at most half the registers; the axis is
-  // the one sharing the most loads, then one whose rows read neighbouring elements (in cache
+  // the one sharing the most loads, then one whose rows read nearby elements (in cache
   // together), then allowing the most rows (a divisor of its size: 7 rows of a 7x7 conv output),
   // then the longest.
   if (reduce && o.lane_axis >= 0) {
     int regs_per_row = std::max(1, o.lanes * itemsize / target.simd_bytes);
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
     std::vector<RowLoads> along = loads_along(ast, nd);
+    // rows whose reads all fall within two cache lines (a conv's output positions, also strided,
+    // not its images a whole feature map apart)
+    auto near = [&](int i, int rows) {
+      return along[i].step && *along[i].step * rows * itemsize <= 128;
+    };
     auto rank = [&](int i, int rows) {
-      return std::make_tuple(along[i].shared, along[i].adjacent, rows, shape[i]);
+      return std::make_tuple(along[i].shared, near(i, rows), rows, shape[i]);
     };
     for (int i = 0; i < nd; i++) {
       if (i == o.lane_axis) continue;
