@@ -117,6 +117,9 @@ std::array<Rule, kNumOps> make_rules() {
   def({Ops::EXP2}, [](const UOpRef& ret, const UOpRef& g) {  // 2^x ln 2
     return std::vector<UOpRef>{mul(mul(ret, g), M_LN2)};
   });
+  def({Ops::EXP}, [](const UOpRef& ret, const UOpRef& g) {  // e^x
+    return std::vector<UOpRef>{mul(ret, g)};
+  });
   def({Ops::LOG2}, [](const UOpRef& ret, const UOpRef& g) {  // 1 / (x ln 2)
     return std::vector<UOpRef>{mul(g, recip(mul(ret->src[0], M_LN2)))};
   });

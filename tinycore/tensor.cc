@@ -167,8 +167,8 @@ Tensor via_float64(const Tensor& f, const std::function<Tensor(const Tensor&)>& 
 }
 }  // namespace
 Tensor Tensor::exp() const {
-  return via_float64(as_float(),
-                     [](const Tensor& x) { return x.mul(ConstValue(1.0 / M_LN2)).exp2(); });
+  Tensor f = as_float();
+  return f.apply(Ops::EXP, f.dtype());
 }
 Tensor Tensor::log() const { return log2().mul(ConstValue(M_LN2)); }
 Tensor Tensor::sin() const {

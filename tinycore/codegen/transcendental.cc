@@ -52,32 +52,55 @@ UOpRef poly(const UOpRef& x, std::initializer_list<double> coeffs) {
 // -------------------------------------------------------------------------------------------
 // exp2
 
-// 2^x = 2^k 2^r with k = round(x), r = x - k in [-0.5, 0.5] (exact), 2^r = sum (r ln2)^n / n! up
-// to `degree`, and 2^k in two normal factors: p * 2^k1 is exact, * 2^k2 rounds once (a denormal
-// result). x is first clamped to [-limit, limit], beyond which the result is 0 or inf anyway (NaN
-// stays NaN and casts to k = 0). `bits` is the integer type of x's width, `bias` and `mantissa`
-// its exponent bias and mantissa bits.
-UOpRef exp2_reduced(const UOpRef& x, double limit, int degree, DType bits, int bias, int mantissa) {
+// A float format for the exponentials: the integer type of its width, its exponent bias and
+// mantissa bits, the |x| of exp2 beyond which the result is 0 or inf anyway, the polynomial's
+// degree, and ln 2 split for Cody-Waite: hi has few enough mantissa bits that k * hi is exact.
+struct ExpFormat {
+  DType bits;
+  int bias, mantissa;
+  double limit;
+  int degree;
+  double ln2_hi, ln2_lo;
+};
+const ExpFormat kExp32{dtypes::int32, 127, 23, 160, 7, 0x1.62e4p-1, 0x1.7f7d1cf79abcap-20};
+const ExpFormat kExp64{i64, 1023, 52, 1100, 13, 0x1.62e42feep-1, 0x1.a39ef35793c76p-33};
+
+// 2^x (natural false) or e^x (natural true) = 2^k e^r with k the integer nearest x (x / ln 2),
+// r = (x - k) ln 2 or x - k ln 2 in [-ln2/2, ln2/2], e^r = sum r^n / n! up to the degree, and 2^k
+// in two normal factors: p * 2^k1 is exact, * 2^k2 rounds once (a denormal result). For exp2 the
+// remainder x - k is exact and ln 2 goes into the coefficients; for exp, x - k ln 2 is taken by
+// fused multiply-adds with hi then lo (Cody-Waite), which the renderer's reassociation of plain
+// adds cannot undo. x is first clamped to where the result is 0 or inf anyway (NaN stays NaN and
+// casts to k = 0).
+UOpRef exp_reduced(const UOpRef& x, const ExpFormat& f, bool natural) {
   DType dt = x->dtype;
+  double limit = natural ? f.limit * M_LN2 : f.limit;
   UOpRef d = bin(Ops::MAX, x, cf(dt, -limit));
   d = neg(bin(Ops::MAX, neg(d), cf(dt, -limit)));
+  UOpRef t = natural ? mul(d, M_LOG2E) : d;
   UOpRef k =
-      UOp::make(Ops::TRUNC, dt, {add(d, sel(bin(Ops::CMPLT, d, cf(dt, 0)), -0.5, cf(dt, 0.5)))});
+      UOp::make(Ops::TRUNC, dt, {add(t, sel(bin(Ops::CMPLT, t, cf(dt, 0)), -0.5, cf(dt, 0.5)))});
   UOpRef r = sub(d, k);
+  if (natural) {
+    UOpRef nk = neg(k);
+    r = UOp::make(Ops::MULACC, dt, {nk, cf(dt, f.ln2_hi), d});
+    r = UOp::make(Ops::MULACC, dt, {nk, cf(dt, f.ln2_lo), r});
+  }
+  const long double scale = natural ? 1.0L : 0.693147180559945309417232121458176568L;
   std::vector<long double> c = {1};
-  for (int n = 1; n <= degree; n++)
-    c.push_back(c.back() * 0.693147180559945309417232121458176568L / n);
+  for (int n = 1; n <= f.degree; n++) c.push_back(c.back() * scale / n);
   UOpRef p = cf(dt, static_cast<double>(c.back()));
-  for (int n = degree - 1; n >= 0; n--) p = add(mul(p, r), static_cast<double>(c[n]));
-  UOpRef ki = cast(bits, k), k1 = shr(ki, 1), k2 = sub(ki, k1);
-  UOpRef s1 = bitcast(dt, shl(iadd(k1, bias), mantissa)),
-         s2 = bitcast(dt, shl(iadd(k2, bias), mantissa));
+  for (int n = f.degree - 1; n >= 0; n--) p = add(mul(p, r), static_cast<double>(c[n]));
+  UOpRef ki = cast(f.bits, k), k1 = shr(ki, 1), k2 = sub(ki, k1);
+  UOpRef s1 = bitcast(dt, shl(iadd(k1, f.bias), f.mantissa)),
+         s2 = bitcast(dt, shl(iadd(k2, f.bias), f.mantissa));
   return mul(mul(p, s1), s2);
 }
 
 // In float32 throughout (vectors twice as wide as float64, and no conversions): truncation of
 // the degree-7 polynomial is below 1e-8 relative.
-UOpRef exp2_f32(const UOpRef& x) { return exp2_reduced(x, 160, 7, dtypes::int32, 127, 23); }
+UOpRef exp2_f32(const UOpRef& x) { return exp_reduced(x, kExp32, false); }
+UOpRef exp_f32(const UOpRef& x) { return exp_reduced(x, kExp32, true); }
 
 // -------------------------------------------------------------------------------------------
 // log2
@@ -106,7 +129,8 @@ UOpRef log2_f32(const UOpRef& x) {
 
 // float64: the same reductions with float64 polynomials of higher degree.
 
-UOpRef exp2_f64(const UOpRef& x) { return exp2_reduced(x, 1100, 13, i64, 1023, 52); }
+UOpRef exp2_f64(const UOpRef& x) { return exp_reduced(x, kExp64, false); }
+UOpRef exp_f64(const UOpRef& x) { return exp_reduced(x, kExp64, true); }
 
 UOpRef log2_f64(const UOpRef& x) {
   UOpRef tiny = bin(Ops::CMPLT, x, cf(f64, 0x1p-1022));  // denormals: scale up by 2^54
@@ -208,6 +232,8 @@ PatternMatcher make_rules() {
   return PatternMatcher({
       {UPat::op(Ops::EXP2).no_src_check().named("x"),
        [](C c) { return expand(c["x"], exp2_f32, exp2_f64); }},
+      {UPat::op(Ops::EXP).no_src_check().named("x"),
+       [](C c) { return expand(c["x"], exp_f32, exp_f64); }},
       {UPat::op(Ops::LOG2).no_src_check().named("x"),
        [](C c) { return expand(c["x"], log2_f32, log2_f64); }},
       {UPat::op(Ops::SIN).no_src_check().named("x"),

@@ -223,10 +223,34 @@ class Renderer {
       return emit(
           absl::StrCat(bits(from) < bits(to) ? "fpext " : "fptrunc ", lf, " ", x, " to ", lt));
     }
+    bool is_unsigned = dtypes::is_unsigned(to);
+    if (is_fp(from) && v && (from == dtypes::float32 || from == dtypes::float64) &&
+        !(is_unsigned && bits(to) == 64)) {
+      // llvm.fpto[su]i.sat is scalarized on x86 vectors (a compare and convert per lane): the
+      // same saturation as vector ops instead. Clamp below the top (NaN goes to the bottom),
+      // convert, then values at or past the top take the maximum and NaN takes 0.
+      int b = bits(to);
+      double lo = is_unsigned ? 0.0 : -std::ldexp(1.0, b - 1),
+             top = std::ldexp(1.0, is_unsigned ? b : b - 1);
+      double hi = from == dtypes::float32 ? std::nextafter(static_cast<float>(top), 0.0f)
+                                          : std::nextafter(top, 0.0);
+      int64_t max = is_unsigned ? static_cast<int64_t>((uint64_t{1} << b) - 1)
+                                : static_cast<int64_t>((uint64_t{1} << (b - 1)) - 1);
+      std::string c = intrinsic("maxnum", from, v, {x, literal(from, lo, v)});
+      c = intrinsic("minnum", from, v, {c, literal(from, hi, v)});
+      std::string i =
+          emit(absl::StrCat(is_unsigned ? "fptoui " : "fptosi ", lf, " ", c, " to ", lt));
+      std::string big = emit(absl::StrCat("fcmp oge ", lf, " ", x, ", ", literal(from, top, v)));
+      std::string tb = type_of(dtypes::bool_, v);
+      i = emit(absl::StrCat("select ", tb, " ", big, ", ", lt, " ",
+                            literal(*UOp::const_int(to, max), v), ", ", lt, " ", i));
+      std::string nan = emit(absl::StrCat("fcmp uno ", lf, " ", x, ", ", x));
+      return emit(absl::StrCat("select ", tb, " ", nan, ", ", lt, " ", literal(to, 0, v), ", ", lt,
+                               " ", i));
+    }
     if (is_fp(from)) {
-      std::string fn =
-          absl::StrCat(dtypes::is_unsigned(to) ? "llvm.fptoui.sat." : "llvm.fptosi.sat.",
-                       suffix(to, v), ".", suffix(from, v));
+      std::string fn = absl::StrCat(is_unsigned ? "llvm.fptoui.sat." : "llvm.fptosi.sat.",
+                                    suffix(to, v), ".", suffix(from, v));
       declares_.insert(absl::StrCat("declare ", lt, " @", fn, "(", lf, ")"));
       return emit(absl::StrCat("call ", lt, " @", fn, "(", lf, " ", x, ")"));
     }
@@ -478,6 +502,9 @@ class Renderer {
         break;
       case Ops::EXP2:
         r = intrinsic("exp2", u.dtype, v, s);
+        break;
+      case Ops::EXP:
+        r = intrinsic("exp", u.dtype, v, s);
         break;
       case Ops::LOG2:
         r = intrinsic("log2", u.dtype, v, s);

@@ -14,7 +14,7 @@ const char* op_name(Ops op) {
 namespace group {
 bool is_unary(Ops op) {
   switch (op) {
-    case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::SQRT: case Ops::RECIP:
+    case Ops::EXP2: case Ops::EXP: case Ops::LOG2: case Ops::SIN: case Ops::SQRT: case Ops::RECIP:
     case Ops::NEG: case Ops::TRUNC: case Ops::CAST: case Ops::BITCAST: return true;
     default: return false;
   }

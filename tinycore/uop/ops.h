@@ -18,7 +18,7 @@ namespace tc {
   /* reductions: REDUCE_AXIS on tensors, REDUCE over RANGEs in kernels */              \
   X(REDUCE_AXIS) X(REDUCE)                                                             \
   /* unary ALU */                                                                      \
-  X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                              \
+  X(EXP2) X(EXP) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                      \
   /* casts */                                                                          \
   X(CAST) X(BITCAST)                                                                   \
   /* binary ALU */                                                                     \

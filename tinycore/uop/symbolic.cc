@@ -31,6 +31,9 @@ UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
       case Ops::EXP2:
         r = std::exp2(a);
         break;
+      case Ops::EXP:
+        r = std::exp(a);
+        break;
       case Ops::LOG2:
         r = std::log2(a);
         break;
@@ -365,8 +368,9 @@ PatternMatcher make_symbolic() {
       // x*k < c -> x < ceil(c/k) for k > 0
       {UPat::op(Ops::CMPLT, {var("x") * cvar("k"), cvar("c")}),
        [](C c) -> UOpRef {
+         if (!is_int(c["x"])) return nullptr;  // float constants hold no integer
          int64_t k = ival(c, "k"), v = ival(c, "c");
-         if (!is_int(c["x"]) || k <= 0) return nullptr;
+         if (k <= 0) return nullptr;
          int64_t q = v >= 0 ? (v + k - 1) / k : -((-v) / k);
          return lt(c["x"], q);
        }},
