@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "tests/error_message.h"
 #include "tests/infer/base64_encode.h"
 
 namespace {
@@ -43,12 +44,7 @@ TEST(Base64, DecodesTheRfcVectorsAndRandomBytes) {
 }
 
 std::string base64_error(const std::string& text) {
-  try {
-    base64_decode(text);
-  } catch (const tc::Error& e) {
-    return e.what();
-  }
-  return "(decoded)";
+  return error_message([&] { base64_decode(text); });
 }
 
 TEST(Base64, RefusesBadCharactersAndPadding) {

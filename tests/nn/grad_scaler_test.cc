@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nn/optim.h"
+#include "tests/error_message.h"
 #include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
 
@@ -123,24 +124,19 @@ TEST(GradScaler, GrowsAfterItsIntervalUnderTinyJit) {
 }
 
 TEST(GradScaler, BadUseThrows) {
-  auto message = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const tc::Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
-  EXPECT_THAT(message([] { GradScaler({.init_scale = 0}); }), HasSubstr("init_scale"));
-  EXPECT_THAT(message([] { GradScaler({.growth_factor = 1}); }), HasSubstr("growth_factor"));
-  EXPECT_THAT(message([] { GradScaler({.backoff_factor = 1}); }), HasSubstr("backoff_factor"));
-  EXPECT_THAT(message([] { GradScaler({.growth_interval = 0}); }), HasSubstr("growth_interval"));
+  EXPECT_THAT(error_message([] { GradScaler({.init_scale = 0}); }), HasSubstr("init_scale"));
+  EXPECT_THAT(error_message([] { GradScaler({.growth_factor = 1}); }), HasSubstr("growth_factor"));
+  EXPECT_THAT(error_message([] { GradScaler({.backoff_factor = 1}); }),
+              HasSubstr("backoff_factor"));
+  EXPECT_THAT(error_message([] { GradScaler({.growth_interval = 0}); }),
+              HasSubstr("growth_interval"));
   Tensor w = param({1.0f, 2.0f});
   tc::nn::SGD opt({w}, {.lr = 0.1});
   GradScaler scaler;
-  EXPECT_THAT(message([&] { scaler.unscale(opt.params()); }), HasSubstr("no gradient"));
+  EXPECT_THAT(error_message([&] { scaler.unscale(opt.params()); }), HasSubstr("no gradient"));
   (w * w).sum().backward();
-  EXPECT_THAT(message([&] { opt.schedule_step(Tensor::ones({})); }), HasSubstr("0-d bool tensor"));
+  EXPECT_THAT(error_message([&] { opt.schedule_step(Tensor::ones({})); }),
+              HasSubstr("0-d bool tensor"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/error_message.h"
 #include "tests/tensor/reference.h"
 #include "tinycore/engine/realize.h"
 #include "tinycore/tensor.h"
@@ -209,20 +210,13 @@ TEST(Matmul, AutocastMultipliesInTheNarrowDtype) {
 }
 
 TEST(Matmul, Errors) {
-  auto message = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const tc::Error& e) {
-      return e.what();
-    }
-    return "no error";
-  };
   Tensor a = Tensor::zeros({2, 3}), b = Tensor::zeros({4, 5});
-  std::string m = message([&] { a.matmul(b); });
+  std::string m = error_message([&] { a.matmul(b); });
   EXPECT_THAT(m, ::testing::HasSubstr("Tensor.dot"));
   EXPECT_THAT(m, ::testing::HasSubstr("(2, 3)"));
   EXPECT_THAT(m, ::testing::HasSubstr("(4, 5)"));
-  EXPECT_THAT(message([&] { Tensor::zeros({}).dot(a); }), ::testing::HasSubstr("at least 1-D"));
+  EXPECT_THAT(error_message([&] { Tensor::zeros({}).dot(a); }),
+              ::testing::HasSubstr("at least 1-D"));
   EXPECT_THROW(Tensor::zeros({3}).dot(Tensor::zeros({4})), tc::Error);
   EXPECT_THROW(Tensor::zeros({2, 2, 3}).matmul(Tensor::zeros({3, 3, 2})),
                tc::Error);  // batch 2 vs 3

@@ -19,6 +19,7 @@
 #include "datasets/augment.h"
 #include "datasets/cifar.h"
 #include "tests/datasets/naive_augment.h"
+#include "tests/error_message.h"
 #include "tests/train/tiny_run.h"
 #include "tinycore/error.h"
 
@@ -361,12 +362,7 @@ TEST(ImageData, TheCommandLinesInResnetYamlWork) {
 }
 
 std::string error_of(const Config& c) {
-  try {
-    make_data_source(c);
-  } catch (const tc::Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return error_message([&] { make_data_source(c); });
 }
 
 TEST(ImageData, BadDataSetsAndMismatchesNameTheKey) {
