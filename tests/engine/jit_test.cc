@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "tests/error_message.h"
 #include "tinycore/engine/realize.h"
 #include "tinycore/error.h"
 #include "tinycore/tensor.h"
@@ -34,16 +35,6 @@ void expect_vec(const Tensor& t, const V& want) {
   std::vector<float> got = t.data<float>();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); i++) EXPECT_FLOAT_EQ(got[i], want[i]) << "element " << i;
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const tc::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(TinyJit, ReplaysWithNewInputsAndWithoutCallingTheFunction) {
@@ -101,19 +92,22 @@ TEST(TinyJit, NonContiguousInputsAreRealizedFirst) {
 TEST(TinyJit, ReplayWithChangedInputsSaysWhichAndHow) {
   TinyJit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + in[1]}; });
   for (int i = 0; i < 2; i++) f({vec(ramp(4, 0), {4}), vec(ramp(4, 1), {4})});
-  EXPECT_THAT(error_of([&] {
+  EXPECT_THAT(error_message([&] {
                 f({vec(ramp(4, 0), {4}), vec(ramp(6, 1), {6})});
               }),
               HasSubstr("input 1 has shape (6,), captured with (4,)"));
   EXPECT_THAT(
-      error_of([&] {
+      error_message([&] {
         f({Tensor::from_vector<int>({1, 2, 3, 4}, tc::Shape{4}).realize(), vec(ramp(4, 1), {4})});
       }),
       HasSubstr("input 0 has dtype int, captured with float"));
-  EXPECT_THAT(error_of([&] { f({vec(ramp(4, 0), {4})}); }),
+  EXPECT_THAT(error_message([&] { f({vec(ramp(4, 0), {4})}); }),
               HasSubstr("called with 1 inputs, captured with 2"));
   Tensor same = vec(ramp(4, 0), {4});
-  EXPECT_THAT(error_of([&] { f({same, same}); }), HasSubstr("inputs 0 and 1 are the same buffer"));
+  EXPECT_THAT(error_message([&] {
+                f({same, same});
+              }),
+              HasSubstr("inputs 0 and 1 are the same buffer"));
   // still usable after the errors
   expect_vec(f({vec(ramp(4, 0), {4}), vec(ramp(4, 1), {4})})[0], {1, 3, 5, 7});
 }
@@ -124,14 +118,15 @@ TEST(TinyJit, HostReadsInsideTheFunctionAreRejectedWhenCaptured) {
     return std::vector<Tensor>{in[0] * s};
   });
   f({vec(ramp(3, 1), {3})});  // call 1 runs plainly
-  EXPECT_THAT(error_of([&] { f({vec(ramp(3, 1), {3})}); }), HasSubstr("inside a TinyJit function"));
+  EXPECT_THAT(error_message([&] { f({vec(ramp(3, 1), {3})}); }),
+              HasSubstr("inside a TinyJit function"));
 }
 
 TEST(TinyJit, NestedJitIsAnError) {
   TinyJit inner([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
   TinyJit outer([&](const std::vector<Tensor>& in) { return inner({in[0] * 2}); });
   outer({vec(ramp(3, 1), {3})});
-  EXPECT_THAT(error_of([&] { outer({vec(ramp(3, 1), {3})}); }), HasSubstr("nested TinyJit"));
+  EXPECT_THAT(error_message([&] { outer({vec(ramp(3, 1), {3})}); }), HasSubstr("nested TinyJit"));
 }
 
 TEST(TinyJit, DisabledByJitZero) {
@@ -262,7 +257,7 @@ TEST(Assign, TargetsReadingEachOthersOldBuffersRealizedTogether) {
 
 TEST(Assign, ShapeMismatchIsAnError) {
   Tensor a = vec({1, 2, 3}, {3});
-  EXPECT_THAT(error_of([&] {
+  EXPECT_THAT(error_message([&] {
                 a.assign(vec({1, 2}, {2}));
               }),
               HasSubstr("the value has shape (2,), the tensor (3,)"));
@@ -373,9 +368,10 @@ TEST(TinyJit, VariableBoundPerCallServesOneCapture) {
     expect_vec(cache, host);
   }
   EXPECT_EQ(traced, 2);
-  EXPECT_THAT(error_of([&] { pos.bind(8); }),
+  EXPECT_THAT(error_message([&] { pos.bind(8); }),
               HasSubstr("Variable start_pos: value 8 is outside its range [0, 7]"));
-  EXPECT_THAT(error_of([] { tc::Variable("n", 5, 1); }), HasSubstr("min 5 is greater than max 1"));
+  EXPECT_THAT(error_message([] { tc::Variable("n", 5, 1); }),
+              HasSubstr("min 5 is greater than max 1"));
 }
 
 }  // namespace
