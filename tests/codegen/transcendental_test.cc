@@ -257,12 +257,12 @@ TEST(Transcendental, ScalarKernelsAndHalf) {
   }
 }
 
-// The rewrite leaves no EXP2/LOG2/SIN behind for float32, none of EXP2/LOG2 for float64, and
-// keeps float64 SIN for the intrinsic.
+// The rewrite leaves no EXP2/EXP/LOG2/SIN behind for float32, none of EXP2/EXP/LOG2 for float64,
+// and keeps float64 SIN for the intrinsic.
 TEST(Transcendental, RewriteRemovesOps) {
   for (DType d : {dtypes::float32, dtypes::float64}) {
     UOpRef leaf = UOp::make(Ops::NOOP, d);
-    for (Ops op : {Ops::EXP2, Ops::LOG2, Ops::SIN}) {
+    for (Ops op : {Ops::EXP2, Ops::EXP, Ops::LOG2, Ops::SIN}) {
       UOpRef u = UOp::make(op, d, {leaf});
       UOpRef g = graph_rewrite(u, transcendental_rules());
       if (d == dtypes::float64 && op == Ops::SIN) {
@@ -270,7 +270,8 @@ TEST(Transcendental, RewriteRemovesOps) {
         continue;
       }
       for (const UOp* n : g->toposort())
-        EXPECT_TRUE(n->op != Ops::EXP2 && n->op != Ops::LOG2 && n->op != Ops::SIN)
+        EXPECT_TRUE(n->op != Ops::EXP2 && n->op != Ops::EXP && n->op != Ops::LOG2 &&
+                    n->op != Ops::SIN)
             << d.name() << " " << op_name(op) << " left " << op_name(n->op);
     }
   }
