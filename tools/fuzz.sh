@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a bounded time.
-# Usage: tools/fuzz.sh [seconds per target, default 30]
+# Usage: tools/fuzz.sh [seconds for the safetensors parser, default 60; infer's parsers get half]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs="${1:-30}"
+secs="${1:-60}"
 out=out/fuzz
 flags=(-std=c++20 -O1 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
-# run TARGET CORPUS MAX_LEN: runs out/fuzz/TARGET on out/fuzz/corpus/CORPUS for $secs seconds.
+# run TARGET CORPUS MAX_LEN SECONDS: runs out/fuzz/TARGET on out/fuzz/corpus/CORPUS.
 run() {
-  "$out/$1" -max_total_time="$secs" -max_len="$3" -timeout=10 -print_final_stats=1 \
+  "$out/$1" -max_total_time="$4" -max_len="$3" -timeout=10 -print_final_stats=1 \
     "$out/corpus/$2" 2>&1 | tail -n 12
 }
 
 mkdir -p "$out/corpus/safetensors"
 cp tests/fixtures/torch_state.safetensors "$out/corpus/safetensors/" 2>/dev/null || true
 clang++ "${flags[@]}" nn/safetensors.cc tests/fuzz/safetensors_fuzz.cc -o "$out/safetensors_fuzz"
-run safetensors_fuzz safetensors 4096
+run safetensors_fuzz safetensors 4096 "$secs"
 
 # infer serve's request bodies; the first byte picks the parser: 0 classify JSON, 1 classify raw
 # bytes, 2 completion JSON, 3 base64 (see the target).
@@ -31,4 +31,4 @@ printf '\3Zm9vYmFy\r\nZm8=' >"$seeds/base64"
 # requests.cc's errors are formatted by absl (tinycore/error.h).
 clang++ "${flags[@]}" apps/infer/requests.cc tests/fuzz/infer_request_fuzz.cc \
   $(pkg-config --libs absl_str_format) -o "$out/infer_request_fuzz"
-run infer_request_fuzz infer_request 2048
+run infer_request_fuzz infer_request 2048 $((secs / 2 > 0 ? secs / 2 : 1))

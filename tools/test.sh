@@ -53,8 +53,8 @@ for cfg in "${configs[@]}"; do
   rm -f "$json"
 done
 # the fuzz targets, once (ASan + UBSan built in): a finding fails the run
-echo "=== fuzz: safetensors header parser and infer's request parsers, ${FUZZ_SECONDS:-30} s each"
-if bash tools/fuzz.sh "${FUZZ_SECONDS:-30}"; then
+echo "=== fuzz: safetensors header parser for ${FUZZ_SECONDS:-60} s, infer's request parsers for half that"
+if bash tools/fuzz.sh "${FUZZ_SECONDS:-60}"; then
   passed=$((passed + 1))
 else
   echo "test.sh: the fuzzer found a failing input (see above)"
