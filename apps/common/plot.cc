@@ -51,30 +51,32 @@ class Canvas {
   }
   // Text with its top-left corner at (x, y), `scale` pixels per font pixel.
   void text(int x, int y, const std::string& s, Color c, int scale = 2) {
-    std::vector<char> buf(s.size() * 270 + 64);  // stb_easy_font: at most ~270 bytes a char
-    std::string copy = s;
-    unsigned char rgba[4] = {c.r, c.g, c.b, 255};
-    int quads =
-        stb_easy_font_print(0, 0, copy.data(), rgba, buf.data(), static_cast<int>(buf.size()));
-    const float* v = reinterpret_cast<const float*>(buf.data());
-    for (int q = 0; q < quads; q++) {
-      const float* a = v + q * 16;  // 4 vertices of (x, y, z, rgba) = 4 floats each
-      const float* b = a + 8;       // the opposite corner
+    std::vector<float> v = glyph_quads(s);
+    for (size_t q = 0; q + 16 <= v.size(); q += 16) {
+      const float* a = &v[q];  // 4 vertices of (x, y, z, rgba) = 4 floats each
+      const float* b = a + 8;  // the opposite corner
       rect(x + static_cast<int>(a[0] * scale), y + static_cast<int>(a[1] * scale),
            x + static_cast<int>(b[0] * scale), y + static_cast<int>(b[1] * scale), c);
     }
   }
   // The width the text takes when drawn (the font's own width estimate runs short).
   static int text_width(const std::string& s, int scale = 2) {
-    std::vector<char> buf(s.size() * 270 + 64);
+    std::vector<float> v = glyph_quads(s);
+    float right = 0;
+    for (size_t q = 0; q + 16 <= v.size(); q += 16) right = std::max(right, v[q + 8]);
+    return static_cast<int>(right * scale) + scale;
+  }
+  // The font's quads for `s` at scale 1, 16 floats each. stb_easy_font stops when its buffer
+  // fills: its "~270 bytes a character" is an average, and digits like 8 and 0 take more, so
+  // each character gets room for 16 quads.
+  static std::vector<float> glyph_quads(const std::string& s) {
+    std::vector<float> v(s.size() * 16 * 16 + 16);
     std::string copy = s;
     unsigned char rgba[4] = {0, 0, 0, 255};
-    int quads =
-        stb_easy_font_print(0, 0, copy.data(), rgba, buf.data(), static_cast<int>(buf.size()));
-    const float* v = reinterpret_cast<const float*>(buf.data());
-    float right = 0;
-    for (int q = 0; q < quads; q++) right = std::max(right, v[q * 16 + 8]);
-    return static_cast<int>(right * scale) + scale;
+    int quads = stb_easy_font_print(0, 0, copy.data(), rgba, v.data(),
+                                    static_cast<int>(v.size() * sizeof(float)));
+    v.resize(static_cast<size_t>(quads) * 16);
+    return v;
   }
   void save(const std::string& path) const {
     if (!stbi_write_png(path.c_str(), w_, h_, 3, rgb_.data(), w_ * 3))
