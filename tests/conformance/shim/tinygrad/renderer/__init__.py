@@ -1,0 +1,1 @@
+"""tinygrad.renderer: tinycore renders LLVM IR on the CPU."""
