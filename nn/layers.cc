@@ -92,13 +92,13 @@ Tensor ConvTranspose2d::forward(const Tensor& x) {
 }
 
 BatchNorm::BatchNorm(int64_t features, BatchNormOpts opts)
-    : running_mean(Tensor::zeros({features}).contiguous().realize()),
-      running_var(Tensor::ones({features}).contiguous().realize()),
+    : running_mean(state_tensor({features}, 0)),
+      running_var(state_tensor({features}, 1)),
       num_batches_tracked(Tensor::zeros({}, dtypes::int64).contiguous().realize()),
       o_(opts) {
   if (opts.affine) {
-    weight = Tensor::ones({features}).contiguous().realize();
-    bias = Tensor::zeros({features}).contiguous().realize();
+    weight = state_tensor({features}, 1);
+    bias = state_tensor({features}, 0);
     register_parameter("weight", &*weight);
     register_parameter("bias", &*bias);
   }
@@ -129,8 +129,8 @@ Tensor BatchNorm::forward(const Tensor& x) {
 LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool affine)
     : shape_(std::move(normalized_shape)), eps_(eps) {
   if (affine) {
-    weight = Tensor::ones(shape_).contiguous().realize();
-    bias = Tensor::zeros(shape_).contiguous().realize();
+    weight = state_tensor(shape_, 1);
+    bias = state_tensor(shape_, 0);
     register_parameter("weight", &*weight);
     register_parameter("bias", &*bias);
   }

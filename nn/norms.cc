@@ -32,7 +32,7 @@ std::vector<int> trailing_axes(const char* layer, const Tensor& x, const Shape& 
 RMSNorm::RMSNorm(Shape normalized_shape, double eps, bool affine)
     : shape_(std::move(normalized_shape)), eps_(eps) {
   if (affine) {
-    weight = Tensor::ones(shape_).contiguous().realize();
+    weight = state_tensor(shape_, 1);
     register_parameter("weight", &*weight);
   }
 }
@@ -48,8 +48,8 @@ GroupNorm::GroupNorm(int64_t groups, int64_t channels, double eps, bool affine)
   if (groups <= 0 || channels % groups != 0)
     fail("GroupNorm: %d channels do not split into %d groups", channels, groups);
   if (affine) {
-    weight = Tensor::ones({channels}).contiguous().realize();
-    bias = Tensor::zeros({channels}).contiguous().realize();
+    weight = state_tensor({channels}, 1);
+    bias = state_tensor({channels}, 0);
     register_parameter("weight", &*weight);
     register_parameter("bias", &*bias);
   }
@@ -64,14 +64,14 @@ Tensor GroupNorm::forward(const Tensor& x) {
 InstanceNorm::InstanceNorm(int64_t features, InstanceNormOpts opts)
     : features_(features), o_(opts) {
   if (opts.affine) {
-    weight = Tensor::ones({features}).contiguous().realize();
-    bias = Tensor::zeros({features}).contiguous().realize();
+    weight = state_tensor({features}, 1);
+    bias = state_tensor({features}, 0);
     register_parameter("weight", &*weight);
     register_parameter("bias", &*bias);
   }
   if (opts.track_running_stats) {
-    running_mean = Tensor::zeros({features}).contiguous().realize();
-    running_var = Tensor::ones({features}).contiguous().realize();
+    running_mean = state_tensor({features}, 0);
+    running_var = state_tensor({features}, 1);
     num_batches_tracked = Tensor::zeros({}, dtypes::int64).contiguous().realize();
     register_buffer("running_mean", &*running_mean);
     register_buffer("running_var", &*running_var);

@@ -9,7 +9,7 @@ namespace tc::nn {
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(state_tensor({1}, lr)) {
   for (Tensor& p : params) {
     bool seen = false;
-    for (const Tensor& q : params_) seen = seen || q.uop() == p.uop();
+    for (const Tensor& q : params_) seen = seen || q.is_same_tensor(p);
     if (seen) continue;
     if (!dtypes::is_float(p.dtype()))
       fail("Optimizer: parameter %d has dtype %s; parameters must be float", params_.size(),

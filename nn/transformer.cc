@@ -24,7 +24,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t embed_dim, int64_t num_heads,
       o_(opts) {
   register_parameter("in_proj_weight", &in_proj_weight);
   if (opts.bias) {
-    in_proj_bias = Tensor::zeros({3 * embed_dim}).contiguous().realize();
+    in_proj_bias = state_tensor({3 * embed_dim}, 0);
     register_parameter("in_proj_bias", &*in_proj_bias);
     out_proj.bias->assign(Tensor::zeros({embed_dim})).realize();  // PyTorch zeroes it
   }

@@ -1,5 +1,6 @@
 // tinycore.dtypes: the DType class, the dtypes namespace (dtypes.float32, dtypes.half, ...) and
 // the conversions between DTypes, their names and numpy's dtypes.
+#include <limits>
 #include <string>
 
 #include "python/bindings.h"
@@ -48,7 +49,14 @@ constexpr DType kAll[] = {dtypes::bool_,  dtypes::int8,    dtypes::int16,    dty
 
 DType to_dtype(py::handle h) {
   if (py::isinstance<DType>(h)) return h.cast<DType>();
-  if (py::isinstance<py::str>(h)) return dtypes::from_name(h.cast<std::string>());
+  if (py::isinstance<py::str>(h)) {
+    // tinygrad looks names up as attributes of dtypes: an unknown one is an AttributeError
+    try {
+      return dtypes::from_name(h.cast<std::string>());
+    } catch (const Error& e) {
+      throw py::attribute_error(e.what());
+    }
+  }
   // numpy dtypes and scalar types (np.float32, np.dtype("int64"))
   py::module_ np = py::module_::import("numpy");
   py::object name;
@@ -58,7 +66,11 @@ DType to_dtype(py::handle h) {
     throw py::type_error("expected a dtype (tinycore.dtypes.*, a name or a numpy dtype), got " +
                          std::string(py::str(py::repr(h))));
   }
-  return dtypes::from_name(name.cast<std::string>());
+  try {
+    return dtypes::from_name(name.cast<std::string>());
+  } catch (const Error&) {  // object, str, complex, datetime ...
+    throw py::type_error("numpy dtype " + name.cast<std::string>() + " has no tinycore dtype");
+  }
 }
 
 std::optional<DType> to_optional_dtype(py::handle h) {
@@ -72,6 +84,17 @@ void bind_dtype(py::module_& m) {
       .def_property_readonly("name", &DType::name)
       .def_property_readonly("itemsize", &DType::itemsize)
       .def_property_readonly("priority", &DType::priority)
+      .def_property_readonly("min", [](DType d) -> py::object {  // ints as Python ints
+        if (dtypes::is_float(d)) return py::float_(dtypes::min(d));
+        if (dtypes::is_bool(d)) return py::bool_(false);
+        return py::int_(dtypes::is_unsigned(d) ? 0 : -(int64_t{1} << (8 * d.itemsize() - 1)));
+      })
+      .def_property_readonly("max", [](DType d) -> py::object {
+        if (dtypes::is_float(d)) return py::float_(dtypes::max(d));
+        if (dtypes::is_bool(d)) return py::bool_(true);
+        if (dtypes::is_unsigned(d)) return py::int_(std::numeric_limits<uint64_t>::max() >> (64 - 8 * d.itemsize()));
+        return py::int_(std::numeric_limits<int64_t>::max() >> (64 - 8 * d.itemsize()));
+      })
       .def_property_readonly("fmt",
                              [](DType d) -> py::object {
                                const char* n = numpy_name(d);

@@ -40,9 +40,17 @@ std::optional<ConstValue> to_const(py::handle h) {
   if (PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow)
-      throw py::value_error("integer " + std::string(py::str(h)) + " does not fit in 64 bits");
-    return ConstValue(v);
+    if (!overflow) return ConstValue(v);
+    if (overflow > 0) {  // 2**63 .. 2**64-1: a uint64 constant (its bits), valued as itself
+      unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (!PyErr_Occurred()) {
+        ConstValue c(static_cast<long long>(u));
+        c.value = static_cast<double>(u);
+        return c;
+      }
+      PyErr_Clear();
+    }
+    throw py::value_error("integer " + std::string(py::str(h)) + " does not fit in 64 bits");
   }
   if (PyFloat_Check(o)) return ConstValue(PyFloat_AsDouble(o));
   // numpy scalars: np.bool_, np.int32, np.float32 ...
@@ -168,12 +176,14 @@ void bind_tensor(py::module_& m) {
              return to_numpy(t).attr("item")();
            })
       .def("data", [](const Tensor& t) { return py::memoryview(to_numpy(t)); })
-      .def("realize", [](Tensor& self, py::args rest) {
-        std::vector<Tensor> all{self};
+      .def("realize", [](py::object self, py::args rest) {
+        std::vector<Tensor> all{self.cast<Tensor>()};
         for (py::handle h : rest) all.push_back(h.cast<Tensor>());
-        py::gil_scoped_release release;
-        realize_all(all);
-        return self;
+        {
+          py::gil_scoped_release release;
+          realize_all(all);
+        }
+        return self;  // the same Python object, as tinygrad's
       });
 
   // autograd
@@ -194,9 +204,9 @@ void bind_tensor(py::module_& m) {
           py::arg("gradient") = py::none())
       .def(
           "backward",
-          [](Tensor& t, std::optional<Tensor> gradient) {
-            t.backward(gradient);
-            return t;
+          [](py::object self, std::optional<Tensor> gradient) {
+            self.cast<Tensor&>().backward(gradient);
+            return self;
           },
           py::arg("gradient") = py::none());
   m.def("realize_all", [](const std::vector<Tensor>& ts) {

@@ -54,16 +54,17 @@ void bind_tensor_ops(py::module_& m) {
   // ---- unary and elementwise math ----
 #define TC_UNARY(name) cls.def(#name, &Tensor::name);
   TC_UNARY(neg)
-  TC_UNARY(logical_not) TC_UNARY(reciprocal) TC_UNARY(sqrt) TC_UNARY(rsqrt) TC_UNARY(exp) TC_UNARY(
-      exp2) TC_UNARY(log) TC_UNARY(log2) TC_UNARY(sin) TC_UNARY(cos) TC_UNARY(tan) TC_UNARY(trunc)
-      TC_UNARY(relu) TC_UNARY(abs) TC_UNARY(sigmoid) TC_UNARY(square) TC_UNARY(tanh) TC_UNARY(
-          sinh) TC_UNARY(cosh) TC_UNARY(sign) TC_UNARY(ceil) TC_UNARY(floor) TC_UNARY(round)
-          TC_UNARY(isnan) TC_UNARY(isfinite) TC_UNARY(gelu) TC_UNARY(quick_gelu) TC_UNARY(
-              silu) TC_UNARY(swish) TC_UNARY(relu6) TC_UNARY(hardswish) TC_UNARY(softsign)
-              TC_UNARY(mish) TC_UNARY(logsigmoid) TC_UNARY(asin) TC_UNARY(acos) TC_UNARY(
-                  atan) TC_UNARY(asinh) TC_UNARY(acosh) TC_UNARY(atanh) TC_UNARY(erf)
-                  TC_UNARY(bitwise_not) TC_UNARY(contiguous) TC_UNARY(half) TC_UNARY(
-                      bfloat16) TC_UNARY(byte) TC_UNARY(hash)
+  TC_UNARY(logical_not)
+  TC_UNARY(reciprocal)
+  TC_UNARY(sqrt) TC_UNARY(rsqrt) TC_UNARY(exp) TC_UNARY(exp2) TC_UNARY(log) TC_UNARY(log2) TC_UNARY(
+      sin) TC_UNARY(cos) TC_UNARY(tan) TC_UNARY(trunc) TC_UNARY(relu) TC_UNARY(abs)
+      TC_UNARY(sigmoid) TC_UNARY(square) TC_UNARY(tanh) TC_UNARY(sinh) TC_UNARY(cosh) TC_UNARY(
+          sign) TC_UNARY(ceil) TC_UNARY(floor) TC_UNARY(round) TC_UNARY(isnan) TC_UNARY(isfinite)
+          TC_UNARY(log10) TC_UNARY(quick_gelu) TC_UNARY(silu) TC_UNARY(swish) TC_UNARY(
+              relu6) TC_UNARY(hardswish) TC_UNARY(softsign) TC_UNARY(mish) TC_UNARY(logsigmoid)
+              TC_UNARY(asin) TC_UNARY(acos) TC_UNARY(atan) TC_UNARY(asinh) TC_UNARY(acosh) TC_UNARY(
+                  atanh) TC_UNARY(erf) TC_UNARY(bitwise_not) TC_UNARY(contiguous) TC_UNARY(half)
+                  TC_UNARY(bfloat16) TC_UNARY(byte) TC_UNARY(hash)
 #undef TC_UNARY
                       cls.def("float", &Tensor::float_)
                           .def("double", &Tensor::double_)
@@ -93,15 +94,33 @@ void bind_tensor_ops(py::module_& m) {
                                py::arg("gamma") = 1.0507)
                           .def("leaky_relu", &Tensor::leaky_relu, py::arg("neg_slope") = 0.01)
                           .def("softplus", &Tensor::softplus, py::arg("beta") = 1)
-                          .def("lshift", &Tensor::lshift, py::arg("x"))
-                          .def("rshift", &Tensor::rshift, py::arg("x"))
+                          .def(
+                              "lshift",
+                              [](const Tensor& t, py::object x, bool reverse) {
+                                Tensor n = operand(t, x, "lshift");
+                                return reverse ? n.lshift(t) : t.lshift(n);
+                              },
+                              py::arg("x"), py::arg("reverse") = false)
+                          .def(
+                              "rshift",
+                              [](const Tensor& t, py::object x, bool reverse) {
+                                Tensor n = operand(t, x, "rshift");
+                                return reverse ? n.rshift(t) : t.rshift(n);
+                              },
+                              py::arg("x"), py::arg("reverse") = false)
                           .def("clamp", &Tensor::clamp, py::arg("min_") = py::none(),
                                py::arg("max_") = py::none())
                           .def("clip", &Tensor::clip, py::arg("min_") = py::none(),
                                py::arg("max_") = py::none())
-                          .def("isclose", &Tensor::isclose, py::arg("other"),
-                               py::arg("rtol") = 1e-05, py::arg("atol") = 1e-08,
-                               py::arg("equal_nan") = false)
+                          .def(
+                              "isclose",
+                              [](const Tensor& t, py::object other, double rtol, double atol,
+                                 bool equal_nan) {
+                                return t.isclose(operand(t, other, "isclose"), rtol, atol,
+                                                 equal_nan);
+                              },
+                              py::arg("other"), py::arg("rtol") = 1e-05, py::arg("atol") = 1e-08,
+                              py::arg("equal_nan") = false)
                           .def(
                               "lerp",
                               [](const Tensor& t, const Tensor& end,
@@ -111,6 +130,18 @@ void bind_tensor_ops(py::module_& m) {
                               "copysign",
                               [](const Tensor& t,
                                  py::object o) { return t.copysign(operand(t, o, "copysign")); },
+                              py::arg("other"))
+                          .def("gelu", &Tensor::gelu, py::arg("approximate") = "tanh")
+                          .def(
+                              "fmod",
+                              [](const Tensor& t,
+                                 py::object x) { return t.fmod(operand(t, x, "fmod")); },
+                              py::arg("x"))
+                          .def(
+                              "logaddexp",
+                              [](const Tensor& t,
+                                 py::object
+                                     other) { return t.logaddexp(operand(t, other, "logaddexp")); },
                               py::arg("other"));
 
   // ---- binary, with broadcasting and promotion ----
@@ -186,6 +217,10 @@ void bind_tensor_ops(py::module_& m) {
       .def("pad_to", &Tensor::pad_to)
       .def("triu", &Tensor::triu, py::arg("diagonal") = 0)
       .def("tril", &Tensor::tril, py::arg("diagonal") = 0)
+      .def("diag", &Tensor::diag)
+      .def("diagonal", &Tensor::diagonal, py::arg("offset") = 0, py::arg("dim1") = 0,
+           py::arg("dim2") = 1)
+      .def("unfold", &Tensor::unfold, py::arg("dim"), py::arg("size"), py::arg("step"))
       .def(
           "split",
           [](const Tensor& t, py::object sizes, int dim) {
@@ -197,7 +232,7 @@ void bind_tensor_ops(py::module_& m) {
       .def("repeat_interleave", &Tensor::repeat_interleave, py::arg("repeats"),
            py::arg("dim") = py::none())
       .def("_rearrange", &Tensor::rearrange)
-      .def("one_hot", &Tensor::one_hot, py::arg("num_classes") = -1)
+      .def("_one_hot", &Tensor::one_hot)
       .def_static("_cat",
                   [](const std::vector<Tensor>& ts, int dim) { return Tensor::cat(ts, dim); })
       .def_static("_stack",
@@ -281,7 +316,16 @@ void bind_tensor_ops(py::module_& m) {
       .def("argmin", &Tensor::argmin, py::arg("axis") = py::none(), py::arg("keepdim") = false)
       .def("cumsum", &Tensor::cumsum, py::arg("axis") = 0)
       .def("cumprod", &Tensor::cumprod, py::arg("axis"))
-      .def("cummax", &Tensor::cummax, py::arg("axis") = 0)
+      .def("cummax", &Tensor::cummax_with_indices, py::arg("axis") = 0)  // (values, indices)
+      .def("cummin", &Tensor::cummin, py::arg("axis") = 0)
+      .def(
+          "softmin",
+          [](const Tensor& t, int axis, py::object d) {
+            return t.softmin(axis, to_optional_dtype(d));
+          },
+          py::arg("axis") = -1, py::arg("dtype") = py::none())
+      .def("normalize", &Tensor::normalize, py::arg("p") = 2.0, py::arg("dim") = 1,
+           py::arg("eps") = 1e-12)
       .def("sort", &Tensor::sort, py::arg("dim") = -1, py::arg("descending") = false)
       .def("argsort", &Tensor::argsort, py::arg("dim") = -1, py::arg("descending") = false)
       .def("topk", &Tensor::topk, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true,
@@ -415,9 +459,20 @@ void bind_tensor_ops(py::module_& m) {
   // ---- state: assign, copies, devices ----
   cls.def(
          "assign",
-         [](Tensor& t, py::object x) {
-           t.assign(tensor_from_python(x, std::nullopt));
-           return t;
+         [](py::object self, py::object x) {
+           // tinygrad's: Python data takes the tensor's dtype, and the value broadcasts to its
+           // shape; the same Python object comes back (t += 1 keeps t)
+           Tensor& t = self.cast<Tensor&>();
+           Tensor v = tensor_from_python(
+               x, py::isinstance<Tensor>(x) ? std::nullopt : std::optional<DType>(t.dtype()));
+           if (v.shape() != t.shape()) {
+             try {
+               v = v.expand(t.shape());
+             } catch (const Error&) {  // assign() names the mismatch
+             }
+           }
+           t.assign(v);
+           return self;
          },
          py::arg("x"))
       .def(
@@ -437,9 +492,9 @@ void bind_tensor_ops(py::module_& m) {
           py::arg("device"))
       .def(
           "to_",
-          [](Tensor& t, py::object device) {
-            if (!device.is_none()) t.to_(device.cast<std::string>());
-            return t;
+          [](py::object self, py::object device) {
+            if (!device.is_none()) self.cast<Tensor&>().to_(device.cast<std::string>());
+            return self;
           },
           py::arg("device"))
       .def("const_like", &Tensor::const_like, py::arg("b"))

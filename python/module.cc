@@ -6,13 +6,41 @@
 namespace tc::python {
 namespace {
 
-// tinygrad's exception types: an index out of range is an IndexError; a wrong dtype or argument
-// type a TypeError is not distinguishable from the message reliably, so everything else is a
-// RuntimeError (what tinygrad raises for shape and dtype mistakes).
+// tinygrad's exception types, told apart by what the message says (the C++ API has one error
+// type): the first rule whose phrase the message contains names the Python exception.
+struct ErrorRule {
+  const char* phrase;
+  PyObject* type;
+};
+
 PyObject* python_type_of(const std::string& msg) {
-  for (const char* s : {"out of bounds", "out of range", "too many indices"})
-    if (msg.find(s) != std::string::npos) return PyExc_IndexError;
-  return PyExc_RuntimeError;
+  static const ErrorRule rules[] = {
+      {"is out of range [0, 1]", PyExc_ValueError},  // dropout's p: a value, not an index
+      {"Tensor.topk: k=", PyExc_ValueError},         // k is a count, not an index
+      {"out of bounds", PyExc_IndexError},
+      {"out of range", PyExc_IndexError},
+      {"too many indices", PyExc_IndexError},
+      {"has a negative dimension", PyExc_ValueError},
+      {"sizes must be non-negative", PyExc_ValueError},
+      {"reduction must be one of", PyExc_ValueError},
+      {"requires low < high", PyExc_ValueError},
+      {"requires std >= 0", PyExc_ValueError},
+      {"only float dtypes are supported", PyExc_ValueError},
+      {"dtype must be an integer dtype", PyExc_TypeError},
+      {"index tensor dtype", PyExc_IndexError},
+      {"single ellipsis", PyExc_IndexError},
+      {"slice step cannot be 0", PyExc_ValueError},
+      {"Tensor.getitem: cannot broadcast", PyExc_IndexError},
+      {"zero-dimensional tensors cannot be concatenated", PyExc_IndexError},
+      {"repeats for a tensor of shape", PyExc_ValueError},
+      {"Tensor.reshape: cannot reshape", PyExc_ValueError},
+      {"must be an int or have", PyExc_ValueError},  // a pool's or conv's padding length
+      {"is not supported (use constant", PyExc_NotImplementedError},  // a pad mode
+      {"needs a scalar src", PyExc_TypeError},
+  };
+  for (const ErrorRule& r : rules)
+    if (msg.find(r.phrase) != std::string::npos) return r.type;
+  return PyExc_RuntimeError;  // shape and dtype mistakes, as tinygrad
 }
 
 }  // namespace

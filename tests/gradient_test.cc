@@ -543,6 +543,20 @@ TEST(GradMovement, PadModes) {
     check_grad(unary([m](auto& x) { return x.pad({{1, 2}, {2, 1}}, m); }), {{{3, 4}, mixed(12)}});
     check_grad(unary([m](auto& x) { return x.pad({{0, 0}, {0, 3}}, m); }), {{{2, 4}, mixed(8)}});
   }
+  // negative entries cut after reflecting or replicating, before wrapping around (only the
+  // replicated edge is left of the second)
+  check_grad(unary([](auto& x) {
+               return x.pad({{1, -3}, {2, -1}}, "reflect");
+             }),
+             {{{4, 5}, mixed(20)}});
+  check_grad(unary([](auto& x) {
+               return x.pad({{1, -4}, {3, -5}}, "replicate");
+             }),
+             {{{5, 5}, mixed(25)}});
+  check_grad(unary([](auto& x) {
+               return x.pad({{1, -3}, {-2, 2}}, "circular");
+             }),
+             {{{4, 5}, mixed(20)}});
   check_grad(unary([](auto& x) {
                return x.pad({{1, 0}, {0, 2}}, "constant", 2.0);
              }),
@@ -938,6 +952,17 @@ TEST(ComputeGradient, OnlyNodesOnTargetPathsAreVisited) {
     if (u != exp) {
       EXPECT_FALSE(g.contains(u)) << "walked off the path into " << tc::op_name(u->op);
     }
+}
+
+// zeros(2) made twice is one interned graph; as parameters the two get gradients of their own.
+TEST(Backward, EqualConstantParametersGetTheirOwnGradients) {
+  Tensor a = Tensor::zeros({2}), b = Tensor::zeros({2});
+  a.requires_grad_();
+  b.requires_grad_();
+  (a * 2 + b * 3).sum().backward();
+  EXPECT_EQ(a.grad()->data<float>(), (std::vector<float>{2, 2}));
+  EXPECT_EQ(b.grad()->data<float>(), (std::vector<float>{3, 3}));
+  EXPECT_EQ(a.data<float>(), (std::vector<float>{0, 0}));
 }
 
 TEST(ComputeGradient, DetachIsAValueNoop) {

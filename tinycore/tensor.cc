@@ -184,8 +184,25 @@ Tensor Tensor::trunc() const {
   return apply(Ops::TRUNC, dtype());
 }
 Tensor Tensor::relu() const { return gt(ConstValue(0)).where(*this, ConstValue(0)); }
-Tensor Tensor::abs() const { return lt(ConstValue(0)).where(neg(), *this); }
-Tensor Tensor::sigmoid() const { return neg().exp().add(ConstValue(1)).reciprocal(); }
+Tensor Tensor::abs() const {
+  if (dtypes::is_unsigned(dtype()) || dtypes::is_bool(dtype())) return *this;
+  // +-0 gives the constant 0, so the gradient is sign(x) (0 at 0, as torch); NaN stays NaN
+  return lt(ConstValue(0)).where(neg(), eq(ConstValue(0)).where(ConstValue(0), *this));
+}
+namespace {
+// s * (1 - s) from sigmoid's value s: derived through 1 / (1 + exp(-x)) it is inf * 0 = NaN
+// where exp overflows (|x| > 88 in float32)
+std::vector<UOpRef> sigmoid_gradient(const UOpRef& ret, const UOpRef& grad) {
+  Tensor s(ret);
+  return {Tensor(grad).mul(s.mul(s.sub(ConstValue(1), true))).uop()};
+}
+}  // namespace
+Tensor Tensor::sigmoid() const {
+  static const int64_t rule = register_gradient_rule(sigmoid_gradient);
+  Tensor x = as_float();
+  Tensor value = x.detach().neg().exp().add(ConstValue(1)).reciprocal();
+  return Tensor(with_gradient_rule(value.uop(), {x.uop()}, rule));
+}
 Tensor Tensor::square() const { return mul(*this); }
 
 Shape broadcast_shape(const char* op, const std::vector<Shape>& shapes) {
@@ -267,7 +284,8 @@ Tensor Tensor::maximum(const Tensor& x) const { return binop("maximum", Ops::MAX
 Tensor Tensor::minimum(const Tensor& x) const {
   broadcast_shape("minimum", {shape(), x.shape()});
   DType d = least_upper_dtype({dtype(), x.dtype()});
-  if (dtypes::is_float(d)) return neg().maximum(x.neg()).neg();  // keeps NaN propagation of MAX
+  // -max(-a, -b) keeps MAX's NaN propagation; negate in the promoted dtype (not a bool's `not`)
+  if (dtypes::is_float(d)) return cast(d).neg().maximum(x.cast(d).neg()).neg();
   return lt(x).where(*this, x).cast(d);
 }
 Tensor Tensor::lt(const Tensor& x) const { return binop("lt", Ops::CMPLT, x); }
@@ -282,9 +300,23 @@ Tensor Tensor::ge(const Tensor& x) const {
 }
 Tensor Tensor::eq(const Tensor& x) const { return binop("eq", Ops::CMPEQ, x); }
 Tensor Tensor::ne(const Tensor& x) const { return binop("ne", Ops::CMPNE, x); }
-Tensor Tensor::bitwise_and(const Tensor& x) const { return binop("bitwise_and", Ops::AND, x); }
-Tensor Tensor::bitwise_or(const Tensor& x) const { return binop("bitwise_or", Ops::OR, x); }
-Tensor Tensor::bitwise_xor(const Tensor& x) const { return binop("bitwise_xor", Ops::XOR, x); }
+// Bitwise ops are for integers and bools only.
+static void check_bitwise(const char* name, DType a, DType b) {
+  for (DType d : {a, b})
+    if (dtypes::is_float(d)) fail("Tensor.%s: %s is not supported (integers and bool only)", name, d.name());
+}
+Tensor Tensor::bitwise_and(const Tensor& x) const {
+  check_bitwise("bitwise_and", dtype(), x.dtype());
+  return binop("bitwise_and", Ops::AND, x);
+}
+Tensor Tensor::bitwise_or(const Tensor& x) const {
+  check_bitwise("bitwise_or", dtype(), x.dtype());
+  return binop("bitwise_or", Ops::OR, x);
+}
+Tensor Tensor::bitwise_xor(const Tensor& x) const {
+  check_bitwise("bitwise_xor", dtype(), x.dtype());
+  return binop("bitwise_xor", Ops::XOR, x);
+}
 
 Tensor Tensor::add(ConstValue x, bool reverse) const {
   return reverse ? scalar_like(x).add(*this) : add(scalar_like(x));
@@ -329,6 +361,13 @@ int Tensor::normalize_axis(const char* name, int axis) const {
     fail("Tensor.%s: axis %d is out of range for a tensor of shape %s", name, axis,
          fmt_shape(shape()));
   return a;
+}
+
+Tensor Tensor::on_scalar(const char* name, int axis,
+                         const std::function<Tensor(const Tensor&)>& f) const {
+  if (axis != 0 && axis != -1)
+    fail("Tensor.%s: axis %d is out of range for a tensor of shape ()", name, axis);
+  return f(reshape({1})).reshape({});
 }
 
 Tensor Tensor::reshape(Shape new_shape) const {
@@ -500,7 +539,20 @@ Tensor& Tensor::assign(const Tensor& x) {
   }
   // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.
   impl_->uop = x.dtype() == dtype() ? x.uop() : x.cast(dtype()).uop();
+  if (AssignLog* log = AssignLog::current) log->assigned_.push_back(*this);
   return *this;
+}
+
+thread_local AssignLog* AssignLog::current = nullptr;
+AssignLog::AssignLog() : prev_(current) { current = this; }
+AssignLog::~AssignLog() { current = prev_; }
+
+std::vector<Tensor> AssignLog::with_pending(std::vector<Tensor> tensors) const {
+  absl::flat_hash_set<const Tensor::Impl*> seen;
+  for (const Tensor& t : tensors) seen.insert(t.impl_.get());
+  for (const Tensor& t : assigned_)
+    if (t.impl_->assign_target && seen.insert(t.impl_.get()).second) tensors.push_back(t);
+  return tensors;
 }
 
 // ---------------------------------------------------------------- reductions
@@ -511,6 +563,7 @@ std::vector<int64_t> Tensor::reduce_axes(const char* name, const Axes& axis) con
     for (int i = 0; i < ndim(); i++) axes.push_back(i);
   } else {
     for (int a : *axis.axes) {
+      if (ndim() == 0 && (a == 0 || a == -1)) continue;  // a scalar's one "axis", as torch
       int n = normalize_axis(name, a);
       if (std::find(axes.begin(), axes.end(), n) == axes.end()) axes.push_back(n);
     }
@@ -583,6 +636,18 @@ std::vector<std::shared_ptr<Tensor::Impl>> Tensor::tracked_with_grad() {
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
+  // Equal constants are one interned node (zeros(n) made twice is one graph): a constant that
+  // becomes a parameter gets a buffer of its own first, so its gradient is its own.
+  const auto& nodes = uop()->toposort();
+  bool constant = std::none_of(nodes.begin(), nodes.end(), [](const UOp* u) {
+    return u->op == Ops::BUFFER || u->op == Ops::DEFINE_VAR;
+  });
+  if (requires_grad && constant) {
+    Tensor own = empty(shape(), dtype());
+    own.assign(*this).realize();
+    impl_->uop = own.uop();
+    impl_->owns_buffer = true;
+  }
   impl_->requires_grad = requires_grad;
   if (requires_grad && !impl_->tracked) {
     track(impl_);

@@ -180,6 +180,9 @@ class Tensor {
   static Tensor eye(int64_t n, std::optional<int64_t> m = {}, DType dtype = dtypes::default_float);
 
   const UOpRef& uop() const { return impl_->uop; }
+  // Whether `other` is a copy of this handle (Python's `is`): different tensors may hold the same
+  // UOp (equal graphs are interned, e.g. two layers' ones-initialised weights) until assigned.
+  bool is_same_tensor(const Tensor& other) const { return impl_ == other.impl_; }
   const Shape& shape() const { return uop()->shape(); }
   DType dtype() const { return uop()->dtype; }
   int ndim() const { return static_cast<int>(shape().size()); }
@@ -320,7 +323,7 @@ class Tensor {
   Tensor roll(int64_t shift, int dim) const;
   // pad with a mode: "constant" (fill with `value`), "reflect" (mirror without the edge),
   // "replicate" (repeat the edge) or "circular" (wrap around, at most once). Negative entries
-  // remove elements, except in "circular" mode.
+  // remove elements: after reflecting or replicating, before wrapping around (as torch).
   Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, const std::string& mode,
              ConstValue value = 0.0) const;
   template <size_t N>  // a string literal mode (a plain const char* would also match pad(p, 0))
@@ -337,6 +340,14 @@ class Tensor {
   // moves the boundary above the main diagonal, < 0 below it.
   Tensor triu(int64_t diagonal = 0) const;
   Tensor tril(int64_t diagonal = 0) const;
+  // The n x n matrix with this 1-D tensor (n,) on its main diagonal and zeros elsewhere.
+  Tensor diag() const;
+  // The diagonal of dims dim1 and dim2 as a view: those dims are removed and the diagonal
+  // becomes a new last dim. offset > 0 takes a diagonal above the main one, < 0 one below.
+  Tensor diagonal(int64_t offset = 0, int dim1 = 0, int dim2 = 1) const;
+  // Windows of `size` starting every `step` elements along `dim` (a view): dim becomes the
+  // (shape[dim] - size) / step + 1 windows and a new last dim of `size` holds each one.
+  Tensor unfold(int dim, int64_t size, int64_t step) const;
   // `steps` evenly spaced values from start to stop inclusive (computed in float32, then cast).
   static Tensor linspace(double start, double stop, int64_t steps,
                          DType dtype = dtypes::default_float);
@@ -368,6 +379,16 @@ class Tensor {
   // Scans along one axis (same shape; cumsum takes sum's dtype, cummax keeps the dtype).
   Tensor cumsum(int axis = 0) const;
   Tensor cummax(int axis = 0) const;
+  // The running minimum along `axis` and, as int32, where it was taken: the last position so far
+  // holding that value (torch's choice among ties); a NaN is the minimum from where it appears.
+  std::pair<Tensor, Tensor> cummin(int axis = 0) const;
+  // cummax and, as int32, where each running maximum was taken (the last position so far holding
+  // it, as torch; a NaN is the maximum from where it appears): tinygrad's (values, indices).
+  std::pair<Tensor, Tensor> cummax_with_indices(int axis = 0) const;
+  // softmax(-x): weights that favour the smallest values.
+  Tensor softmin(int axis = -1, std::optional<DType> dtype = {}) const;
+  // x / max(||x||_p, eps) over `dim` (torch's F.normalize); p = 0 counts the non-zero elements.
+  Tensor normalize(double p = 2.0, int dim = 1, double eps = 1e-12) const;
 
   // Elementwise math (float results for integer inputs, except where noted).
   Tensor tan() const;
@@ -383,6 +404,8 @@ class Tensor {
   Tensor isfinite() const;                                                       // bool
   Tensor isclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08,
                  bool equal_nan = false) const;  // bool
+  Tensor isclose(ConstValue other, double rtol = 1e-05, double atol = 1e-08,
+                 bool equal_nan = false) const;  // bool
   // At least one bound; NaN stays NaN.
   Tensor clamp(std::optional<ConstValue> min = {}, std::optional<ConstValue> max = {}) const;
   Tensor clip(std::optional<ConstValue> min = {}, std::optional<ConstValue> max = {}) const;
@@ -391,14 +414,16 @@ class Tensor {
   Tensor copysign(const Tensor& other) const;  // the sign of a NaN `other` reads as +
   Tensor copysign(ConstValue other) const;
   // Float pow as exp2(e * log2|b|) with tinygrad's fixes: a negative base gives NaN for a
-  // non-integer exponent and the sign of an odd one; 0 ** 0 is 1. An integer base needs a float
-  // exponent (the result is rounded back to the base's dtype) or a non-negative integer constant
-  // (exact, by repeated squaring).
+  // non-integer exponent (-inf excepted) and the sign of an odd one; x ** 0 is 1. An integer
+  // constant exponent multiplies (exact where the products are). An integer base needs a float
+  // exponent (the result is float, as torch) or a non-negative integer constant (exact, keeps the
+  // dtype). Gradients as torch at 0 and inf (tensor_pow.cc).
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(ConstValue exponent, bool reverse = false) const;  // reverse: exponent ** this
 
   // Activations.
-  Tensor gelu() const;  // tanh approximation
+  // approximate "tanh" (tinygrad's default) or "none" (the exact x * Phi(x), through erf).
+  Tensor gelu(const std::string& approximate = "tanh") const;
   Tensor quick_gelu() const;
   Tensor silu() const;
   Tensor swish() const;
@@ -642,9 +667,21 @@ class Tensor {
   Tensor erf() const;
   // ~x: every bit flipped for integers, logical_not for bool (other dtypes throw).
   Tensor bitwise_not() const;
-  // x << n and x >> n for unsigned integers and n >= 0 (as x * 2**n and x // 2**n).
+  // x << n and x >> n of integers (n broadcast and promoted with x as in a binary op); >> of a
+  // signed integer is arithmetic (keeps the sign). A count outside [0, bits) gives 0 for <<,
+  // and for >> the sign fill (-1 or 0; 0 when unsigned), as PyTorch defines it.
+  Tensor lshift(const Tensor& n) const;
+  Tensor rshift(const Tensor& n) const;
   Tensor lshift(int64_t n) const;
   Tensor rshift(int64_t n) const;
+  // C's remainder (the dividend's sign; tinygrad's fmod): exact for integers, a - trunc(a / b) * b
+  // for floats.
+  Tensor fmod(const Tensor& x) const;
+  Tensor fmod(ConstValue x) const;
+  Tensor log10() const;  // log2(x) * log10(2)
+  // log(exp(x) + exp(other)) computed stably (float): -inf with -inf gives -inf.
+  Tensor logaddexp(const Tensor& other) const;
+  Tensor logaddexp(ConstValue other) const;
   // Division with tinygrad's rounding_mode "trunc" or "floor" (nullptr: true division). Integer
   // operands keep their promoted integer dtype and are divided exactly.
   Tensor div(const Tensor& x, const char* rounding_mode, bool reverse = false) const;
@@ -652,6 +689,8 @@ class Tensor {
   friend Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
   friend Tensor operator<<(const Tensor& a, int64_t n) { return a.lshift(n); }
   friend Tensor operator>>(const Tensor& a, int64_t n) { return a.rshift(n); }
+  friend Tensor operator<<(const Tensor& a, const Tensor& n) { return a.lshift(n); }
+  friend Tensor operator>>(const Tensor& a, const Tensor& n) { return a.rshift(n); }
   // ---- end math ----
 
   // ---- nn ops, losses, dtype and misc (tensor_nn.cc, tensor_dtype.cc) ----
@@ -752,9 +791,12 @@ class Tensor {
   std::vector<int64_t> reduce_axes(const char* name, const Axes& axis) const;  // sorted, checked
   Tensor broadcast_to(const Shape& shape) const;
   int normalize_axis(const char* name, int axis) const;
+  // An op along `axis` of a 0-d tensor (axis 0 or -1, as torch): f of it as a 1-element vector.
+  Tensor on_scalar(const char* name, int axis, const std::function<Tensor(const Tensor&)>& f) const;
   std::vector<uint8_t> bytes() const;  // the realized, contiguous contents
 
   friend void realize_all(const std::vector<Tensor>& tensors);
+  friend class AssignLog;
   struct Impl {
     explicit Impl(UOpRef u) : uop(std::move(u)) {}
     void set_uop(UOpRef u);  // realize(): the new uop, remembering the old graph (weakly)
@@ -792,6 +834,25 @@ class NoGrad {
 
  private:
   bool prev_;
+};
+
+// While alive, assign() on this thread logs the tensors it changes, so that TinyJit realizes the
+// assigns a step leaves pending together with the step's outputs (a replay must write them too,
+// as tinygrad's capture does). Logs nest; assign() records into the innermost one.
+class AssignLog {
+ public:
+  AssignLog();
+  ~AssignLog();
+  AssignLog(const AssignLog&) = delete;
+  AssignLog& operator=(const AssignLog&) = delete;
+  // `tensors` followed by each logged tensor whose assign is not realized yet (once each).
+  std::vector<Tensor> with_pending(std::vector<Tensor> tensors) const;
+
+ private:
+  friend class Tensor;
+  static thread_local AssignLog* current;
+  AssignLog* prev_;
+  std::vector<Tensor> assigned_;
 };
 
 // Shape every operand broadcasts to; throws naming the operation and the shapes.

@@ -479,14 +479,14 @@ std::vector<UOpRef> conv_gradients(const ConvArgs& a, const UOpRef& ret, const U
                       .padding = 0,
                       .output_padding = 0};
   Tensor full = g.cast(x.dtype()).conv_transpose2d(w, std::nullopt, t);
-  // full covers the padded input up to the last window; the rest of it had no effect
-  Pairs pad(2, {0, 0}), keep = {{0, x.shape()[0]}, {0, x.shape()[1]}};
+  // full covers the padded input up to the last window (the rest of it had no effect): input
+  // position i is padded position i + before, which a negative `before` cut off when it is < 0
+  Pairs unpad(2, {0, 0});
   for (size_t j = 0; j < n; j++) {
-    int64_t padded = x.shape()[2 + j] + a.pads[j].first + a.pads[j].second;
-    pad.push_back({0, padded - full.shape()[2 + j]});
-    keep.push_back({a.pads[j].first, a.pads[j].first + x.shape()[2 + j]});
+    int64_t before = a.pads[j].first;
+    unpad.push_back({-before, x.shape()[2 + j] + before - full.shape()[2 + j]});
   }
-  return {full.pad(pad).shrink(keep).uop(), gw};
+  return {full.pad(unpad).uop(), gw};
 }
 
 // One registered gradient rule per set of conv arguments (rules live for the program).

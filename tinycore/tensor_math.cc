@@ -1,5 +1,5 @@
-// Inverse trigonometric and hyperbolic functions, erf, bitwise not, shifts and rounding division,
-// composed of existing Tensor ops as in tinygrad's tensor.py.
+// Inverse trigonometric and hyperbolic functions, erf, bitwise not, shifts, rounding division,
+// fmod, log10 and logaddexp, composed of existing Tensor ops as in tinygrad's tensor.py.
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -82,27 +82,86 @@ Tensor Tensor::bitwise_not() const {
 }
 
 namespace {
-void check_shift(const char* name, DType d, int64_t n) {
-  if (!dtypes::is_unsigned(d) || n < 0)
-    fail("Tensor.%s: needs an unsigned integer dtype and a shift >= 0, got %s and %d", name,
-         d.name(), n);
+
+// The dtype both operands of a shift take (as a binary op's); it must be an integer.
+DType shift_dtype(const char* name, const Tensor& x, const Tensor& n) {
+  broadcast_shape(name, {x.shape(), n.shape()});
+  DType d = least_upper_dtype({x.dtype(), n.dtype()});
+  if (!dtypes::is_int(d))
+    fail("Tensor.%s: needs integer tensors, got %s and %s", name, x.dtype().name(),
+         n.dtype().name());
+  return d;
 }
+
+int64_t bit_width(DType d) { return 8 * d.itemsize(); }
+
 }  // namespace
 
+// LLVM's shl/shr are undefined from the bit width on: counts out of [0, bits) are masked into
+// range for the primitive, and their lanes replaced by PyTorch's result.
+Tensor Tensor::lshift(const Tensor& n) const {
+  DType d = shift_dtype("lshift", *this, n);
+  long long bits = bit_width(d);
+  Tensor c = n.cast(d);
+  Tensor shifted = cast(d).binop("lshift", Ops::SHL, c.bitwise_and(full({}, bits - 1, d)));
+  Tensor in_range = c.lt(ConstValue(bits));
+  if (!dtypes::is_unsigned(d)) in_range = in_range.bitwise_and(c.ge(ConstValue(0)));
+  return in_range.where(shifted, ConstValue(0));
+}
+
+Tensor Tensor::rshift(const Tensor& n) const {
+  DType d = shift_dtype("rshift", *this, n);
+  long long bits = bit_width(d);
+  Tensor x = cast(d), c = n.cast(d);
+  Tensor shifted = x.binop("rshift", Ops::SHR, c.bitwise_and(full({}, bits - 1, d)));
+  if (dtypes::is_unsigned(d)) return c.lt(ConstValue(bits)).where(shifted, ConstValue(0));
+  Tensor sign_fill = x.binop("rshift", Ops::SHR, full({}, bits - 1, d));
+  return c.ge(ConstValue(0)).bitwise_and(c.lt(ConstValue(bits))).where(shifted, sign_fill);
+}
+
+// A constant count n takes the dtype of the Python int it stands for (scalar_like's rule).
 Tensor Tensor::lshift(int64_t n) const {
-  check_shift("lshift", dtype(), n);
-  if (n >= 8 * dtype().itemsize()) return mul(ConstValue(0));
-  // x * 2**n as tinygrad, done by the shift primitive (the same bits for unsigned integers)
-  return binop("lshift", Ops::SHL, scalar_like(ConstValue(static_cast<long long>(n))));
+  DType d = shift_dtype("lshift", *this, scalar_like(ConstValue(0)));
+  Tensor x = cast(d);
+  if (n < 0 || n >= bit_width(d)) return x.mul(ConstValue(0));
+  return x.binop("lshift", Ops::SHL, full({}, static_cast<long long>(n), d));
 }
 
 Tensor Tensor::rshift(int64_t n) const {
-  check_shift("rshift", dtype(), n);
-  if (n >= 8 * dtype().itemsize()) return mul(ConstValue(0));
-  // x // 2**n as tinygrad, by the shift primitive (a division by 2**63 would also meet the
-  // integer bounds of UOp::infer, which read a uint64 constant >= 2**63 as negative)
-  return binop("rshift", Ops::SHR, scalar_like(ConstValue(static_cast<long long>(n))));
+  DType d = shift_dtype("rshift", *this, scalar_like(ConstValue(0)));
+  Tensor x = cast(d);
+  int64_t bits = bit_width(d);
+  if (n >= 0 && n < bits)
+    return x.binop("rshift", Ops::SHR, full({}, static_cast<long long>(n), d));
+  if (dtypes::is_unsigned(d)) return x.mul(ConstValue(0));
+  return x.binop("rshift", Ops::SHR, full({}, static_cast<long long>(bits - 1), d));  // sign fill
 }
+
+Tensor Tensor::fmod(const Tensor& x) const {
+  broadcast_shape("fmod", {shape(), x.shape()});
+  DType d = least_upper_dtype({dtype(), x.dtype()});
+  if (dtypes::is_bool(d)) fail("Tensor.fmod: not defined for bool tensors");
+  if (dtypes::is_int(d)) return binop("fmod", Ops::MOD, x);  // MOD truncates, as C's %
+  Tensor a = cast(d), b = x.cast(d);
+  return a.sub(a.div(b, "trunc").mul(b));
+}
+
+Tensor Tensor::fmod(ConstValue x) const { return fmod(scalar_like(x)); }
+
+Tensor Tensor::log10() const { return to_float(*this).log2().mul(ConstValue(std::log10(2.0))); }
+
+Tensor Tensor::logaddexp(const Tensor& other) const {
+  broadcast_shape("logaddexp", {shape(), other.shape()});
+  DType d = least_upper_float(least_upper_dtype({dtype(), other.dtype()}));
+  Tensor a = cast(d), b = other.cast(d);
+  // log(exp(a - m) + exp(b - m)) + m with m = max(a, b) held constant for the gradient (which
+  // does not depend on it); an infinite m is replaced by 0 so that -inf with -inf stays -inf
+  Tensor m = a.maximum(b).detach();
+  m = m.isfinite().where(m, ConstValue(0.0));
+  return a.sub(m).exp().add(b.sub(m).exp()).log().add(m);
+}
+
+Tensor Tensor::logaddexp(ConstValue other) const { return logaddexp(scalar_like(other)); }
 
 Tensor Tensor::div(const Tensor& x, const char* rounding_mode, bool reverse) const {
   if (!rounding_mode) return reverse ? x.div(*this) : div(x);
@@ -113,13 +172,11 @@ Tensor Tensor::div(const Tensor& x, const char* rounding_mode, bool reverse) con
   const Tensor& den = reverse ? *this : x;
   if (dtypes::is_int(least_upper_dtype({num.dtype(), den.dtype()}))) {
     // exact in integers: a - a % b (Python's %) is a multiple of b
-    Tensor q = mode == "trunc" ? num.idiv(den) : num.sub(num.mod(den)).idiv(den);
-    return q.cast(num.dtype());
+    return mode == "trunc" ? num.idiv(den) : num.sub(num.mod(den)).idiv(den);
   }
-  // as tinygrad: float division rounded, an integer numerator keeps its dtype
+  // as tinygrad and torch: the float quotient rounded, in the promoted float dtype
   Tensor d = num.div(den);
-  d = mode == "trunc" ? d.trunc() : d.floor();
-  return dtypes::is_int(num.dtype()) ? d.cast(num.dtype()) : d;
+  return mode == "trunc" ? d.trunc() : d.floor();
 }
 
 Tensor Tensor::div(ConstValue x, const char* rounding_mode, bool reverse) const {

@@ -29,6 +29,13 @@ Tensor Tensor::dot(const Tensor& w, std::optional<DType> dtype) const {
   if (shape().back() != w.shape()[axis_w])
     fail("Tensor.dot: cannot dot %s and %s (%d vs %d along the contracted axis)",
          fmt_shape(shape()), fmt_shape(w.shape()), shape().back(), w.shape()[axis_w]);
+  try {  // the leading (batch) dimensions broadcast
+    broadcast_shape("dot", {Shape(shape().begin(), shape().end() - std::min(dx, 2)),
+                            Shape(w.shape().begin(), w.shape().begin() + axis_w)});
+  } catch (const Error&) {
+    fail("Tensor.dot: the batch dimensions of %s and %s do not broadcast", fmt_shape(shape()),
+         fmt_shape(w.shape()));
+  }
   int ones = std::min({dx - 1, dw - 1, 1});
   Shape xs(shape().begin(), shape().end() - 1), ws(w.shape().begin(), w.shape().begin() + axis_w);
   xs.insert(xs.end(), ones, 1);

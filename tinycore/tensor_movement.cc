@@ -252,23 +252,29 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, const std::
     fail("Tensor.pad: padding has %d entries for a tensor of shape %s", padding.size(),
          fmt_shape(shape()));
   if (mode == "circular") {
-    Shape reps;
+    // negative entries remove elements first (as torch); what is left wraps around
+    Pairs cut, grow;
     for (int i = 0; i < ndim(); i++) {
       auto [b, a] = padding[i];
-      if (b < 0 || a < 0)
-        fail("Tensor.pad: negative padding (%d, %d) is not supported in circular mode", b, a);
-      if (b > shape()[i] || a > shape()[i])
+      cut.push_back({std::min<int64_t>(b, 0), std::min<int64_t>(a, 0)});
+      grow.push_back({std::max<int64_t>(b, 0), std::max<int64_t>(a, 0)});
+    }
+    Tensor kept = pad(cut);
+    Shape reps;
+    for (int i = 0; i < ndim(); i++) {
+      auto [b, a] = grow[i];
+      if (b > kept.shape()[i] || a > kept.shape()[i])
         fail(
             "Tensor.pad: circular padding (%d, %d) wraps around more than once for dimension %d "
             "of shape %s",
-            b, a, i, fmt_shape(shape()));
+            padding[i].first, padding[i].second, i, fmt_shape(shape()));
       reps.push_back(1 + (b > 0) + (a > 0));
     }
-    Tensor x = repeat(reps);
+    Tensor x = kept.repeat(reps);
     Pairs r;
     for (int i = 0; i < ndim(); i++) {
-      auto [b, a] = padding[i];
-      int64_t o = shape()[i], xs = x.shape()[i];
+      auto [b, a] = grow[i];
+      int64_t o = kept.shape()[i], xs = x.shape()[i];
       r.push_back({b == 0 ? 0 : o - b, a == 0 ? xs : xs - o + a});
     }
     return x.shrink(r);
@@ -368,6 +374,80 @@ Tensor Tensor::tril(int64_t diagonal) const {
     fail("Tensor.tril: needs at least 2 dimensions, got shape %s", fmt_shape(shape()));
   int64_t r = shape()[ndim() - 2], c = shape()[ndim() - 1];
   return upper_mask(r, c, diagonal + 1).where(ConstValue(0), *this).cast(dtype());
+}
+
+Tensor Tensor::diag() const {
+  if (ndim() != 1) fail("Tensor.diag: needs a 1-D tensor, got shape %s", fmt_shape(shape()));
+  int64_t n = shape()[0];
+  // each element followed by n zeros, the first n * n of those read as n rows of n
+  return unsqueeze(-1).pad({{0, 0}, {0, n}}).flatten().shrink({{0, n * n}}).reshape({n, n});
+}
+
+Tensor Tensor::diagonal(int64_t offset, int dim1, int dim2) const {
+  int d1 = resolve_dim("diagonal", *this, dim1), d2 = resolve_dim("diagonal", *this, dim2);
+  if (d1 == d2)
+    fail("Tensor.diagonal: dim1 %d and dim2 %d are the same dimension of shape %s", dim1, dim2,
+         fmt_shape(shape()));
+  std::vector<int> order;
+  for (int i = 0; i < ndim(); i++)
+    if (i != d1 && i != d2) order.push_back(i);
+  order.push_back(d1);
+  order.push_back(d2);
+  Tensor x = permute(order);
+  int r = x.ndim() - 2, c = x.ndim() - 1;
+  int64_t rows = x.shape()[r], cols = x.shape()[c];
+  // the diagonal starts at (0, offset) or (-offset, 0): the rows or columns before it go
+  if (offset >= 0)
+    x = x.shrink(range_on(x, c, std::min(offset, cols), cols));
+  else
+    x = x.shrink(range_on(x, r, std::min(-offset, rows), rows));
+  int64_t d = std::min(x.shape()[r], x.shape()[c]);
+  Shape lead(x.shape().begin(), x.shape().end() - 2);
+  Shape out = lead;
+  out.push_back(d);
+  if (d == 0) return x.shrink(range_on(x, r, 0, 0)).reshape(out);
+  // the leading d x d square, flattened and padded by d: rows of d + 1 start with x[i][i]
+  Pairs square = range_on(x, r, 0, d);
+  square[c] = {0, d};
+  Tensor flat = x.shrink(square).flatten(r, c);
+  Shape rows_of = lead;
+  rows_of.push_back(d);
+  rows_of.push_back(d + 1);
+  Tensor padded = flat.pad(pad_on(flat, r, 0, d)).reshape(rows_of);
+  return padded.shrink(range_on(padded, c, 0, 1)).reshape(out);
+}
+
+Tensor Tensor::unfold(int dim, int64_t size, int64_t step) const {
+  if (ndim() == 0) {  // as a 1-element vector (torch)
+    resolve_dim("unfold", *this, dim);
+    return reshape({1}).unfold(0, size, step).reshape({size});
+  }
+  int d = resolve_dim("unfold", *this, dim);
+  if (size < 0) fail("Tensor.unfold: size must be >= 0, got %d", size);
+  if (step <= 0) fail("Tensor.unfold: step must be > 0, got %d", step);
+  if (size > shape()[d])
+    fail("Tensor.unfold: size %d is larger than dimension %d of shape %s", size, dim,
+         fmt_shape(shape()));
+  // dim moved last, windows taken there by pool (a view), then dim's windows put back
+  std::vector<int> to_last;
+  for (int i = 0; i < ndim(); i++)
+    if (i != d) to_last.push_back(i);
+  to_last.push_back(d);
+  Tensor x = permute(to_last);
+  int last = ndim() - 1;
+  int64_t windows = (shape()[d] - size) / step + 1;
+  if (size == 0) {  // pool needs a window; empty windows are an empty view
+    Shape s = x.shape();
+    s.back() = windows;
+    s.push_back(0);
+    x = x.shrink(range_on(x, last, 0, 0)).unsqueeze(-2).expand(s);
+  } else {
+    x = x.pool(IntTuple(std::vector<int64_t>{size}), IntTuple(step));
+  }
+  std::vector<int> back(ndim());
+  for (int i = 0; i < ndim(); i++) back[to_last[i]] = i;
+  back.push_back(ndim());
+  return x.permute(back);
 }
 
 // ---------------------------------------------------------------- creation

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "tinycore/tensor.h"
 
@@ -54,7 +56,20 @@ Tensor scan_windows(const Tensor& x, ConstValue fill) {
   return t.shrink(square);
 }
 
-bool is_integral(ConstValue v) { return v.kind != ConstValue::Kind::Float; }
+// For x and its running extreme `scan`, both (..., n): int32 (..., n) whose [..., i] is the last
+// j <= i with x[..., j] equal to scan[..., i] (NaN matching NaN), i.e. where torch's
+// cummax / cummin take their indices. The (..., j, i) matches are weighted by j + 1 and the
+// largest weight kept: a fused compare, mask and max, O(n^2) per line.
+Tensor scan_indices(const Tensor& x, const Tensor& scan) {
+  int64_t n = x.shape().back();
+  Tensor match = x.unsqueeze(-1).eq(scan.unsqueeze(-2));
+  if (dtypes::is_float(x.dtype()))
+    match = match.bitwise_or(x.isnan().unsqueeze(-1).bitwise_and(scan.isnan().unsqueeze(-2)));
+  Tensor up_to_i = Tensor::ones({n, n}, dtypes::bool_).triu();  // j <= i
+  Tensor weight = Tensor::arange(1, static_cast<double>(n + 1), 1, dtypes::int32).reshape({n, 1});
+  Tensor best = match.bitwise_and(up_to_i).where(weight, ConstValue(0)).max(-2);
+  return best.sub(ConstValue(1)).cast(dtypes::int32);
+}
 
 }  // namespace
 
@@ -110,6 +125,8 @@ Tensor Tensor::all(Axes axis, bool keepdim) const {
 }
 
 Tensor Tensor::softmax(int axis, std::optional<DType> dtype) const {
+  if (ndim() == 0)
+    return on_scalar("softmax", axis, [&](const Tensor& v) { return v.softmax(0, dtype); });
   normalize_axis("softmax", axis);
   Tensor m = sub(max(axis, true).detach());
   if (dtype) m = m.cast(*dtype);
@@ -118,6 +135,8 @@ Tensor Tensor::softmax(int axis, std::optional<DType> dtype) const {
 }
 
 Tensor Tensor::log_softmax(int axis, std::optional<DType> dtype) const {
+  if (ndim() == 0)
+    return on_scalar("log_softmax", axis, [&](const Tensor& v) { return v.log_softmax(0, dtype); });
   normalize_axis("log_softmax", axis);
   Tensor m = sub(max(axis, true).detach());
   if (dtype) m = m.cast(*dtype);
@@ -153,6 +172,7 @@ Tensor Tensor::argmin(std::optional<int> axis, bool keepdim) const {
 }
 
 Tensor Tensor::cumsum(int axis) const {
+  if (ndim() == 0) return on_scalar("cumsum", axis, [](const Tensor& v) { return v.cumsum(0); });
   int a = normalize_axis("cumsum", axis);
   if (numel() == 0) return cast(sum_acc_dtype(dtype()));
   Tensor x = transpose(a, -1);
@@ -160,10 +180,46 @@ Tensor Tensor::cumsum(int axis) const {
 }
 
 Tensor Tensor::cummax(int axis) const {
+  if (ndim() == 0) return on_scalar("cummax", axis, [](const Tensor& v) { return v.cummax(0); });
   int a = normalize_axis("cummax", axis);
   if (numel() == 0) return *this;
   Tensor x = transpose(a, -1);
   return scan_windows(x, lowest(dtype())).max(-2).transpose(a, -1);
+}
+
+std::pair<Tensor, Tensor> Tensor::cummin(int axis) const {
+  if (ndim() == 0) {
+    if (axis != 0 && axis != -1)
+      fail("Tensor.cummin: axis %d is out of range for a tensor of shape ()", axis);
+    auto [values, indices] = reshape({1}).cummin(0);
+    return {values.reshape({}), indices.reshape({})};
+  }
+  int a = normalize_axis("cummin", axis);
+  if (numel() == 0) return {*this, zeros(shape(), dtypes::int32)};
+  // the running max of the order-reversing inverse, inverted back
+  Tensor x = transpose(a, -1), inv = inverse(x);
+  Tensor values = inverse(scan_windows(inv, lowest(inv.dtype())).max(-2));
+  return {values.transpose(a, -1), scan_indices(x, values).transpose(a, -1)};
+}
+
+std::pair<Tensor, Tensor> Tensor::cummax_with_indices(int axis) const {
+  Tensor values = cummax(axis);
+  if (ndim() == 0) return {values, zeros({}, dtypes::int32)};
+  int a = normalize_axis("cummax", axis);
+  if (numel() == 0) return {values, zeros(shape(), dtypes::int32)};
+  Tensor indices = scan_indices(transpose(a, -1), values.transpose(a, -1).detach());
+  return {values, indices.transpose(a, -1)};
+}
+
+Tensor Tensor::softmin(int axis, std::optional<DType> dtype) const {
+  return neg().softmax(axis, dtype);
+}
+
+Tensor Tensor::normalize(double p, int dim, double eps) const {
+  normalize_axis("normalize", dim);
+  Tensor norm = p == 0 ? ne(ConstValue(0)).sum(dim, true)
+                       : abs().pow(ConstValue(p)).sum(dim, true).pow(ConstValue(1.0 / p));
+  return div(norm.maximum(ConstValue(eps)));
 }
 
 // ---------------------------------------------------------------- elementwise
@@ -218,11 +274,16 @@ Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal
   if (equal_nan) close = close.add(isnan().mul(other.isnan()));
   return close;
 }
+Tensor Tensor::isclose(ConstValue other, double rtol, double atol, bool equal_nan) const {
+  return isclose(scalar_like(other), rtol, atol, equal_nan);
+}
 
 Tensor Tensor::clamp(std::optional<ConstValue> min, std::optional<ConstValue> max) const {
   if (!min && !max) fail("Tensor.clamp: at least one of min and max must be given");
-  Tensor r = min ? maximum(*min) : *this;
-  return max ? r.minimum(*max) : r;
+  // selects, as tinygrad: the gradient is 1 up to and at the bounds (torch's), where maximum and
+  // minimum would split it at a tie; a NaN compares false and passes through
+  Tensor r = min ? lt(*min).where(*min, *this) : *this;
+  return max ? r.gt(*max).where(*max, r) : r;
 }
 Tensor Tensor::clip(std::optional<ConstValue> min, std::optional<ConstValue> max) const {
   if (!min && !max) fail("Tensor.clip: at least one of min and max must be given");
@@ -244,56 +305,22 @@ Tensor Tensor::copysign(const Tensor& other) const {
   // this casts instead (the sign of a NaN `other` is read as positive, as torch for a plain NaN)
   DType d = least_upper_dtype({dtype(), other.dtype()});
   Tensor a = cast(d).abs();
-  return other.lt(ConstValue(0))
-      .where(a.neg(), a)
+  // -0.0 is negative too: its reciprocal is -inf
+  Tensor negative = other.lt(ConstValue(0));
+  if (dtypes::is_float(other.dtype()))
+    negative = negative.bitwise_or(other.reciprocal().lt(ConstValue(0)));
+  return negative.where(a.neg(), a)
       .broadcast_to(broadcast_shape("copysign", {shape(), other.shape()}));
 }
 Tensor Tensor::copysign(ConstValue other) const { return copysign(scalar_like(other)); }
 
-Tensor Tensor::pow(const Tensor& exponent) const {
-  broadcast_shape("pow", {shape(), exponent.shape()});
-  DType d = least_upper_dtype({dtype(), exponent.dtype()});
-  if (!dtypes::is_float(d))
-    fail(
-        "Tensor.pow: base needs to be float (or the exponent a non-negative int constant), got "
-        "%s ** %s",
-        dtype().name(), exponent.dtype().name());
-  Tensor b = cast(d), e = exponent.cast(d);
-  // b ** e = exp2(e * log2|b|), then the sign/NaN of a negative base and 0 ** 0 = 1
-  Tensor ret = b.abs().log2().mul(e).exp2();
-  Tensor non_int = e.ne(e.trunc());
-  Tensor odd = e.abs().mod(full({}, ConstValue(2.0), d)).eq(ConstValue(1.0));
-  Tensor adj =
-      non_int.where(full({}, ConstValue(std::nan("")), d),
-                    odd.where(full({}, ConstValue(-1.0), d), full({}, ConstValue(1.0), d)));
-  Tensor signed_ret = ret.mul(b.lt(ConstValue(0)).where(adj, full({}, ConstValue(1.0), d)));
-  Tensor out = b.eq(ConstValue(0)).mul(e.eq(ConstValue(0))).where(ConstValue(1.0), signed_ret);
-  // pow(int, float) -> int, as tinygrad
-  if (!dtypes::is_float(dtype())) return out.round().cast(dtype());
-  return out;
-}
-
-Tensor Tensor::pow(ConstValue exponent, bool reverse) const {
-  if (reverse) return scalar_like(exponent).pow(*this);
-  if (!dtypes::is_float(dtype()) && is_integral(exponent)) {
-    if (exponent.ivalue < 0)
-      fail("Tensor.pow: a negative integer exponent %d needs a float base, got %s", exponent.ivalue,
-           dtype().name());
-    // exact integer power by repeated squaring (wraps like the dtype's multiplication)
-    Tensor result = filled_like(*this, dtypes::is_bool(dtype()) ? ConstValue(true) : ConstValue(1));
-    Tensor sq = *this;
-    for (int64_t k = exponent.ivalue; k > 0; k >>= 1) {
-      if (k & 1) result = result.mul(sq);
-      if (k > 1) sq = sq.mul(sq);
-    }
-    return result;
-  }
-  return pow(scalar_like(exponent));
-}
-
 // ---------------------------------------------------------------- activations
 
-Tensor Tensor::gelu() const {
+Tensor Tensor::gelu(const std::string& approximate) const {
+  if (approximate == "none")  // x * Phi(x)
+    return mul(ConstValue(0.5)).mul(div(ConstValue(M_SQRT2)).erf().add(ConstValue(1.0)));
+  if (approximate != "tanh")
+    fail("Tensor.gelu: approximate=\"%s\" is not supported (\"tanh\" or \"none\")", approximate);
   Tensor inner =
       add(mul(*this).mul(*this).mul(ConstValue(0.044715))).mul(ConstValue(std::sqrt(2 / M_PI)));
   return mul(ConstValue(0.5)).mul(inner.tanh().add(ConstValue(1.0)));
@@ -328,7 +355,8 @@ Tensor Tensor::leaky_relu(double neg_slope) const {
   return lt(ConstValue(0)).where(mul(ConstValue(neg_slope)), *this);
 }
 Tensor Tensor::softplus(double beta) const {
-  return mul(ConstValue(beta)).exp().add(ConstValue(1.0)).log().mul(ConstValue(1.0 / beta));
+  // log(1 + exp(beta x)) / beta as logaddexp(beta x, 0): finite where exp(beta x) overflows
+  return mul(ConstValue(beta)).logaddexp(ConstValue(0.0)).mul(ConstValue(1.0 / beta));
 }
 Tensor Tensor::softsign() const { return div(abs().add(ConstValue(1))); }
 Tensor Tensor::mish() const { return mul(softplus().tanh()); }

@@ -8,6 +8,7 @@ packages=(
   libabsl-dev libeigen3-dev libyaml-cpp-dev libstb-dev
   libgtest-dev libgmock-dev llvm-19-dev libopenblas-dev nlohmann-json3-dev libcpp-httplib-dev clang libclang-rt-14-dev zlib1g-dev dataset-fashion-mnist fortunes
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  python3-pytest python3-numpy python3-dev pybind11-dev
 )
 
 missing=()

@@ -39,6 +39,26 @@ for cfg in "${configs[@]}"; do
     failed=$((failed + f))
     rm -f "$log"
   done
+  # the Python bindings' tests, against the module this build made (not built with sanitizers)
+  if [[ $cfg == release ]]; then
+    echo "=== $cfg: pytest tests/python"
+    log=$(mktemp)
+    PYTHONPATH="out/$cfg/python" PYTHONDONTWRITEBYTECODE=1 \
+      /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    summary=$(tail -1 "$log")
+    p=$(grep -oP '[0-9]+(?= passed)' <<<"$summary")
+    p=${p:-0}
+    f=0
+    for n in $(grep -oP '[0-9]+(?= (failed|errors?))' <<<"$summary"); do f=$((f + n)); done
+    if [[ $rc -ne 0 && $f -eq 0 ]]; then
+      echo "test.sh: pytest exited with $rc without a test failure (a crash, or no tests collected)"
+      f=1
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    rm -f "$log"
+  fi
   # smoke tests of the programs: they run, check their own results, and write what they promise
   json=$(mktemp)
   for cmd in "out/$cfg/demo" "out/$cfg/bench --small --json $json"; do

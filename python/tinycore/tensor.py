@@ -19,7 +19,8 @@ def _static(fn):
 
 
 def _dims(shape, args=()):
-  """tinygrad's f(2, 3) or f((2, 3)) forms of a shape or an axis list."""
+  """tinygrad's f(2, 3) or f((2, 3)) forms of a shape or an axis list (argfix)."""
+  if args and isinstance(shape, (tuple, list)): raise ValueError(f"bad arg {(shape, *args)}: a tuple must be the only argument")
   if args: return (shape, *args)
   if isinstance(shape, (tuple, list)): return tuple(shape)
   return (shape,)
@@ -89,9 +90,14 @@ def repeat(self, repeats, *args) -> Tensor:
 
 
 @_method
-def roll(self, shifts, dims) -> Tensor:
+def roll(self, shifts, dims=None) -> Tensor:
+  """Without dims, rolls the flattened tensor (as torch)."""
   shifts = list(shifts) if isinstance(shifts, (tuple, list)) else [shifts]
+  if dims is None:
+    if len(shifts) != 1: raise RuntimeError(f"Tensor.roll: without dims, shifts must be one int, got {shifts}")
+    return self.flatten()._roll(shifts, [0]).reshape(self.shape)
   dims = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+  if len(shifts) != len(dims): raise RuntimeError(f"Tensor.roll: shifts {shifts} and dims {dims} must have the same length")
   return self._roll(shifts, dims)
 
 
@@ -107,6 +113,10 @@ def cat(self, *args, dim: int = 0) -> Tensor:
 
 @_method
 def stack(self, *args, dim: int = 0) -> Tensor:
+  """Tensor.stack(a, b, ...) or Tensor.stack((a, b, ...)), as tinygrad's argfix."""
+  if isinstance(self, (tuple, list)):
+    if args: raise ValueError(f"Tensor.stack: pass the tensors as one sequence or as arguments, not both (got {self!r} and {args!r})")
+    return Tensor._stack(list(self), dim)
   return Tensor._stack([self, *args], dim)
 
 
@@ -137,7 +147,8 @@ def _index_item(i):
     for part in (i.start, i.stop, i.step):
       if part is not None and not isinstance(part, int): raise TypeError(f"Tensor indexing: slice {i} must hold ints")
     return _I.slice(i.start, i.stop, i.step)
-  if isinstance(i, (list, tuple)): return _I.tensor(Tensor(list(i), dtype=dtypes.int32))
+  # a list's dtype is inferred, so that float or bool lists are rejected like such tensors
+  if isinstance(i, (list, tuple)): return _I.tensor(Tensor(list(i)) if i else Tensor([], dtype=dtypes.int32))
   if hasattr(i, "__index__"): return _I.int(i.__index__())
   raise IndexError(f"Tensor indexing: {type(i).__name__} {i!r} is not a valid index (int, slice, None, ..., Tensor or list)")
 
@@ -156,6 +167,18 @@ def __getitem__(self, indices) -> Tensor:
 def __setitem__(self, indices, v) -> None:
   if isinstance(v, (list, tuple)): v = Tensor(v, dtype=self.dtype)
   self._setitem(_index_list(indices), v)
+
+
+@_method
+def __delitem__(self, indices) -> None:
+  raise TypeError("Tensor does not support deleting items")
+
+
+@_method
+def one_hot(self, num_classes: int) -> Tensor:
+  """tinygrad's one_hot: num_classes must be given (non-negative), as jax.nn.one_hot."""
+  if num_classes < 0: raise ValueError(f"Tensor.one_hot: num_classes must be non-negative, got {num_classes}")
+  return self._one_hot(num_classes)
 
 
 # ---- creation ----
@@ -183,6 +206,13 @@ def ones(*shape, dtype=None, device=None, requires_grad=None) -> Tensor:
 @_static
 def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=None) -> Tensor:
   if stop is None: start, stop = 0, start
+  if all(isinstance(x, int) for x in (start, stop, step)) and step != 0:
+    n = max(0, -(-(stop - start) // step))
+    ends = (start, start + (n - 1) * step) if n else ()
+    if dtype is None and any(not dtypes.int32.min <= e <= dtypes.int32.max for e in ends): dtype = dtypes.int64
+    if dtype is not None and dtypes.is_int(dtype):
+      for e in ends:
+        if not dtype.min <= e <= dtype.max: raise OverflowError(f"Tensor.arange: {e} does not fit in {dtype}")
   return _place(Tensor._arange(start, stop, step, dtype), device, requires_grad)
 
 
@@ -294,10 +324,15 @@ Tensor.__matmul__ = lambda self, x: self.matmul(x)
 Tensor.__rmatmul__ = lambda self, x: self.matmul(x, True)
 Tensor.__neg__ = lambda self: self.neg()
 Tensor.__pos__ = lambda self: self
+# numpy defers to Tensor's reflected operators (np.float32(2) * t is a Tensor), rather than
+# iterating the tensor into an array of 0-d Tensors
+Tensor.__array_ufunc__ = None
 Tensor.__abs__ = lambda self: self.abs()
 Tensor.__invert__ = lambda self: self.bitwise_not()
 Tensor.__lshift__ = lambda self, x: self.lshift(x)
 Tensor.__rshift__ = lambda self, x: self.rshift(x)
+Tensor.__rlshift__ = lambda self, x: self.lshift(x, True)
+Tensor.__rrshift__ = lambda self, x: self.rshift(x, True)
 Tensor.__lt__ = lambda self, x: self.lt(x)
 Tensor.__gt__ = lambda self, x: self.gt(x)
 Tensor.__le__ = lambda self, x: self.le(x)

@@ -122,6 +122,22 @@ TEST(TinyJit, HostReadsInsideTheFunctionAreRejectedWhenCaptured) {
               HasSubstr("inside a TinyJit function"));
 }
 
+// A capture that threw leaves nothing to replay: the next call captures again (it crashed once).
+TEST(TinyJit, CallAfterAFailedCaptureCapturesAgain) {
+  int calls = 0;
+  TinyJit f([&](const std::vector<Tensor>& in) {
+    if (++calls == 2) tc::fail("fails while capturing");
+    return std::vector<Tensor>{in[0] * 2};
+  });
+  expect_vec(f({vec(ramp(3, 1), {3})})[0], {2, 4, 6});
+  EXPECT_THAT(error_message([&] { f({vec(ramp(3, 1), {3})}); }), HasSubstr("fails while capturing"));
+  EXPECT_FALSE(f.captured());
+  expect_vec(f({vec(ramp(3, 2), {3})})[0], {4, 6, 8});  // captures
+  EXPECT_TRUE(f.captured());
+  expect_vec(f({vec(ramp(3, 3), {3})})[0], {6, 8, 10});  // replays
+  EXPECT_EQ(calls, 3);
+}
+
 TEST(TinyJit, NestedJitIsAnError) {
   TinyJit inner([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
   TinyJit outer([&](const std::vector<Tensor>& in) { return inner({in[0] * 2}); });
@@ -281,6 +297,23 @@ TEST(TinyJit, AssignUpdatesPersistAcrossReplays) {
     EXPECT_NEAR(step({vec(x, {3})})[0].item<float>(), loss, 1e-4) << "call " << call;
     std::vector<float> got = w.data<float>();
     for (int i = 0; i < 3; i++) EXPECT_NEAR(got[i], wh[i], 1e-5) << "call " << call;
+  }
+}
+
+// An assign the step leaves unrealized is written with the outputs, in every call and replay
+// (the outputs here read the new value).
+TEST(TinyJit, UnrealizedAssignInsideTheStepPersists) {
+  Tensor w = vec({0, 0}, {2});
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    w.assign(w + in[0]);
+    return std::vector<Tensor>{w * 1};
+  });
+  V total = {0, 0};
+  for (int call = 0; call < 5; call++) {
+    V x = {1, static_cast<float>(call)};
+    for (int i = 0; i < 2; i++) total[i] += x[i];
+    expect_vec(step({vec(x, {2})})[0], total);
+    expect_vec(w, total);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 
+#include "nn/layers.h"
 #include "tests/tensor/fixture.h"
 #include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
@@ -103,6 +104,21 @@ TEST(Optim, ClipGradNormScalesToTheMaximum) {
   Tensor n2 = tc::nn::clip_grad_norm({a, b}, 10.0);
   EXPECT_NEAR(n2.item<float>(), 1.0f, 1e-5);
   EXPECT_NEAR(a.grad()->data<float>()[0], 0.6f, 1e-5);
+}
+
+TEST(Optim, LayersBuiltAlikeAreTrainedEachByItsOwnGradient) {
+  // Two LayerNorms start with equal biases (zeros). Each must be a tensor of its own, not one
+  // interned graph shared by both (whose gradients autograd would add up), so each gets its own
+  // gradient and update; and a handle given twice is still one parameter.
+  tc::nn::LayerNorm a(tc::Shape{2}), b(tc::Shape{2});
+  EXPECT_NE(a.bias->uop(), b.bias->uop());
+  tc::nn::SGD opt({*a.bias, *b.bias, *a.bias}, {.lr = 0.5});
+  EXPECT_EQ(opt.params().size(), 2u);
+  Tensor x = Tensor(std::vector<float>{1, 3}, tc::Shape{2});
+  (a(x).sum() * 2.0f + b(x).sum() * 3.0f).backward();  // d/d bias: 2 for a, 3 for b
+  opt.step();
+  EXPECT_EQ(a.bias->data<float>(), (std::vector<float>{-1, -1}));
+  EXPECT_EQ(b.bias->data<float>(), (std::vector<float>{-1.5, -1.5}));
 }
 
 TEST(Optim, Errors) {

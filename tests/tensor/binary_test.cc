@@ -144,6 +144,13 @@ TEST(Binary, IntegerArithmetic) {
                     "add uint8 wraps");
 }
 
+// A bool operand is promoted before minimum negates it (-true is not `not true`).
+TEST(Binary, MinimumOfBoolAndFloatPromotesFirst) {
+  Tensor m = Tensor::from_vector<bool>({true, false, false}).minimum(Tensor::full({}, 1.2));
+  EXPECT_EQ(m.dtype(), dt::float32);
+  EXPECT_EQ(m.data<float>(), (std::vector<float>{1.0f, 0.0f, 0.0f}));
+}
+
 TEST(Binary, IdivTruncatesTowardZero) {
   NDArray a = ref::random_int({6, 7}, 41, -40, 40);
   NDArray b =

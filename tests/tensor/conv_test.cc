@@ -298,6 +298,23 @@ TEST(Conv2d, GradientsByCentralDifferences) {
        {{2}, {0.3, -0.4}}});
 }
 
+TEST(Conv2d, NegativePaddingCropsTheInput) {
+  // padding -1 drops the input's border (torch: conv2d of x[:, :, 1:-1, 1:-1]), also mixed with
+  // a positive side; the input's gradient is zero where it was cut off
+  NDArray xs = tcref::random({1, 2, 6, 5}, 61), ws = tcref::random({3, 2, 2, 2}, 62);
+  Tensor x = tcref::tensor(xs), w = tcref::tensor(ws);
+  tcref::expect_close(x.conv2d(w, {.padding = -1}),
+                      conv_ref(xs, ws, nullptr, 1, {1, 1}, {1, 1}, {{-1, -1}, {-1, -1}}), 1e-5,
+                      1e-5, "padding -1");
+  tcref::expect_close(x.conv2d(w, {.padding = {-1, 1, 0, -2}}),
+                      conv_ref(xs, ws, nullptr, 1, {1, 1}, {1, 1}, {{0, -2}, {-1, 1}}), 1e-5, 1e-5,
+                      "padding (-1, 1, 0, -2)");
+  for (const tc::IntTuple& padding : {tc::IntTuple(-1), tc::IntTuple{-1, 1, 0, -2}})
+    tcgrad::check_grad(
+        [padding](const std::vector<Tensor>& v) { return v[0].conv2d(v[1], {.padding = padding}); },
+        {{{1, 2, 6, 5}, tcgrad::mixed(60)}, {{3, 2, 2, 2}, tcgrad::ramp(24, -0.7, 0.06)}});
+}
+
 TEST(Conv2d, WeightGradientsOfBothLaneLayouts) {
   // the weight gradient puts its lanes on the input channels (8 of them here) or, with fewer
   // than 8 (2 here) and 8 or more output channels, on the output channels; strided and padded

@@ -460,7 +460,7 @@ TEST(IndexTest, BadIndicesThrow) {
   throws([&] { x[{0, 1, 2}]; }, "Tensor.getitem: too many indices");
   throws([&] { x[3]; }, "index 3 is out of bounds for dimension 0 with size 3");
   throws([&] { x[{Slice(), -5}]; }, "index -5 is out of bounds for dimension 1 with size 4");
-  throws([&] { x[{Ellipsis, 0, Ellipsis}]; }, "single Ellipsis");
+  throws([&] { x[{Ellipsis, 0, Ellipsis}]; }, "single ellipsis");
   throws([&] { x[Slice({}, {}, 0)]; }, "slice step cannot be 0");
   throws([&] { x[Tensor::from_vector<float>({1.0f})]; }, "index tensor dtype float");
   throws([&] { x[Tensor::from_vector<bool>({true, false, true})]; }, "index tensor dtype bool");

@@ -1,15 +1,18 @@
 // The movement, indexing and creation helpers of tensor_movement.cc (squeeze, cat, stack, repeat,
-// split, chunk, roll, pad modes, pad_to, meshgrid, triu/tril, linspace, *_like) against a naive
-// double reference: index arithmetic on the host (tests/tensor/reference.h plus a few helpers
-// here), over contiguous and non-contiguous inputs, negative dims and bad arguments.
+// split, chunk, roll, pad modes, pad_to, meshgrid, triu/tril, diag/diagonal, unfold, linspace,
+// *_like) against a naive double reference: index arithmetic on the host (tests/tensor/reference.h
+// plus a few helpers here), over contiguous and non-contiguous inputs, negative dims and bad
+// arguments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "tests/tensor/gradcheck.h"
 #include "tests/tensor/reference.h"
 #include "tinycore/dtype.h"
 #include "tinycore/tensor.h"
@@ -436,7 +439,14 @@ TEST(Movement, PadModes) {
         t.pad({{0, 0}, {0, 4}}, "circular");
       },
       {"Tensor.pad", "circular", "more than once"});
-  expect_error([&] { t.pad({{-1, 0}, {0, 0}}, "circular"); }, {"Tensor.pad", "negative"});
+  // circular: negative entries cut first and what is left wraps around (torch pads [0, 1, 2, 3, 4]
+  // by (1, -2) to [2, 0, 1, 2]); it may wrap once around what is left
+  ref::expect_exact(ref::tensor(NDArray({5}, {0, 1, 2, 3, 4})).pad({{1, -2}}, "circular"),
+                    NDArray({4}, {2, 0, 1, 2}), "circular cut after");
+  ref::expect_exact(t.pad({{-1, 1}, {2, -1}}, "circular"),
+                    ref_pad_mode(ref::shrink(a, {{1, 2}, {0, 2}}), {{0, 1}, {2, 0}}, "circular"),
+                    "circular cut");
+  expect_error([&] { t.pad({{0, 0}, {3, -1}}, "circular"); }, {"Tensor.pad", "more than once"});
   expect_error([&] { t.pad({{0, 0}, {0, 1}}, "wrap"); }, {"Tensor.pad", "'wrap'"});
   expect_error([&] { t.pad({{0, 1}}, "reflect"); }, {"Tensor.pad", "(2, 3)"});
   expect_error(
@@ -445,6 +455,30 @@ TEST(Movement, PadModes) {
       },
       {"Tensor.pad", "size 0"});
   expect_error([&] { t.pad({{0, 0}, {-5, 1}}, "replicate"); }, {"Tensor.pad", "removes more"});
+}
+
+TEST(Movement, PadModesGradientCountsReads) {
+  // d sum(pad(x)) / dx counts how often each element is read (ref_pad_mode of the elements'
+  // positions). Where only the replicated edge is left, that count is a sum read both at a fixed
+  // position and per output element of one kernel, and each read needs a loop of its own.
+  S shape = {5, 5};
+  NDArray position = ref::generate(shape, [](int64_t i) { return static_cast<double>(i); });
+  for (const auto& [mode, p] :
+       std::vector<std::pair<std::string, ref::Pairs>>{{"replicate", {{1, -5}, {3, -5}}},
+                                                       {"replicate", {{1, -4}, {3, -5}}},
+                                                       {"replicate", {{-2, 3}, {-4, 2}}},
+                                                       {"reflect", {{1, -5}, {3, -5}}},
+                                                       {"reflect", {{-3, 2}, {2, -1}}}}) {
+    NDArray reads = ref::generate(shape, [](int64_t) { return 0.0; });
+    for (double i : ref_pad_mode(position, p, mode).v) reads.v[static_cast<size_t>(i)] += 1;
+    Tensor x = Tensor::ones(shape).requires_grad_();
+    x.pad(p, mode).sum().backward();
+    ASSERT_TRUE(x.grad());
+    ref::expect_exact(*x.grad(), reads,
+                      mode + " (" + std::to_string(p[0].first) + ", " +
+                          std::to_string(p[0].second) + "), (" + std::to_string(p[1].first) + ", " +
+                          std::to_string(p[1].second) + ")");
+  }
 }
 
 TEST(Movement, PadTo) {
@@ -517,6 +551,138 @@ TEST(Movement, TriuTril) {
   EXPECT_EQ(Tensor::zeros({0, 3}).triu().shape(), (S{0, 3}));
   expect_error([&] { Tensor::ones({3}).triu(); }, {"Tensor.triu", "(3,)"});
   expect_error([&] { Tensor::ones({3}).tril(); }, {"Tensor.tril", "(3,)"});
+}
+
+NDArray ref_diagonal(const NDArray& a, int64_t offset, int dim1, int dim2) {
+  size_t n = a.shape.size();
+  size_t d1 = norm(dim1, n), d2 = norm(dim2, n);
+  int64_t row0 = std::max<int64_t>(0, -offset), col0 = std::max<int64_t>(0, offset);
+  int64_t len = std::max<int64_t>(0, std::min(a.shape[d1] - row0, a.shape[d2] - col0));
+  S s;
+  for (size_t k = 0; k < n; k++)
+    if (k != d1 && k != d2) s.push_back(a.shape[k]);
+  s.push_back(len);
+  return gen_idx(s, [&](const std::vector<int64_t>& idx) {
+    std::vector<int64_t> src(n);
+    size_t j = 0;
+    for (size_t k = 0; k < n; k++)
+      if (k != d1 && k != d2) src[k] = idx[j++];
+    src[d1] = row0 + idx.back();
+    src[d2] = col0 + idx.back();
+    return a.at(src);
+  });
+}
+
+// dim becomes the windows, a new last dim holds each window's `size` elements.
+NDArray ref_unfold(const NDArray& a, int dim, int64_t size, int64_t step) {
+  size_t n = a.shape.size(), d = norm(dim, n);
+  S s = a.shape;
+  s[d] = (a.shape[d] - size) / step + 1;
+  s.push_back(size);
+  return gen_idx(s, [&](const std::vector<int64_t>& idx) {
+    std::vector<int64_t> src(idx.begin(), idx.end() - 1);
+    src[d] = idx[d] * step + idx.back();
+    return a.at(src);
+  });
+}
+
+TEST(Movement, Diag) {
+  NDArray v = ref::random({5}, 61);
+  Tensor d = ref::tensor(v).diag();
+  ref::expect_exact(
+      d,
+      gen_idx({5, 5},
+              [&](const std::vector<int64_t>& i) { return i[0] == i[1] ? v.v[i[0]] : 0.0; }),
+      "diag");
+  NDArray iv = ref::random_int({4}, 62, -9, 9);
+  Tensor di = ref::tensor(iv, dt::int32).flip({0}).diag();
+  EXPECT_EQ(di.dtype(), dt::int32);
+  ref::expect_exact(
+      di,
+      gen_idx({4, 4},
+              [&](const std::vector<int64_t>& i) { return i[0] == i[1] ? iv.v[3 - i[0]] : 0.0; }),
+      "diag int32 flipped");
+  EXPECT_EQ(Tensor::zeros({0}).diag().shape(), (S{0, 0}));
+  ref::expect_exact(Tensor::full({1}, 3).diag(), NDArray({1, 1}, {3}), "diag 1");
+  expect_error([&] { Tensor::zeros({2, 2}).diag(); }, {"Tensor.diag", "1-D", "(2, 2)"});
+  tcgrad::check_grad(tcgrad::unary([](const Tensor& x) { return x.diag(); }),
+                     {{{4}, tcgrad::mixed(4)}});
+}
+
+TEST(Movement, Diagonal) {
+  struct Case {
+    std::string name;
+    NDArray a;
+    int dim1, dim2;
+  };
+  std::vector<Case> cases = {{"5x5", ref::random({5, 5}, 63), 0, 1},
+                             {"3x4", ref::random({3, 4}, 64), 0, 1},
+                             {"4x3", ref::random({4, 3}, 65), 0, 1},
+                             {"batched", ref::random({3, 3, 3}, 66), -2, -1},
+                             {"batched rect", ref::random({4, 5, 6}, 67), -2, -1},
+                             {"4-D", ref::random({2, 3, 4, 5}, 68), -2, -1},
+                             {"outer dims", ref::random({2, 3, 4, 5}, 69), 3, 1},
+                             {"swapped", ref::random({3, 5}, 70), 1, 0}};
+  for (const Case& c : cases) {
+    for (int64_t off : {0, 1, -1, 2, -3, 5, -7}) {
+      std::string what = c.name + " offset " + std::to_string(off);
+      ref::expect_exact(ref::tensor(c.a).diagonal(off, c.dim1, c.dim2),
+                        ref_diagonal(c.a, off, c.dim1, c.dim2), what);
+    }
+  }
+  // a non-contiguous view
+  NDArray m = ref::random({4, 6}, 71);
+  ref::expect_exact(ref::tensor(m).t().flip({0}).diagonal(1),
+                    ref_diagonal(ref::flip(ref::transpose(m, 0, 1), {0}), 1, 0, 1), "view");
+  expect_error(
+      [&] {
+        Tensor::zeros({3, 3}).diagonal(0, 1, -1);
+      },
+      {"Tensor.diagonal", "same dimension"});
+  expect_error([&] { Tensor::zeros({3, 3}).diagonal(0, 0, 2); }, {"Tensor.diagonal", "dim 2"});
+  tcgrad::check_grad(tcgrad::unary([](const Tensor& x) { return x.diagonal(-1); }),
+                     {{{3, 4}, tcgrad::mixed(12)}});
+}
+
+TEST(Movement, Unfold) {
+  NDArray v = ref::random({8}, 72), c = ref::random({3, 3, 3}, 73),
+          f = ref::random({3, 3, 3, 3, 3}, 74);
+  struct Case {
+    const NDArray& a;
+    int dim;
+    int64_t size, step;
+  };
+  for (const Case& k : std::vector<Case>{{v, 0, 2, 1},
+                                         {v, 0, 2, 2},
+                                         {v, 0, 7, 3},
+                                         {v, -1, 8, 1},
+                                         {v, 0, 1, 5},
+                                         {c, 2, 2, 8},
+                                         {c, 1, 3, 1},
+                                         {c, 0, 2, 1},
+                                         {f, -1, 2, 2},
+                                         {f, 1, 3, 2}}) {
+    std::string what = "unfold dim " + std::to_string(k.dim) + " size " + std::to_string(k.size) +
+                       " step " + std::to_string(k.step) + " of " + ref::shape_str(k.a.shape);
+    ref::expect_exact(ref::tensor(k.a).unfold(k.dim, k.size, k.step),
+                      ref_unfold(k.a, k.dim, k.size, k.step), what);
+  }
+  // a permuted view, an int dtype, empty windows
+  ref::expect_exact(ref::tensor(c).permute({2, 0, 1}).unfold(1, 2, 1),
+                    ref_unfold(ref::permute(c, {2, 0, 1}), 1, 2, 1), "unfold view");
+  Tensor ui = Tensor::arange(0, 8, 1, dt::int32).unfold(0, 3, 2);
+  EXPECT_EQ(ui.dtype(), dt::int32);
+  ref::expect_exact(ui, NDArray({3, 3}, {0, 1, 2, 2, 3, 4, 4, 5, 6}), "unfold arange");
+  EXPECT_EQ(ref::tensor(c).unfold(1, 0, 8).shape(), (S{3, 1, 3, 0}));
+  EXPECT_EQ(ref::tensor(v).unfold(0, 0, 3).shape(), (S{3, 0}));
+  ref::expect_exact(Tensor::full({}, 5.0).unfold(0, 1, 1), NDArray({1}, {5}), "unfold 0-d");
+  expect_error([&] { ref::tensor(v).unfold(0, 9, 3); }, {"Tensor.unfold", "size 9", "(8,)"});
+  expect_error([&] { ref::tensor(v).unfold(1, 8, 3); }, {"Tensor.unfold", "out of range"});
+  expect_error([&] { ref::tensor(v).unfold(0, 1, -1); }, {"Tensor.unfold", "step", "-1"});
+  expect_error([&] { ref::tensor(v).unfold(0, -1, 1); }, {"Tensor.unfold", "size", "-1"});
+  // overlapping windows: the gradient adds up where windows share elements
+  tcgrad::check_grad(tcgrad::unary([](const Tensor& x) { return x.unfold(1, 3, 1); }),
+                     {{{2, 5}, tcgrad::mixed(10)}});
 }
 
 // ================================================================== creation

@@ -87,6 +87,24 @@ struct ViewCase {
   std::function<NDArray(const NDArray&)> r;
 };
 
+// A 0-d tensor has one "axis", 0 or -1 (as torch): reductions and scans along it keep the value.
+TEST(Reduce, AlongTheAxisOfAScalar) {
+  Tensor x = Tensor::full({}, 2.5);
+  for (int axis : {0, -1}) {
+    EXPECT_EQ(x.sum(axis).shape(), S{});
+    EXPECT_FLOAT_EQ(x.sum(axis).item<float>(), 2.5f);
+    EXPECT_FLOAT_EQ(x.prod(axis, true).item<float>(), 2.5f);
+    EXPECT_FLOAT_EQ(x.cumsum(axis).item<float>(), 2.5f);
+    EXPECT_FLOAT_EQ(x.cummax(axis).item<float>(), 2.5f);
+    EXPECT_FLOAT_EQ(x.softmax(axis).item<float>(), 1.0f);
+    EXPECT_FLOAT_EQ(x.log_softmax(axis).item<float>(), 0.0f);
+    EXPECT_FLOAT_EQ(x.logsumexp(axis).item<float>(), 2.5f);
+  }
+  EXPECT_THROW(x.sum(1), tc::Error);
+  EXPECT_THROW(x.softmax(1), tc::Error);
+  EXPECT_THROW(x.cumsum(-2), tc::Error);
+}
+
 TEST(Reduce, NonContiguousInputs) {
   NDArray a = ref::random({3, 4, 5}, 121, -3, -0.5);  // all negative: a zero pad shows up in max
   Tensor x = ref::tensor(a);

@@ -3,11 +3,13 @@
 // views, with negative axes, keepdim, special values, integer inputs and bad arguments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/tensor/reference.h"
@@ -333,6 +335,173 @@ TEST(Reduce2Scan, CumsumCummax) {
   ref::expect_exact(Tensor::full({1}, 5).cumsum(), vals({1}, {5}));
 }
 
+// torch's cummin: the running minimum (a NaN wins from where it appears) and the last index so
+// far holding it, line by line along `axis`.
+std::pair<NDArray, NDArray> ref_cummin(const NDArray& a, int axis) {
+  NDArray values = scan_with(a, axis, [](const std::vector<double>& l) {
+    double m = l[0];
+    for (double x : l) m = std::isnan(m) || std::isnan(x) ? kNaN : std::min(m, x);
+    return m;
+  });
+  NDArray indices = scan_with(a, axis, [](const std::vector<double>& l) {
+    size_t best = 0;
+    for (size_t k = 1; k < l.size(); k++)
+      if (std::isnan(l[k]) || (!std::isnan(l[best]) && l[k] <= l[best])) best = k;
+    return static_cast<double>(best);
+  });
+  return {values, indices};
+}
+
+TEST(Reduce2Scan, Cummin) {
+  Views v;
+  for (int axis : {0, 1, 2, -1, -2}) {
+    std::string what = " axis " + std::to_string(axis);
+    for (const auto& [t, r] :
+         {std::pair{v.t, v.base}, std::pair{v.perm, v.perm_ref}, std::pair{v.flip, v.flip_ref}}) {
+      auto [values, indices] = t.cummin(axis);
+      auto [rv, ri] = ref_cummin(r, axis);
+      EXPECT_EQ(values.dtype(), dt::float32);
+      EXPECT_EQ(indices.dtype(), dt::int32);
+      ref::expect_exact(values, rv, "cummin values" + what);
+      ref::expect_exact(indices, ri, "cummin indices" + what);
+    }
+  }
+  // ties take the last index (torch); a NaN is the minimum from where it appears
+  NDArray ties = vals({9}, {3, 1, 1, 2, 1, kNaN, 0, kNaN, -1});
+  auto [tv, ti] = ref::tensor(ties).cummin();
+  auto [rtv, rti] = ref_cummin(ties, 0);
+  ref::expect_close(tv, rtv, 0, 0, "cummin NaN values");
+  ref::expect_exact(ti, rti, "cummin NaN indices");
+  ref::expect_exact(ti, vals({9}, {0, 1, 2, 2, 4, 5, 5, 7, 7}), "cummin NaN indices literal");
+  // a long line, integers (keep their dtype; the extremes of int8 and uint8), bool
+  NDArray l = ref::random({2, 700}, 13);
+  auto [lv, li] = ref::tensor(l).cummin(1);
+  auto [rlv, rli] = ref_cummin(l, 1);
+  ref::expect_exact(lv, rlv, "long cummin values");
+  ref::expect_exact(li, rli, "long cummin indices");
+  NDArray ia = ref::random_int({4, 6}, 19, -128, 127);
+  for (tc::DType d : {dt::int8, dt::int32, dt::int64}) {
+    auto [iv, ii] = ref::tensor(ia, d).cummin(0);
+    EXPECT_EQ(iv.dtype(), d);
+    ref::expect_exact(iv, ref_cummin(ia, 0).first, std::string("cummin ") + d.name());
+    ref::expect_exact(ii, ref_cummin(ia, 0).second, std::string("cummin idx ") + d.name());
+  }
+  NDArray ua = vals({5}, {255, 7, 255, 0, 9});
+  auto [uv, ui] = ref::tensor(ua, dt::uint8).cummin();
+  ref::expect_exact(uv, vals({5}, {255, 7, 7, 0, 0}), "cummin uint8");
+  ref::expect_exact(ui, vals({5}, {0, 1, 1, 3, 3}), "cummin uint8 idx");
+  auto [bv, bi] = ref::tensor(vals({4}, {1, 1, 0, 1}), dt::bool_).cummin();
+  ref::expect_exact(bv, vals({4}, {1, 1, 0, 0}), "cummin bool");
+  ref::expect_exact(bi, vals({4}, {0, 1, 2, 2}), "cummin bool idx");
+  // scalar and empty
+  auto [sv, si] = Tensor::full({}, 4.5).cummin(-1);
+  EXPECT_EQ(sv.shape(), S{});
+  EXPECT_EQ(sv.item<float>(), 4.5f);
+  EXPECT_EQ(si.item<int32_t>(), 0);
+  auto [ev, ei] = Tensor::zeros({2, 0, 4}).cummin(1);
+  EXPECT_EQ(ev.shape(), (S{2, 0, 4}));
+  EXPECT_EQ(ei.shape(), (S{2, 0, 4}));
+  EXPECT_EQ(ei.dtype(), dt::int32);
+  EXPECT_THROW(Tensor::full({}, 1.0).cummin(1), tc::Error);
+  EXPECT_THROW(Tensor::zeros({5}).cummin(-2), tc::Error);
+}
+
+// torch's cummax indices: the last index so far holding the running maximum (a NaN is the
+// maximum from where it appears), line by line along `axis`.
+NDArray ref_cummax_indices(const NDArray& a, int axis) {
+  return scan_with(a, axis, [](const std::vector<double>& l) {
+    size_t best = 0;
+    for (size_t k = 1; k < l.size(); k++)
+      if (std::isnan(l[k]) || (!std::isnan(l[best]) && l[k] >= l[best])) best = k;
+    return static_cast<double>(best);
+  });
+}
+
+TEST(Reduce2Scan, CummaxWithIndices) {
+  Views v;
+  for (int axis : {0, 1, 2, -1}) {
+    std::string what = " axis " + std::to_string(axis);
+    for (const auto& [t, r] : {std::pair{v.t, v.base}, std::pair{v.flip, v.flip_ref}}) {
+      auto [values, indices] = t.cummax_with_indices(axis);
+      EXPECT_EQ(indices.dtype(), dt::int32);
+      ref::expect_exact(values, scan_with(r, axis, vmax), "cummax values" + what);
+      ref::expect_exact(indices, ref_cummax_indices(r, axis), "cummax indices" + what);
+    }
+  }
+  // ties take the last index (torch); NaN; integers and bool
+  NDArray ties = vals({8}, {1, 3, 3, 2, 3, kNaN, 5, kNaN});
+  auto [tv, ti] = ref::tensor(ties).cummax_with_indices();
+  ref::expect_exact(ti, vals({8}, {0, 1, 2, 2, 4, 5, 5, 7}), "cummax ties and NaN");
+  ref::expect_exact(ti, ref_cummax_indices(ties, 0), "cummax ties and NaN reference");
+  NDArray ia = ref::random_int({4, 6}, 23, -128, 127);
+  auto [iv, ii] = ref::tensor(ia, dt::int8).cummax_with_indices(1);
+  EXPECT_EQ(iv.dtype(), dt::int8);
+  ref::expect_exact(ii, ref_cummax_indices(ia, 1), "cummax int8 indices");
+  auto [bv, bi] = ref::tensor(vals({4}, {0, 1, 0, 1}), dt::bool_).cummax_with_indices();
+  ref::expect_exact(bi, vals({4}, {0, 1, 1, 3}), "cummax bool indices");
+  // scalar and empty (torch's shapes); a bad axis names cummax
+  auto [sv, si] = Tensor::full({}, 4.5).cummax_with_indices(0);
+  EXPECT_EQ(si.shape(), S{});
+  EXPECT_EQ(si.item<int32_t>(), 0);
+  auto [ev, ei] = Tensor::zeros({2, 0, 4}).cummax_with_indices(1);
+  EXPECT_EQ(ev.shape(), (S{2, 0, 4}));
+  EXPECT_EQ(ei.shape(), (S{2, 0, 4}));
+  EXPECT_EQ(ei.dtype(), dt::int32);
+  try {
+    Tensor::zeros({5}).cummax_with_indices(-2);
+    ADD_FAILURE() << "axis -2 of shape (5,) did not throw";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.cummax"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Reduce2Softmax, Softmin) {
+  Views v;
+  for (int axis : {-1, 0, 1}) {
+    NDArray neg = ref::map(v.perm_ref, [](double x) { return -x; });
+    NDArray m = reduce_with(neg, axis, true, vmax);
+    NDArray e = ref::zip(neg, m, [](double x, double y) { return std::exp(x - y); });
+    NDArray want = ref::zip(e, reduce_with(e, axis, true, vsum), std::divides<double>());
+    ref::expect_close(v.perm.softmin(axis), want, kTrans, 1e-6,
+                      "softmin axis " + std::to_string(axis));
+  }
+  EXPECT_EQ(v.t.softmin(-1, dt::float64).dtype(), dt::float64);
+  // large values do not overflow: the smallest value gets the largest weight
+  ref::expect_close(ref::tensor(vals({2}, {-1000, -999})).softmin(),
+                    vals({2}, {1 / (1 + std::exp(-1.0)), 1 / (1 + std::exp(1.0))}), kTrans);
+}
+
+// torch's F.normalize: x / max(||x||_p over axis, eps); p = 0 counts the non-zero entries.
+NDArray ref_normalize(const NDArray& a, double p, int axis, double eps) {
+  NDArray norm = reduce_with(a, axis, true, [p](const std::vector<double>& l) {
+    double s = 0;
+    for (double x : l) s += p == 0 ? (x != 0) : std::pow(std::fabs(x), p);
+    return p == 0 ? s : std::pow(s, 1 / p);
+  });
+  return ref::zip(a, norm, [eps](double x, double n) { return x / std::max(n, eps); });
+}
+
+TEST(Reduce2Norm, Normalize) {
+  Views v;
+  for (double p : {2.0, 1.0, 3.0, 0.0, -1.0, 0.5}) {
+    for (int dim : {1, 0, -1}) {
+      std::string what = "normalize p " + std::to_string(p) + " dim " + std::to_string(dim);
+      ref::expect_close(v.t.normalize(p, dim), ref_normalize(v.base, p, dim, 1e-12), kTrans, 1e-6,
+                        what);
+      ref::expect_close(v.flip.normalize(p, dim), ref_normalize(v.flip_ref, p, dim, 1e-12), kTrans,
+                        1e-6, what + " flip");
+    }
+  }
+  // a zero line is divided by eps, not by 0; integers give float32
+  NDArray z = vals({2, 3}, {0, 0, 0, 3, 0, 4});
+  Tensor zn = ref::tensor(z).normalize();
+  ref::expect_close(zn, vals({2, 3}, {0, 0, 0, 0.6, 0, 0.8}), kF32);
+  Tensor in = ref::tensor(z, dt::int32).normalize(2.0, 1, 0.5);
+  EXPECT_EQ(in.dtype(), dt::float32);
+  ref::expect_close(in, ref_normalize(z, 2, 1, 0.5), kF32);
+  EXPECT_THROW(v.t.normalize(2.0, 3), tc::Error);
+}
+
 TEST(Reduce2Errors, BadAxes) {
   Tensor t = Tensor::zeros({2, 3});
   EXPECT_THROW(t.mean(2), tc::Error);
@@ -451,6 +620,33 @@ TEST(Activation2, Smooth) {
       [](double x) { return x * std::tanh(softplus(x)); }, kTrans, 1e-6);
 }
 
+TEST(Activation2, GeluApproximate) {
+  auto exact = [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); };
+  check_unary(
+      "gelu none", [](const Tensor& t) { return t.gelu("none"); }, exact, 1e-5, 1e-6);
+  const double c = std::sqrt(2 / M_PI);
+  check_unary(
+      "gelu tanh", [](const Tensor& t) { return t.gelu("tanh"); },
+      [c](double x) { return 0.5 * x * (1 + std::tanh(c * (x + 0.044715 * x * x * x))); }, kTrans,
+      1e-5);
+  // far tails: x itself above, 0 below (no overflow into NaN)
+  for (const char* mode : {"none", "tanh"}) {
+    check_unary(
+        mode, [mode](const Tensor& t) { return t.gelu(mode); }, [](double x) { return x; }, 1e-6, 0,
+        300, 400);
+    check_unary(
+        mode, [mode](const Tensor& t) { return t.gelu(mode); }, [](double) { return 0.0; }, 0, 0,
+        -400, -300);
+  }
+  try {
+    Tensor::zeros({2}).gelu("fast");
+    FAIL() << "no error";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor.gelu"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fast"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Activation2, PiecewiseLinear) {
   check_unary(
       "relu6", [](const Tensor& t) { return t.relu6(); },
@@ -562,6 +758,22 @@ TEST(Elementwise2, IsinfIsnanIsfiniteIsclose) {
   EXPECT_THROW(tx.isclose(Tensor::zeros({3})), tc::Error);
 }
 
+TEST(Elementwise2, IscloseScalar) {
+  // |x - 1| <= atol + rtol * |1|, with infinities and NaN never close to 1
+  NDArray x = vals({7}, {1.0, 1.0 + 1e-7, 1.00002, 2.0, kInf, -kInf, kNaN});
+  Tensor t = ref::tensor(x);
+  NDArray want = ref::map(x, [](double a) { return std::fabs(a - 1) <= 1e-8 + 1e-5 ? 1.0 : 0.0; });
+  EXPECT_EQ(t.isclose(1.0).dtype(), dt::bool_);
+  ref::expect_exact(t.isclose(1.0), want, "isclose 1.0");
+  ref::expect_exact(t.isclose(1.0, 1.0), vals({7}, {1, 1, 1, 1, 0, 0, 0}), "isclose rtol");
+  ref::expect_exact(t.isclose(kInf), vals({7}, {0, 0, 0, 0, 1, 0, 0}), "isclose inf");
+  ref::expect_exact(t.isclose(kNaN, 1e-5, 1e-8, true), vals({7}, {0, 0, 0, 0, 0, 0, 1}),
+                    "isclose nan equal_nan");
+  // an int tensor against an int scalar
+  ref::expect_exact(ref::tensor(vals({3}, {2, 3, 4}), dt::int32).isclose(3), vals({3}, {0, 1, 0}),
+                    "isclose int");
+}
+
 TEST(Elementwise2, ClampClip) {
   NDArray a = ref::random({4, 3}, 31, -5, 5);
   Tensor t = ref::tensor(a);
@@ -637,7 +849,7 @@ TEST(Elementwise2, Pow) {
                     1e-6, "pow special");
   ref::expect_close(ref::tensor(nb).pow(3), ref::map(nb, [](double x) { return std::pow(x, 3); }),
                     kTrans, 1e-6, "pow int const on float");
-  // integer base: exact with a non-negative int constant, rounded with a float exponent
+  // integer base: exact with a non-negative int constant, float with a float exponent
   NDArray ib = vals({6}, {-3, -2, 0, 1, 2, 7});
   Tensor ti = ref::tensor(ib, dt::int32);
   for (int k : {0, 1, 2, 3, 5, 10}) {
@@ -648,8 +860,8 @@ TEST(Elementwise2, Pow) {
   }
   EXPECT_EQ(ref::tensor(vals({1}, {3}), dt::int64).pow(39).item<int64_t>(), 4052555153018976267LL);
   Tensor pf = ref::tensor(vals({3}, {4, 9, 2}), dt::int32).pow(0.5);
-  EXPECT_EQ(pf.dtype(), dt::int32);
-  ref::expect_exact(pf, vals({3}, {2, 3, 1}), "int ** float");
+  EXPECT_EQ(pf.dtype(), dt::float32);  // as torch
+  ref::expect_close(pf, vals({3}, {2, 3, std::sqrt(2.0)}), kTrans, 1e-6, "int ** float");
   EXPECT_EQ(ti.pow(2.0, true).dtype(), dt::float32);
   ref::expect_close(ti.pow(2.0, true), ref::map(ib, [](double x) { return std::pow(2, x); }),
                     kTrans, 1e-6, "float ** int tensor");

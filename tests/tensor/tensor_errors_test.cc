@@ -90,6 +90,16 @@ TEST(Errors, ComposedBinaryOpsNameThemselves) {
   EXPECT_TC_ERROR(a.mod(b), "Tensor.mod", "(2, 3)", "(4,)");
 }
 
+TEST(Errors, BitwiseOpsOnFloatsNameTheDtype) {
+  EXPECT_TC_ERROR(f32({2}).bitwise_and(i32({2})), "Tensor.bitwise_and", "float");
+  EXPECT_TC_ERROR(i32({2}).bitwise_or(f32({2})), "Tensor.bitwise_or", "float");
+  EXPECT_TC_ERROR(f32({2}).bitwise_xor(f32({2})), "Tensor.bitwise_xor", "float");
+}
+
+TEST(Errors, BatchedMatmulNamesTheOperands) {
+  EXPECT_TC_ERROR(f32({2, 3, 4}).matmul(f32({3, 4, 5})), "Tensor.dot", "(2, 3, 4)", "(3, 4, 5)");
+}
+
 TEST(Errors, Reshape) {
   Tensor x = f32({6});
   EXPECT_TC_ERROR(x.reshape({4, 2}), "Tensor.reshape", "(6,)", "(4, 2)");
@@ -114,7 +124,7 @@ TEST(Errors, AxisOutOfRangeNamesAxisAndShape) {
   EXPECT_TC_ERROR(x.transpose(0, 2), "Tensor.transpose", "2", "(2, 3)");
   EXPECT_TC_ERROR(x.transpose(-3, 1), "Tensor.transpose", "-3", "(2, 3)");
   EXPECT_TC_ERROR(x.flatten(3), "Tensor.flatten", "3", "(2, 3)");
-  EXPECT_TC_ERROR(f32({}).reshape({}).sum(0), "Tensor.sum", "0", "()");
+  EXPECT_TC_ERROR(f32({}).reshape({}).sum(1), "Tensor.sum", "1", "()");  // 0 and -1 are allowed
   EXPECT_TC_ERROR(i32({2, 3}).sum(7), "Tensor.sum", "7", "(2, 3)");
 }
 

@@ -381,4 +381,40 @@ TEST(TorchIsclose, DefaultsAndArgs) {
            kExact);
 }
 
+// ------------------------------------------------------------------ edges
+
+// +-0, +-inf, the bounds of a clip and |x| where exp overflows float32: values and gradients as
+// torch's (derived through exp, log2 or a maximum, a gradient would be NaN or split there).
+TEST(TorchEdges, ZerosInfinitiesBoundsAndOverflow) {
+  check_op(kFile, "edge_abs", un([](T x) { return x.abs(); }), kExact, kExact);
+  check_op(kFile, "edge_copysign", bin([](T a, T b) { return a.copysign(b); }), kExact, kExact);
+  check_op(kFile, "edge_clip", un([](T x) { return x.clip(-2.5, 1.5); }), kExact, kExact);
+  check_op(kFile, "edge_clip_crossed", un([](T x) { return x.clip(3.0, 0.0); }), kExact, kExact);
+  check_op(kFile, "edge_sigmoid", un([](T x) { return x.sigmoid(); }), kMath, kMath);
+  check_op(kFile, "edge_tanh", un([](T x) { return x.tanh(); }), kMath, kMath);
+  check_op(kFile, "edge_quick_gelu", un([](T x) { return x.quick_gelu(); }), kChain, kChain);
+  check_op(kFile, "edge_softplus", un([](T x) { return x.softplus(); }), kMath, kMath);
+  check_op(kFile, "edge_softplus_beta", un([](T x) { return x.softplus(3.0); }), kMath, kMath);
+}
+
+TEST(TorchEdges, PowAtZeroAndInfinity) {
+  struct C {
+    const char* name;
+    double c;
+  };
+  for (C p : {C{"m1", -1.0}, C{"0", 0.0}, C{"0_3", 0.3}, C{"1", 1.0}, C{"2", 2.0}, C{"3_3", 3.3}})
+    check_op(kFile, std::string("edge_pow_") + p.name, un([p](T x) { return x.pow(p.c); }), kMath,
+             kMath);
+  check_op(kFile, "edge_rpow_zero", un([](T x) { return x.pow(0.0, true); }), kMath, kMath);
+  check_op(kFile, "edge_pow_zero_exponent", bin([](T b, T e) { return b.pow(e); }), kMath, kMath);
+  check_op(kFile, "edge_pow_int_base", un([](T x) { return x.pow(0.5); }), kMath);
+}
+
+TEST(TorchEdges, RoundingDivisionOfIntsByFloats) {
+  check_op(kFile, "edge_div_int_by_float_trunc", bin([](T a, T b) { return a.div(b, "trunc"); }),
+           kExact);
+  check_op(kFile, "edge_div_int_by_float_floor", bin([](T a, T b) { return a.div(b, "floor"); }),
+           kExact);
+}
+
 }  // namespace

@@ -30,11 +30,91 @@ UOpRef reduces_to_accumulators(const UOpRef& sink) {
 
 using RangeSet = std::vector<const UOp*>;  // sorted
 
+// The loops a node runs inside: the RANGEs it reads, less those a REDUCE (or its accumulator)
+// runs itself.
+RangeSet loops_of(const UOp& u, const absl::flat_hash_map<const UOp*, RangeSet>& deps) {
+  if (u.op == Ops::RANGE) return {&u};
+  if (u.op == Ops::DEFINE_ACC) return {};
+  RangeSet s;
+  for (const UOpRef& src : u.src) {
+    const RangeSet& d = deps.at(src.get());
+    s.insert(s.end(), d.begin(), d.end());
+  }
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  size_t own = u.op == Ops::REDUCE ? 1 : u.op == Ops::ASSIGN ? 2 : u.src.size();
+  for (size_t i = own; i < u.src.size(); i++) std::erase(s, u.src[i].get());
+  return s;
+}
+
+// `root` with the nodes in `to` replaced (their own sources are not visited).
+UOpRef substitute(const UOpRef& root, const absl::flat_hash_map<const UOp*, UOpRef>& to,
+                  absl::flat_hash_map<const UOp*, UOpRef>& memo) {
+  if (auto it = to.find(root.get()); it != to.end()) return it->second;
+  if (auto it = memo.find(root.get()); it != memo.end()) return it->second;
+  std::vector<UOpRef> src;
+  bool changed = false;
+  for (const UOpRef& s : root->src) {
+    src.push_back(substitute(s, to, memo));
+    changed = changed || src.back() != s;
+  }
+  UOpRef out = changed ? root->replace(std::move(src)) : root;
+  memo[root.get()] = out;
+  return out;
+}
+
+UOpRef substitute(const UOpRef& root, const absl::flat_hash_map<const UOp*, UOpRef>& to) {
+  absl::flat_hash_map<const UOp*, UOpRef> memo;
+  return substitute(root, to, memo);
+}
+
+// A loop is opened once, and the REDUCEs over the same RANGEs share it (the unrolled copies of a
+// register tile). Lowering gives every read of one reduce the same RANGEs, so when two reads
+// run inside different outer loops (one at a fixed index, one per output element), the later
+// ones get RANGEs of their own. Repeated until stable: renaming a reduce's loops moves the
+// reduces nested in it into other loops too.
+UOpRef separate_reduce_loops(UOpRef sink) {
+  for (int round = 0;; round++) {
+    TC_CHECK(round < 64, "separating reduce loops did not settle");
+    std::vector<const UOp*> order = sink->toposort();
+    int64_t next = 0;
+    absl::flat_hash_map<const UOp*, RangeSet> deps;
+    for (const UOp* u : order) {
+      deps[u] = loops_of(*u, deps);
+      if (u->op == Ops::RANGE) next = std::max(next, u->arg_int() + 1);
+    }
+    // per set of reduce RANGEs: the outer loops of its first reads, and the new RANGEs of
+    // reads inside other outer loops
+    absl::flat_hash_map<std::vector<const UOp*>, RangeSet> first_loops;
+    absl::flat_hash_map<std::pair<std::vector<const UOp*>, RangeSet>, std::vector<UOpRef>> moved;
+    absl::flat_hash_map<const UOp*, UOpRef> to;
+    for (const UOp* u : order) {
+      if (u->op != Ops::REDUCE) continue;
+      std::vector<const UOp*> ranges;
+      for (size_t i = 1; i < u->src.size(); i++) ranges.push_back(u->src[i].get());
+      auto [first, fresh] = first_loops.try_emplace(ranges, deps[u]);
+      if (fresh || first->second == deps[u]) continue;
+      auto [it, added] = moved.try_emplace(std::make_pair(ranges, deps[u]));
+      std::vector<UOpRef>& renamed = it->second;
+      if (added)
+        for (const UOp* r : ranges)
+          renamed.push_back(UOp::make(Ops::RANGE, r->dtype, r->src, next++));
+      absl::flat_hash_map<const UOp*, UOpRef> rename;
+      for (size_t i = 0; i < ranges.size(); i++) rename[ranges[i]] = renamed[i];
+      std::vector<UOpRef> src = {substitute(u->src[0], rename)};
+      src.insert(src.end(), renamed.begin(), renamed.end());
+      to[u] = u->replace(std::move(src));
+    }
+    if (to.empty()) return sink;
+    sink = substitute(sink, to);
+  }
+}
+
 class Linearizer {
  public:
   explicit Linearizer(const UOpRef& sink) {
     for (const UOp* u : sink->toposort()) {
-      deps_[u] = compute_deps(*u);
+      deps_[u] = loops_of(*u, deps_);
       if (u->op == Ops::ASSIGN) groups_[loop_ranges(*u)].push_back(u);
     }
   }
@@ -54,21 +134,6 @@ class Linearizer {
   }
 
  private:
-  RangeSet compute_deps(const UOp& u) {
-    if (u.op == Ops::RANGE) return {&u};
-    if (u.op == Ops::DEFINE_ACC) return {};
-    RangeSet s;
-    for (const UOpRef& src : u.src) {
-      const RangeSet& d = deps_.at(src.get());
-      s.insert(s.end(), d.begin(), d.end());
-    }
-    std::sort(s.begin(), s.end());
-    s.erase(std::unique(s.begin(), s.end()), s.end());
-    if (u.op == Ops::ASSIGN)  // an accumulator's result is outside its own loops
-      for (size_t i = 2; i < u.src.size(); i++) std::erase(s, u.src[i].get());
-    return s;
-  }
-
   bool ready(const UOp& u) const {
     const RangeSet& d = deps_.at(&u);
     return std::all_of(d.begin(), d.end(), [&](const UOp* r) { return open_.contains(r); });
@@ -185,7 +250,7 @@ UOpRef contiguous_base(const UOpRef& idx, const UOpRef& lane) {
 }
 
 std::vector<UOpRef> linearize(const UOpRef& sink) {
-  UOpRef g = reduces_to_accumulators(sink);
+  UOpRef g = reduces_to_accumulators(separate_reduce_loops(sink));
   return Linearizer(g).run(g);
 }
 

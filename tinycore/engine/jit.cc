@@ -132,19 +132,19 @@ void TinyJit::reset() {
 }
 
 std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
-  if (getenv_int("JIT", 1) == 0) {
-    std::vector<Tensor> out = fn_(inputs);
-    realize_all(out);
-    return out;
-  }
+  if (getenv_int("JIT", 1) == 0) return run_plainly(inputs);
   std::vector<Tensor> in = realized_inputs(inputs);
-  int call = calls_++;
-  if (call == 0) {
-    std::vector<Tensor> out = fn_(in);
-    realize_all(out);
-    return out;
-  }
-  return call == 1 ? capture(in) : replay(in);
+  if (calls_++ == 0) return run_plainly(in);
+  // a capture that threw (the step read a value on the host) left no plan: capture again
+  return plan_ ? replay(in) : capture(in);
+}
+
+// The step's outputs and the assigns it left pending, realized in one schedule.
+std::vector<Tensor> TinyJit::run_plainly(const std::vector<Tensor>& in) {
+  AssignLog assigns;
+  std::vector<Tensor> out = fn_(in);
+  realize_all(assigns.with_pending(out));
+  return out;
 }
 
 std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
@@ -163,8 +163,9 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     // capture records their kernels rather than freezing today's result into the replays
     runtime::Buffer::invalidate_cached_values();
     engine::LaunchCapture recording(&plan->launches);
+    AssignLog assigns;
     out = fn_(in);
-    realize_all(out);
+    realize_all(assigns.with_pending(out));
   }
   std::vector<engine::Launch>& launches = plan->launches;
   if (debug_level() >= 1)

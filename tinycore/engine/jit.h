@@ -10,7 +10,8 @@
 //   - outputs: fresh buffers each call, so results the caller keeps are never overwritten. An
 //     output that is an input or a tensor from outside the function is returned as that tensor.
 //   - everything else the function reads (weights, constants) is read from the same buffers each
-//     replay; assign() to a realized tensor writes in place, so optimizer updates persist.
+//     replay; assign() to a realized tensor writes in place, so optimizer updates persist. An
+//     assign the step leaves unrealized is realized with the outputs (and so replayed).
 //   - buffers internal to the step share memory when their lifetimes do not overlap (the memory
 //     planner); DEBUG=2 prints the planned peak.
 //   - a launch computing only from outside buffers the step does not write (an inference step's
@@ -52,6 +53,7 @@ class TinyJit {
   struct Plan;  // the captured step (jit.cc)
 
  private:
+  std::vector<Tensor> run_plainly(const std::vector<Tensor>& inputs);
   std::vector<Tensor> capture(const std::vector<Tensor>& inputs);
   std::vector<Tensor> replay(const std::vector<Tensor>& inputs);
   Fn fn_;
