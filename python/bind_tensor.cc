@@ -128,7 +128,11 @@ void bind_tensor(py::module_& m) {
       py::init([](py::object data, py::object device, py::object dtype, py::object requires_grad) {
         Tensor t = tensor_from_python(data, to_optional_dtype(dtype));
         if (!device.is_none()) t = t.to(device.cast<std::string>());
-        if (!requires_grad.is_none()) t.requires_grad_(requires_grad.cast<bool>());
+        // a new tensor starts as tinygrad's None: backward() fills its grad when the loss uses it
+        if (!requires_grad.is_none())
+          t.requires_grad_(requires_grad.cast<bool>());
+        else if (!py::isinstance<Tensor>(data))
+          t.requires_grad_maybe_();
         return t;
       }),
       py::arg("data"), py::arg("device") = py::none(), py::arg("dtype") = py::none(),
@@ -187,9 +191,13 @@ void bind_tensor(py::module_& m) {
       });
 
   // autograd
-  cls.def_property(
-         "requires_grad", &Tensor::requires_grad,
-         [](Tensor& t, py::object v) { t.requires_grad_(!v.is_none() && v.cast<bool>()); })
+  cls.def_property("requires_grad", &Tensor::requires_grad_state,
+                   [](Tensor& t, py::object v) {
+                     if (v.is_none())
+                       t.requires_grad_maybe_();
+                     else
+                       t.requires_grad_(v.cast<bool>());
+                   })
       .def("requires_grad_", &Tensor::requires_grad_, py::arg("requires_grad") = true,
            py::return_value_policy::reference_internal)
       .def_property("grad", &Tensor::grad, &Tensor::set_grad)

@@ -965,6 +965,23 @@ TEST(Backward, EqualConstantParametersGetTheirOwnGradients) {
   EXPECT_EQ(a.data<float>(), (std::vector<float>{0, 0}));
 }
 
+// exp(x) / (1 + exp(x)) written out: the simplifier's logistic rules keep the value and the
+// gradient finite where exp(x) overflows (inf/inf), and exact elsewhere (double reference).
+TEST(Backward, LogisticWrittenOutStaysFiniteAtOverflow) {
+  // a realized constant 1 stays a constant in later kernels (it once became a load there, which
+  // the simplifier cannot fold)
+  Tensor::full({}, 1.0).realize();
+  std::vector<float> xs = {-300, -3, -0.5f, 0, 0.5f, 3, 300};
+  for (float v : xs) {
+    Tensor x = Tensor::from_vector<float>({v});
+    Tensor y = x.exp() / (x.exp() + 1);
+    Tensor g = y.sum().gradient({x})[0];
+    double s = 1 / (1 + std::exp(-static_cast<double>(v)));
+    EXPECT_NEAR(y.item<float>(), s, 1e-6) << "x=" << v;
+    EXPECT_NEAR(g.item<float>(), s * (1 - s), 1e-6) << "x=" << v;
+  }
+}
+
 TEST(ComputeGradient, DetachIsAValueNoop) {
   tc::UOpRef c = tc::UOp::const_(dt::float32, 2.0);
   tc::UOpRef d = tc::detach(c);

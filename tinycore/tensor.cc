@@ -631,7 +631,8 @@ std::vector<std::shared_ptr<Tensor::Impl>> Tensor::tracked_with_grad() {
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<std::shared_ptr<Impl>> out;
   for (const std::weak_ptr<void>& w : r.items)
-    if (auto p = std::static_pointer_cast<Impl>(w.lock()); p && p->requires_grad) out.push_back(p);
+    if (auto p = std::static_pointer_cast<Impl>(w.lock()); p && p->requires_grad != false)
+      out.push_back(p);
   return out;
 }
 
@@ -655,7 +656,16 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   }
   return *this;
 }
-bool Tensor::requires_grad() const { return impl_->requires_grad; }
+bool Tensor::requires_grad() const { return impl_->requires_grad.value_or(false); }
+std::optional<bool> Tensor::requires_grad_state() const { return impl_->requires_grad; }
+Tensor& Tensor::requires_grad_maybe_() {
+  impl_->requires_grad = std::nullopt;
+  if (!impl_->tracked) {
+    track(impl_);
+    impl_->tracked = true;
+  }
+  return *this;
+}
 
 std::optional<Tensor> Tensor::grad() const {
   if (!impl_->grad) return std::nullopt;

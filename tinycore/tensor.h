@@ -274,6 +274,11 @@ class Tensor {
   // The flag is not propagated to results of ops: only tensors marked here get a grad.
   Tensor& requires_grad_(bool requires_grad = true);
   bool requires_grad() const;
+  // tinygrad's requires_grad=None ("maybe"): backward() fills .grad for this tensor too when the
+  // loss depends on it, without making it a parameter (no buffer of its own). The Python
+  // module's tensors start so, as tinygrad's; C++ tensors start false.
+  Tensor& requires_grad_maybe_();
+  std::optional<bool> requires_grad_state() const;  // nullopt: maybe
   // The accumulated gradient (shared: realize() on it is kept), or none before a backward().
   std::optional<Tensor> grad() const;
   void set_grad(std::optional<Tensor> grad);  // set_grad({}) clears it (zero_grad)
@@ -804,7 +809,7 @@ class Tensor {
     // The graphs this tensor held before realize() replaced them by their result; a loss built
     // from one of them (still alive while that loss is) depends on this tensor through it.
     std::vector<std::weak_ptr<const UOp>> before_realize;
-    bool requires_grad = false;
+    std::optional<bool> requires_grad = false;  // nullopt: tinygrad's None
     bool tracked = false;      // in the registry of tensors that may need a grad
     UOpRef assign_target;      // the buffer view an assign() writes into when realized, or null
     bool owns_buffer = false;  // its buffer is its own: assign() may write it in place

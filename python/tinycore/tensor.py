@@ -28,7 +28,7 @@ def _dims(shape, args=()):
 
 def _place(t: Tensor, device=None, requires_grad=None) -> Tensor:
   if device is not None and Device_canonical(device) != t.device: t = t.to(device)
-  if requires_grad is not None: t.requires_grad = requires_grad
+  t.requires_grad = requires_grad  # None: tinygrad's "maybe" (backward fills its grad if used)
   return t
 
 

@@ -108,6 +108,12 @@ class Scheduler {
   std::vector<ScheduleItem> take() { return std::move(items_); }
 
  private:
+  // A CONST, or a movement of one: cheaper to compute than to load.
+  static bool is_constant_view(const UOpRef& n) {
+    if (n->op == Ops::CONST) return true;
+    return group::is_movement(n->op) && is_constant_view(n->src[0]);
+  }
+
   // n's realized value, unless its buffer, or a buffer it was computed from, was written in
   // place since. Writes by this schedule (its assigns) are ordered by the schedule itself: a
   // value realized before one of them keeps the old contents it was computed from.
@@ -127,7 +133,9 @@ class Scheduler {
     auto key = std::make_pair(n.get(), top);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     UOpRef out;
-    if (UOpRef r = fresh_realized(n))
+    // a constant stays one even when it was realized: computing it is cheaper than loading it,
+    // and the simplifier folds it
+    if (UOpRef r = is_constant_view(n) ? nullptr : fresh_realized(n))
       out = r;
     else if (n->op == Ops::BUFFER || n->op == Ops::CONST)
       out = n;

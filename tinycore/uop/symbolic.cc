@@ -283,6 +283,18 @@ UPat var(const char* n) { return UPat::var(n); }
 UPat cvar(const char* n) { return UPat::cvar(n); }
 int64_t ival(C c, const char* n) { return c[n]->arg_int(); }
 
+// d = 1/(x+1), named "d", for the logistic rules
+UPat one_over_x_plus_1() {
+  return UPat::op(Ops::RECIP, {UPat::op(Ops::ADD, {var("x"), UPat::cnst(1)}).commutative()})
+      .named("d");
+}
+UOpRef one_minus(const UOpRef& d) {
+  DType dt = d->dtype;
+  return UOp::make(Ops::ADD, dt,
+                   {UOp::make(Ops::MUL, dt, {d, UOp::const_(dt, -1)}), UOp::const_(dt, 1)});
+}
+bool is_float(const UOpRef& x) { return dtypes::is_float(x->dtype); }
+
 std::vector<Ops> alu_ops() {
   std::vector<Ops> out;
   for (int i = 0; i < kNumOps; i++)
@@ -417,6 +429,33 @@ PatternMatcher make_symbolic() {
       // (b != true) != true -> b
       {UPat::op(Ops::CMPNE, {UPat::op(Ops::CMPNE, {var("x"), UPat::cnst(1)}), UPat::cnst(1)}),
        [](C c) -> UOpRef { return dtypes::is_bool(c["x"]->dtype) ? c["x"] : nullptr; }},
+      // x * -y -> -(x * y) (floats), so the products below see their factors together
+      {UPat::op(Ops::MUL, {var("x"), UPat::op(Ops::NEG, {var("y")})}).commutative(),
+       [](C c) -> UOpRef {
+         if (!is_float(c["x"])) return nullptr;
+         DType dt = c["x"]->dtype;
+         return UOp::make(Ops::NEG, dt, {UOp::make(Ops::MUL, dt, {c["x"], c["y"]})});
+       }},
+      // x * 1/(x+1) -> 1 - 1/(x+1), also inside x*(d*y) and x*(d+y) (floats, as tinygrad): the
+      // logistic form exp(x)/(1+exp(x)) and its gradient stay finite where exp(x) is inf
+      {UPat::op(Ops::MUL, {var("x"), one_over_x_plus_1()}).commutative(),
+       [](C c) -> UOpRef { return is_float(c["x"]) ? one_minus(c["d"]) : nullptr; }},
+      {UPat::op(Ops::MUL,
+                {var("x"), UPat::op(Ops::MUL, {one_over_x_plus_1(), var("y")}).commutative()})
+           .commutative(),
+       [](C c) -> UOpRef {
+         if (!is_float(c["x"])) return nullptr;
+         return UOp::make(Ops::MUL, c["x"]->dtype, {c["y"], one_minus(c["d"])});
+       }},
+      {UPat::op(Ops::MUL,
+                {var("x"), UPat::op(Ops::ADD, {one_over_x_plus_1(), var("y")}).commutative()})
+           .commutative(),
+       [](C c) -> UOpRef {
+         if (!is_float(c["x"])) return nullptr;
+         DType dt = c["x"]->dtype;
+         return UOp::make(Ops::ADD, dt,
+                          {one_minus(c["d"]), UOp::make(Ops::MUL, dt, {c["x"], c["y"]})});
+       }},
       // cast(x) -> x when the dtype does not change
       {UPat::op(Ops::CAST, {var("x")}).named("e"),
        [](C c) -> UOpRef { return c["x"]->dtype == c["e"]->dtype ? c["x"] : nullptr; }},
