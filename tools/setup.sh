@@ -26,6 +26,18 @@ else
   echo "setup: all packages present"
 fi
 
+# The Python package: tools/build.sh release builds it into out/release/python, and this .pth
+# file puts that folder on the path of Debian's python3 (`import tinycore` from anywhere).
+sudo_cmd=()
+[[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+python_dir="$(cd "$(dirname "$0")/.." && pwd)/out/release/python"
+site_dir=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+if [[ "$(cat "$site_dir/tinycore.pth" 2>/dev/null)" != "$python_dir" ]]; then
+  "${sudo_cmd[@]}" mkdir -p "$site_dir"
+  echo "$python_dir" | "${sudo_cmd[@]}" tee "$site_dir/tinycore.pth" >/dev/null
+  echo "setup: $site_dir/tinycore.pth -> $python_dir"
+fi
+
 if [[ -d /usr/local/cuda ]]; then
   echo "setup: CUDA toolkit found at /usr/local/cuda (optional)"
 fi
