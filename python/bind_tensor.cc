@@ -101,17 +101,38 @@ Tensor tensor_from_python(py::handle data, std::optional<DType> dtype) {
 namespace {
 
 // The realized contents as a new numpy array (bfloat16 comes back as float32).
+// The realized contents as a new numpy array (bfloat16 comes back as float32): one copy, from
+// the buffer (or the device's bytes) into the array.
 py::array to_numpy(const Tensor& t) {
   Tensor src = t.dtype() == dtypes::bfloat16 ? t.cast(dtypes::float32) : t;
+  std::shared_ptr<const void> host;
   std::vector<uint8_t> bytes;
   {
     py::gil_scoped_release release;
-    bytes = src.raw_bytes();
+    host = src.host_data();
+    if (!host) bytes = src.raw_bytes();
   }
-  py::dtype dt(numpy_carrier(src.dtype()));
-  py::array out(dt, src.shape());
-  if (!bytes.empty()) std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
+  py::array out(py::dtype(numpy_carrier(src.dtype())), src.shape());
+  if (out.nbytes() > 0)
+    std::memcpy(out.mutable_data(), host ? host.get() : bytes.data(), out.nbytes());
   return out;
+}
+
+// tinygrad's data(): a read-only view of the realized buffer without a copy where the host can
+// read it (the CPU), kept alive by the array; else (or for bfloat16, which numpy lacks) a copy.
+py::array host_view(const Tensor& t) {
+  if (!numpy_name(t.dtype())) return to_numpy(t);
+  std::shared_ptr<const void> host;
+  {
+    py::gil_scoped_release release;
+    host = t.host_data();
+  }
+  if (!host) return to_numpy(t);
+  auto* keep = new std::shared_ptr<const void>(host);
+  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<const void>*>(p); });
+  py::array view(py::dtype(numpy_carrier(t.dtype())), t.shape(), host.get(), owner);
+  view.attr("setflags")(py::arg("write") = false);
+  return view;
 }
 
 std::string tensor_repr(const Tensor& t) {
@@ -179,7 +200,14 @@ void bind_tensor(py::module_& m) {
                                      fmt_shape(t.shape()));
              return to_numpy(t).attr("item")();
            })
-      .def("data", [](const Tensor& t) { return py::memoryview(to_numpy(t)); })
+      .def("data", [](const Tensor& t) { return py::memoryview(host_view(t)); })
+      .def(
+          "__array__",
+          [](const Tensor& t, py::object dtype) {
+            py::array a = host_view(t);  // np.asarray(t): no copy where the layout allows
+            return dtype.is_none() ? a : py::array(a.attr("astype")(dtype));
+          },
+          py::arg("dtype") = py::none())
       .def("realize", [](py::object self, py::args rest) {
         std::vector<Tensor> all{self.cast<Tensor>()};
         for (py::handle h : rest) all.push_back(h.cast<Tensor>());

@@ -810,16 +810,29 @@ void realize_all(const std::vector<Tensor>& tensors) {
   }
 }
 
-std::vector<uint8_t> Tensor::bytes() const {
+// The buffer holding the realized contents (realized now if needed), for a host read.
+std::shared_ptr<runtime::Buffer> Tensor::realized_buffer(const char* reader) const {
   if (engine::LaunchCapture::active())
     fail(
-        "Tensor.data/item/tolist inside a TinyJit function: the value read now would not change "
-        "on replay; return the tensor from the function instead");
+        "Tensor.%s inside a TinyJit function: the value read now would not change on replay; "
+        "return the tensor from the function instead",
+        reader);
   UOpRef view = engine::realize({uop()})[0];
   const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
-  std::vector<uint8_t> out(buf->buffer->nbytes());
-  buf->buffer->copyout(out.data(), out.size());
+  return buf->buffer;
+}
+
+std::vector<uint8_t> Tensor::bytes() const {
+  std::shared_ptr<runtime::Buffer> b = realized_buffer("data/item/tolist");
+  std::vector<uint8_t> out(b->nbytes());
+  b->copyout(out.data(), out.size());
   return out;
+}
+
+std::shared_ptr<const void> Tensor::host_data() const {
+  std::shared_ptr<runtime::Buffer> b = realized_buffer("host_data");
+  if (b->device().name() != "CPU") return nullptr;
+  return std::shared_ptr<const void>(b, b->ensure_allocated());
 }
 
 }  // namespace tc

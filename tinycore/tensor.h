@@ -786,6 +786,11 @@ class Tensor {
   T item() const;
   // The realized, contiguous contents as raw bytes in this tensor's dtype (tinygrad's .data()).
   std::vector<uint8_t> raw_bytes() const { return bytes(); }
+  // The realized, contiguous contents where they lie, when that is host memory (the CPU device):
+  // numel() elements of dtype(), valid while the returned handle lives (it holds the buffer).
+  // No copy; nullptr on devices whose memory the host cannot read directly. Do not write
+  // through it: the buffer may be shared by equal graphs.
+  std::shared_ptr<const void> host_data() const;
 
  private:
   Tensor apply(Ops op, DType dtype, std::vector<Tensor> src = {}) const;
@@ -799,6 +804,7 @@ class Tensor {
   // An op along `axis` of a 0-d tensor (axis 0 or -1, as torch): f of it as a 1-element vector.
   Tensor on_scalar(const char* name, int axis, const std::function<Tensor(const Tensor&)>& f) const;
   std::vector<uint8_t> bytes() const;  // the realized, contiguous contents
+  std::shared_ptr<runtime::Buffer> realized_buffer(const char* reader) const;
 
   friend void realize_all(const std::vector<Tensor>& tensors);
   friend class AssignLog;

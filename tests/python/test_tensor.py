@@ -799,3 +799,36 @@ def test_detach_stops_gradients():
   x = Tensor([2.0, 3.0], requires_grad=True)
   (x * x.detach()).sum().backward()
   close(x.grad, [2.0, 3.0])
+
+
+# ---- numpy without copies where the layout allows (CPU buffers) ----
+
+def test_asarray_and_data_view_the_buffer_without_copying():
+  t = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4)) * 2
+  a, b = np.asarray(t), np.asarray(t)
+  assert np.shares_memory(a, b)  # both view the realized buffer
+  assert not a.flags.writeable  # tinycore's memory is not written through numpy
+  np.testing.assert_array_equal(a, np.arange(12).reshape(3, 4) * 2)
+  mv = t.data()
+  assert mv.shape == (3, 4) and mv.format == "f" and mv.readonly
+  assert np.shares_memory(np.asarray(mv), a)
+  c = t.numpy()  # numpy() is a copy the caller owns
+  assert c.flags.writeable and not np.shares_memory(c, a)
+  c[0, 0] = 100
+  assert t[0, 0].item() == 0.0
+
+
+def test_a_view_keeps_its_buffer_alive():
+  t = Tensor(np.full(1000, 3, dtype=np.int32)) + 1
+  a = np.asarray(t)
+  del t
+  import gc
+  gc.collect()
+  Tensor.zeros(1000, dtype=dtypes.int32).contiguous().realize()  # reuses freed memory, if any
+  assert a.sum() == 4000
+
+
+def test_asarray_of_bfloat16_is_a_float32_copy():
+  t = Tensor([1.5, -2.0], dtype=dtypes.bfloat16)
+  a = np.asarray(t)
+  assert a.dtype == np.float32 and a.tolist() == [1.5, -2.0]

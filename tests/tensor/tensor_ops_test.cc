@@ -805,4 +805,18 @@ TEST(Realize, RealizeAllComputesEach) {
   ref::expect_close(m, ref::map(a, [](double v) { return v * 2; }), kF32, kF32, "realize_all mul");
 }
 
+// host_data: the realized contents in place on the CPU (no copy), valid while the handle lives.
+TEST(TensorOps, HostDataViewsTheRealizedBufferAndKeepsItAlive) {
+  std::shared_ptr<const void> p;
+  {
+    Tensor t = Tensor::arange(0, 6, 1, dt::int32) * 3;
+    p = t.host_data();
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p.get(), t.host_data().get());  // the same buffer again, not a copy
+  }
+  Tensor::zeros({6}, dt::int32).contiguous().realize();  // would reuse freed memory
+  const int32_t* v = static_cast<const int32_t*>(p.get());
+  EXPECT_EQ(std::vector<int32_t>(v, v + 6), (std::vector<int32_t>{0, 3, 6, 9, 12, 15}));
+}
+
 }  // namespace
