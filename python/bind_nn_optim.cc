@@ -9,7 +9,6 @@
 
 #include "nn/optim.h"
 #include "python/bind_nn.h"
-#include "tinycore/engine/realize.h"
 
 namespace tc::python {
 
@@ -20,12 +19,7 @@ void bind_nn_optim(py::module_& nn) {
       .def("schedule_step", &Optimizer::schedule_step, py::arg("apply") = py::none(),
            "Assigns the updates and returns what to realize (a skipped step where the 0-d bool "
            "tensor `apply` is false)")
-      .def("step",
-           [](Optimizer& o) {
-             std::vector<Tensor> todo = o.schedule_step();
-             py::gil_scoped_release release;
-             realize_all(todo);
-           })
+      .def("step", &Optimizer::step, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("lr", [](const Optimizer& o) { return o.lr(); })
       .def("set_lr", &Optimizer::set_lr, py::arg("lr"))
       .def_property_readonly("params", [](const Optimizer& o) { return o.params(); })

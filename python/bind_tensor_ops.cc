@@ -12,19 +12,10 @@ namespace {
 
 using Opt = std::optional<Tensor>;
 
-// A Python scalar as a 0-d tensor next to `self`, with tinygrad's dtype rule (_broadcasted): it
-// takes self's dtype when self is float, or when self is an integer and the scalar an int;
-// otherwise its own (bool, int32, float32).
-Tensor scalar_tensor(const Tensor& self, ConstValue c) {
-  DType d = self.dtype();
-  bool keep = dtypes::is_float(d) || (dtypes::is_int(d) && c.kind == ConstValue::Kind::Int);
-  return Tensor::full({}, c, keep ? d : c.dtype());
-}
-
 // The other operand of a binary op: a Tensor, or a scalar made into one.
 Tensor operand(const Tensor& self, py::handle x, const char* op) {
   if (py::isinstance<Tensor>(x)) return x.cast<Tensor>();
-  if (auto c = to_const(x)) return scalar_tensor(self, *c);
+  if (auto c = to_const(x)) return self.scalar_like(*c);
   throw py::type_error(std::string("Tensor.") + op + ": expected a Tensor or a number, got " +
                        std::string(py::str(py::type::of(x).attr("__name__"))));
 }
@@ -56,15 +47,16 @@ void bind_tensor_ops(py::module_& m) {
   TC_UNARY(neg)
   TC_UNARY(logical_not)
   TC_UNARY(reciprocal)
-  TC_UNARY(sqrt) TC_UNARY(rsqrt) TC_UNARY(exp) TC_UNARY(exp2) TC_UNARY(log) TC_UNARY(log2) TC_UNARY(
-      sin) TC_UNARY(cos) TC_UNARY(tan) TC_UNARY(trunc) TC_UNARY(relu) TC_UNARY(abs)
-      TC_UNARY(sigmoid) TC_UNARY(square) TC_UNARY(tanh) TC_UNARY(sinh) TC_UNARY(cosh) TC_UNARY(
-          sign) TC_UNARY(ceil) TC_UNARY(floor) TC_UNARY(round) TC_UNARY(isnan) TC_UNARY(isfinite)
-          TC_UNARY(log10) TC_UNARY(quick_gelu) TC_UNARY(silu) TC_UNARY(swish) TC_UNARY(
-              relu6) TC_UNARY(hardswish) TC_UNARY(softsign) TC_UNARY(mish) TC_UNARY(logsigmoid)
-              TC_UNARY(asin) TC_UNARY(acos) TC_UNARY(atan) TC_UNARY(asinh) TC_UNARY(acosh) TC_UNARY(
-                  atanh) TC_UNARY(erf) TC_UNARY(bitwise_not) TC_UNARY(contiguous) TC_UNARY(half)
-                  TC_UNARY(bfloat16) TC_UNARY(byte) TC_UNARY(hash)
+  TC_UNARY(sqrt)
+  TC_UNARY(rsqrt) TC_UNARY(exp) TC_UNARY(exp2) TC_UNARY(log) TC_UNARY(log2) TC_UNARY(sin) TC_UNARY(
+      cos) TC_UNARY(tan) TC_UNARY(trunc) TC_UNARY(relu) TC_UNARY(abs) TC_UNARY(sigmoid)
+      TC_UNARY(square) TC_UNARY(tanh) TC_UNARY(sinh) TC_UNARY(cosh) TC_UNARY(sign) TC_UNARY(
+          ceil) TC_UNARY(floor) TC_UNARY(round) TC_UNARY(isnan) TC_UNARY(isfinite) TC_UNARY(log10)
+          TC_UNARY(quick_gelu) TC_UNARY(silu) TC_UNARY(swish) TC_UNARY(relu6) TC_UNARY(hardswish)
+              TC_UNARY(softsign) TC_UNARY(mish) TC_UNARY(logsigmoid) TC_UNARY(asin) TC_UNARY(
+                  acos) TC_UNARY(atan) TC_UNARY(asinh) TC_UNARY(acosh) TC_UNARY(atanh) TC_UNARY(erf)
+                  TC_UNARY(bitwise_not) TC_UNARY(contiguous) TC_UNARY(half) TC_UNARY(
+                      bfloat16) TC_UNARY(byte) TC_UNARY(hash)
 #undef TC_UNARY
                       cls.def("float", &Tensor::float_)
                           .def("double", &Tensor::double_)

@@ -765,6 +765,9 @@ class Tensor {
   Tensor& replace(const Tensor& x);
   // A constant of this shape and dtype (tinygrad's const_like: a broadcast scalar, no buffer).
   Tensor const_like(ConstValue value) const;
+  // A Python-like scalar as a 0-d operand of this tensor (tinygrad's _broadcasted rule): it takes
+  // this dtype when this is float, or an integer and the scalar an int; otherwise its own.
+  Tensor scalar_like(ConstValue x) const;
   // Keccak hash over the last dimension's bytes (any dtype, read as uint8): "sha3_224",
   // "sha3_256" or "shake_128" (16 output bytes), or a raw rate and domain byte. The result is
   // uint8 (..., digest bytes). Built from Tensor xor/and/mul/div ops on uint64 lanes.
@@ -796,7 +799,6 @@ class Tensor {
   Tensor apply(Ops op, DType dtype, std::vector<Tensor> src = {}) const;
   Tensor binop(const char* name, Ops op, const Tensor& x) const;
   Tensor as_float() const;
-  Tensor scalar_like(ConstValue x) const;
   Tensor reduce(const char* name, Ops op, const Axes& axis, bool keepdim) const;
   std::vector<int64_t> reduce_axes(const char* name, const Axes& axis) const;  // sorted, checked
   Tensor broadcast_to(const Shape& shape) const;

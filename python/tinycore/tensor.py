@@ -4,6 +4,7 @@ import contextlib
 
 from tinycore import _C
 from tinycore._C import Tensor, dtypes
+from tinycore.helpers import Device
 
 _I = _C._IndexItem
 
@@ -27,13 +28,10 @@ def _dims(shape, args=()):
 
 
 def _place(t: Tensor, device=None, requires_grad=None) -> Tensor:
-  if device is not None and Device_canonical(device) != t.device: t = t.to(device)
+  if device is not None and Device.canonicalize(device) != t.device: t = t.to(device)
   t.requires_grad = requires_grad  # None: tinygrad's "maybe" (backward fills its grad if used)
   return t
 
-
-def Device_canonical(device) -> str:
-  return str(device).split(":")[0].upper()
 
 
 # ---- movement ----
