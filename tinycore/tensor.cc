@@ -62,17 +62,18 @@ Shape checked_data_shape(const char* op, size_t length, const std::optional<Shap
 Tensor::Tensor(const std::vector<float>& data, std::optional<Shape> shape)
     : Tensor(from_vector(data, std::move(shape))) {}
 
-Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype) {
-  Tensor t = empty(shape, dtype);
+Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype, const std::string& device) {
+  Tensor t = empty(shape, dtype, device);
   UOpRef buf = t.uop()->op == Ops::BUFFER ? t.uop() : t.uop()->src[0];
   buf->buffer->copyin(data, buf->buffer->nbytes());
   return t;
 }
 
-Tensor Tensor::empty(Shape shape, DType dtype) {
+Tensor Tensor::empty(Shape shape, DType dtype, const std::string& device) {
   detail::checked_data_shape("Tensor.empty",
                              static_cast<size_t>(std::max<int64_t>(shape_numel(shape), 0)), shape);
-  UOpRef buf = schedule::new_buffer(runtime::default_device(), dtype, shape_numel(shape));
+  UOpRef buf = schedule::new_buffer(device.empty() ? runtime::default_device() : device, dtype,
+                                    shape_numel(shape));
   Tensor t(shape.size() == 1 ? buf : UOp::make(Ops::RESHAPE, dtype, {buf}, shape));
   t.impl_->owns_buffer = true;  // a new buffer no other tensor can reach
   return t;

@@ -168,10 +168,14 @@ class Tensor {
 
   template <typename T>
   static Tensor from_vector(const std::vector<T>& data, std::optional<Shape> shape = {});
-  static Tensor from_blob(const void* data, Shape shape, DType dtype);  // copies
+  // Copies `data` into a new buffer on `device` (default: the default device).
+  static Tensor from_blob(const void* data, Shape shape, DType dtype,
+                          const std::string& device = "");
 
   // creation
-  static Tensor empty(Shape shape, DType dtype = dtypes::default_float);
+  // A new buffer on `device` (default: the default device), its contents unset.
+  static Tensor empty(Shape shape, DType dtype = dtypes::default_float,
+                      const std::string& device = "");
   static Tensor full(Shape shape, ConstValue value, std::optional<DType> dtype = {});
   static Tensor zeros(Shape shape, DType dtype = dtypes::default_float);
   static Tensor ones(Shape shape, DType dtype = dtypes::default_float);
@@ -756,6 +760,8 @@ class Tensor {
   Shape size() const;           // the shape
   int64_t size(int dim) const;  // one dimension (negative counts from the end)
   // This tensor on `device` (this one itself when it is already there), its grad moved along.
+  // Between devices it realizes this tensor and copies its values through host memory into a
+  // new buffer: the copy is a leaf (no gradient flows back to the source device).
   Tensor to(const std::string& device) const;
   Tensor& to_(const std::string& device);  // moves this tensor (every handle) in place
   // A new tensor with its own buffer holding the same values (and a clone of the grad). Lazy as

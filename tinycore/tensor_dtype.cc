@@ -132,7 +132,11 @@ Tensor Tensor::to(const std::string& device) const {
     fail("Tensor.to: no device \"%s\" (%s)", device, e.what());
   }
   if (name == this->device()) return *this;
-  fail("Tensor.to: copies between devices are not supported yet (%s to %s)", this->device(), name);
+  std::vector<uint8_t> host = bytes();
+  Tensor out = from_blob(host.data(), shape(), dtype(), name);
+  if (impl_->grad) out.impl_->grad = Tensor(impl_->grad).to(name).impl_;
+  if (requires_grad()) out.requires_grad_();
+  return out;
 }
 
 Tensor& Tensor::to_(const std::string& device) {

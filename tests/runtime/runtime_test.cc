@@ -2,6 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "tests/temp_cache_dir.h"
 #include "tinycore/error.h"
 #include "tinycore/runtime/allocator.h"
@@ -14,7 +17,7 @@ namespace tc::runtime {
 namespace {
 
 TEST(Allocator, ReusesFreedBlocksOfTheSameSize) {
-  Allocator a;
+  HostAllocator a;
   void* p = a.alloc(1000);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
@@ -51,6 +54,31 @@ TEST(Device, RegistryByName) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("TPU"));
     EXPECT_THAT(e.what(), ::testing::HasSubstr("CPU"));
+  }
+}
+
+// Every device kind is known; those that cannot run here say why, and are not the default.
+TEST(Device, UnavailableDevicesSayWhy) {
+  EXPECT_THAT(known_devices(), ::testing::ElementsAre("CUDA", "HIP", "CL", "CPU"));
+  std::vector<std::string> available = available_devices();
+  EXPECT_THAT(available, ::testing::Contains("CPU"));
+  EXPECT_EQ(unavailable_reason("CPU"), "");
+  for (const std::string& name : known_devices()) {
+    if (std::find(available.begin(), available.end(), name) != available.end()) continue;
+    std::string why = unavailable_reason(name);
+    EXPECT_FALSE(why.empty()) << name;
+    try {
+      get_device(name);
+      FAIL() << "no error for the unavailable device " << name;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("not available on this machine"));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(why));
+    }
+  }
+  // the default is an accelerator when there is one, else the CPU
+  const std::string& d = default_device();
+  if (!std::getenv("DEVICE")) {
+    EXPECT_TRUE(d == "CPU" || get_device(d).is_accelerator()) << d;
   }
 }
 

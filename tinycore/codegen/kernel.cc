@@ -8,8 +8,10 @@
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
+#include "tinycore/codegen/render_check.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
+#include "tinycore/renderer/cstyle.h"
 #include "tinycore/renderer/llvmir.h"
 #include "tinycore/uop/printer.h"
 
@@ -48,29 +50,42 @@ int64_t parallel_range(const std::vector<UOpRef>& program, int output_dims) {
 }
 
 std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts) {
+  check_render(ast);
   auto k = std::make_shared<Kernel>();
   k->opts = opts;
-  LoweredKernel lowered = lower(ast, opts);
-  UOpRef sink = simplify_kernel(lowered.sink);
-  k->name = lowered.name;
-  k->program = linearize(sink);
+  LinearKernel linear = linearize_kernel(ast, opts);
+  k->name = linear.name;
+  k->program = std::move(linear.program);
   if (debug_level() >= 3) std::printf("kernel %s: %s\n", k->name.c_str(), opts.key().c_str());
-  if (debug_level() >= 5) std::printf("%s\n", print_graph(sink).c_str());
-  TC_CHECK(device.renderer() == "llvm", "no renderer for device ", device.name());
-  int output_dims = static_cast<int>(ast->src[0]->src[1]->shape().size());
-  int64_t split = opts.parallel ? parallel_range(k->program, output_dims) : -1;
-  k->parallel = split >= 0;
-  k->source = renderer::render_llvm(k->name, k->program, split);
+  if (debug_level() >= 5) std::printf("%s\n", print_graph(linear.sink).c_str());
+  int output_dims = linear.output_dims;
+  if (device.renderer() == "llvm") {
+    int64_t split = opts.parallel ? parallel_range(k->program, output_dims) : -1;
+    k->parallel = split >= 0;
+    k->source = renderer::render_llvm(k->name, k->program, split);
+  } else {
+    renderer::RenderedKernel r =
+        renderer::render_cstyle(device.renderer(), k->name, k->program, output_dims);
+    k->source = std::move(r.source);
+    k->launch = r.launch;
+  }
   if (debug_level() >= 4) std::printf("%s\n", k->source.c_str());
   k->flops = count_flops(k->program);
   for (const UOpRef& u : k->program)
     if (u->op == Ops::DEFINE_GLOBAL)
       k->bytes += static_cast<double>(u->arg_ints()[1]) * u->dtype.itemsize();
-  k->binary = device.compile(k->name, k->source);
+  k->binary = device.compile(k->name, k->source, k->launch);
   return k;
 }
 
 }  // namespace
+
+LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts) {
+  LoweredKernel lowered = lower(ast, opts);
+  UOpRef sink = simplify_kernel(lowered.sink);
+  return {lowered.name, linearize(sink), sink,
+          static_cast<int>(ast->src[0]->src[1]->shape().size())};
+}
 
 int launch_shares(const Kernel& k, const runtime::Device& device) {
   return k.parallel && k.flops + k.bytes > 1e6 ? device.parallelism() : 1;
@@ -94,6 +109,9 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
   static std::mutex mu;
   using Key = std::tuple<UOpRef, std::string, int, int>;
   static auto* chosen = new absl::flat_hash_map<Key, KernelOpts>();
+  // GPU kernels take no opts yet: the heuristic and BEAM's actions are the CPU's (SIMD lanes,
+  // register tiles, core splits); their output loops become the launch grid instead
+  if (device.renderer() != "llvm") return get_kernel(ast, device, KernelOpts{});
   int noopt = getenv_int("NOOPT"), beam = noopt ? 0 : getenv_int("BEAM");
   Key key{ast, device.name(), noopt, beam};
   KernelOpts opts;

@@ -19,9 +19,19 @@ struct Kernel {
   double flops = 0;             // ALU operations per run
   double bytes = 0;             // bytes of all its buffers
   KernelOpts opts;
-  bool parallel = false;  // its outermost output loop is split across cores
+  bool parallel = false;       // its outermost output loop is split across cores
+  runtime::LaunchSpec launch;  // a GPU kernel's grid
   std::shared_ptr<runtime::Program> binary;
 };
+
+// A kernel AST lowered with `opts`, simplified and linearized: what every renderer starts from.
+struct LinearKernel {
+  std::string name;
+  std::vector<UOpRef> program;
+  UOpRef sink;          // the simplified kernel graph the program was made from
+  int output_dims = 0;  // loops numbered below this are output loops
+};
+LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts);
 
 // How many shares of `device` a launch of `k` is split into: small kernels run whole, since
 // waking threads costs more than they save.

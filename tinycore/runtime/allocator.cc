@@ -1,6 +1,7 @@
 #include "tinycore/runtime/allocator.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace tc::runtime {
@@ -23,9 +24,7 @@ void* Allocator::alloc(size_t bytes) {
       return p;
     }
   }
-  void* p = std::aligned_alloc(kAlign, size);
-  if (!p) throw std::bad_alloc();
-  return p;
+  return raw_alloc(size);
 }
 
 void Allocator::free(void* ptr, size_t bytes) {
@@ -39,7 +38,7 @@ void Allocator::free(void* ptr, size_t bytes) {
 void Allocator::clear_cache() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [size, list] : free_)
-    for (void* p : list) std::free(p);
+    for (void* p : list) raw_free(p, size);
   free_.clear();
   cached_ = 0;
 }
@@ -49,6 +48,14 @@ size_t Allocator::cached_bytes() const {
   return cached_;
 }
 
-Allocator::~Allocator() { clear_cache(); }
+void Allocator::copyin(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void Allocator::copyout(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+
+void* Allocator::raw_alloc(size_t bytes) {
+  void* p = std::aligned_alloc(kAlign, bytes);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void Allocator::raw_free(void* ptr, size_t) { std::free(ptr); }
 
 }  // namespace tc::runtime

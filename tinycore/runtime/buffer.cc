@@ -1,7 +1,6 @@
 #include "tinycore/runtime/buffer.h"
 
 #include <atomic>
-#include <cstring>
 
 #include "tinycore/error.h"
 #include "tinycore/runtime/device.h"
@@ -35,12 +34,12 @@ uint64_t Buffer::cache_floor() { return floor_clock.load(std::memory_order_relax
 void Buffer::copyin(const void* src, size_t bytes) {
   TC_CHECK(bytes == nbytes(), "copyin of ", bytes, " bytes into a buffer of ", nbytes());
   bump_version();
-  if (bytes) std::memcpy(ensure_allocated(), src, bytes);
+  if (bytes) device_.allocator().copyin(ensure_allocated(), src, bytes);
 }
 
 void Buffer::copyout(void* dst, size_t bytes) {
   TC_CHECK(bytes == nbytes(), "copyout of ", bytes, " bytes from a buffer of ", nbytes());
-  if (bytes) std::memcpy(dst, ensure_allocated(), bytes);
+  if (bytes) device_.allocator().copyout(dst, ensure_allocated(), bytes);
 }
 
 }  // namespace tc::runtime

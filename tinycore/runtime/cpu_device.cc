@@ -16,9 +16,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 
-#include <cstdio>
 #include <mutex>
-#include <optional>
 #include <unordered_map>
 
 #include "tinycore/error.h"
@@ -85,7 +83,8 @@ class CpuDevice : public Device {
   int simd_bytes() const override { return simd_bytes_; }
   int simd_registers() const override { return simd_registers_; }
 
-  std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source) override {
+  std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source,
+                                   const LaunchSpec&) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = cache_.find(source); it != cache_.end()) return it->second;
 
@@ -103,18 +102,16 @@ class CpuDevice : public Device {
   }
 
  private:
-  // The kernel's machine code: from the disk cache when this exact source was compiled before
-  // for this CPU by this LLVM (LLVM's optimizer is most of a cold start), else compiled now and
-  // stored. An entry holds its source, so a hash collision or a damaged file is a miss. Bump the
-  // key's "v1" when optimize() or the target machine's options change: the key cannot see them.
+  // The kernel's machine code, from the disk cache when this exact source was compiled before
+  // for this CPU by this LLVM (LLVM's optimizer is most of a cold start). Bump the key's "v1"
+  // when optimize() or the target machine's options change: the key cannot see them.
   std::string object_code(const std::string& fn_name, const std::string& source) {
-    bool use_disk = getenv_int("DISABLE_COMPILER_CACHE") == 0;
     std::string key = absl::StrCat("tinycore cpu object v1|LLVM " LLVM_VERSION_STRING "|", triple_,
                                    "|", cpu_, "|", features_, "|\n", source);
-    std::string path = cache_path("cpu", key, ".o");
-    if (use_disk)
-      if (std::optional<std::string> object = read_entry(path, key)) return *object;
+    return cached_compile("cpu", key, [&] { return compile_object(fn_name, source); });
+  }
 
+  std::string compile_object(const std::string& fn_name, const std::string& source) {
     auto ctx = std::make_unique<llvm::LLVMContext>();
     llvm::SMDiagnostic diag;
     auto mod = llvm::parseIR(llvm::MemoryBufferRef(source, fn_name), diag, *ctx);
@@ -134,26 +131,7 @@ class CpuDevice : public Device {
     if (tm_->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
       throw Error("CPU device: the target machine cannot emit object files");
     codegen.run(*mod);
-    std::string bytes(object.begin(), object.end());
-    if (use_disk) write_cache_file(path, key + '\0' + checksum(bytes) + bytes);
-    return bytes;
-  }
-
-  // An entry is key, NUL, the object's checksum (16 hex digits), the object.
-  static std::string checksum(const std::string& object) {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(stable_hash(object)));
-    return hex;
-  }
-  static std::optional<std::string> read_entry(const std::string& path, const std::string& key) {
-    std::optional<std::string> entry = read_cache_file(path);
-    size_t start = key.size() + 1 + 16;
-    if (!entry || entry->size() <= start || entry->compare(0, key.size(), key) != 0 ||
-        (*entry)[key.size()] != '\0')
-      return std::nullopt;
-    std::string object = entry->substr(start);
-    if (entry->compare(key.size() + 1, 16, checksum(object)) != 0) return std::nullopt;
-    return object;
+    return std::string(object.begin(), object.end());
   }
 
   void optimize(llvm::Module& mod) {
@@ -175,7 +153,7 @@ class CpuDevice : public Device {
 
   std::string name_ = "CPU", renderer_ = "llvm", triple_, cpu_, features_;
   int simd_bytes_ = 16, simd_registers_ = 16;
-  Allocator allocator_;
+  HostAllocator allocator_;
   ThreadPool pool_{cpu_threads()};
   std::unique_ptr<llvm::TargetMachine> tm_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;

@@ -3,23 +3,59 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <functional>
 #include <map>
 #include <mutex>
 
 #include "absl/strings/str_join.h"
 #include "tinycore/error.h"
+#include "tinycore/runtime/cl_device.h"
 #include "tinycore/runtime/cpu_device.h"
+#include "tinycore/runtime/hip_device.h"
+#ifdef TC_HAVE_CUDA
+#include "tinycore/runtime/cuda_device.h"
+#endif
 
 namespace tc::runtime {
 namespace {
 
-using Factory = std::function<std::unique_ptr<Device>()>;
+// A device kind: its factory, and why the factory found nothing.
+struct Kind {
+  std::string name;
+  DeviceFactory make;
+  std::string (*why_not)();
+};
 
-// Known devices in order of preference; each is created on first use.
-const std::vector<std::pair<std::string, Factory>>& factories() {
-  static const std::vector<std::pair<std::string, Factory>> f = {{"CPU", make_cpu_device}};
-  return f;
+std::string cuda_missing() {
+#ifdef TC_HAVE_CUDA
+  return cuda_unavailable_reason();
+#else
+  return "tinycore was built without the CUDA toolkit";
+#endif
+}
+
+// Known devices in order of preference.
+const std::vector<Kind>& registry() {
+  static const std::vector<Kind> r = {
+#ifdef TC_HAVE_CUDA
+      {"CUDA", make_cuda_device, cuda_missing},
+#else
+      {"CUDA", [] { return std::unique_ptr<Device>(); }, cuda_missing},
+#endif
+      {"HIP", make_hip_device, hip_unavailable_reason},
+      {"CL", make_cl_device, cl_unavailable_reason},
+      {"CPU", make_cpu_device, [] { return std::string(); }},
+  };
+  return r;
+}
+
+// Guards the devices made so far and why the others are not available.
+std::mutex& registry_mutex() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+std::map<std::string, std::string>& reasons() {
+  static auto* r = new std::map<std::string, std::string>();
+  return *r;
 }
 
 std::string canonical(const std::string& name) {
@@ -28,28 +64,52 @@ std::string canonical(const std::string& name) {
   return n;
 }
 
+// The device of kind `key` (canonical), created on first use; nullptr when it is unknown or
+// cannot run here. Devices live as long as the process (their compiled code may be in use).
+Device* find_device(const std::string& key) {
+  static auto* devices = new std::map<std::string, std::unique_ptr<Device>>();
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  if (auto it = devices->find(key); it != devices->end()) return it->second.get();
+  for (const Kind& kind : registry()) {
+    if (kind.name != key) continue;
+    Device* d = ((*devices)[key] = kind.make()).get();
+    if (!d) reasons()[key] = kind.why_not();
+    return d;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+std::vector<std::string> known_devices() {
+  std::vector<std::string> out;
+  for (const Kind& kind : registry()) out.push_back(kind.name);
+  return out;
+}
 
 std::vector<std::string> available_devices() {
   std::vector<std::string> out;
-  for (const auto& [name, f] : factories()) out.push_back(name);
+  for (const std::string& name : known_devices())
+    if (find_device(name)) out.push_back(name);
   return out;
 }
 
 Device& get_device(const std::string& name) {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<Device>>* devices =
-      new std::map<std::string, std::unique_ptr<Device>>();  // lives as long as the JIT'd code
   std::string key = canonical(name);
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = devices->find(key); it != devices->end()) return *it->second;
-  for (const auto& [n, factory] : factories()) {
-    if (n != key) continue;
-    auto& slot = (*devices)[key];
-    slot = factory();
-    return *slot;
-  }
+  if (Device* d = find_device(key)) return *d;
+  auto known = known_devices();
+  if (std::find(known.begin(), known.end(), key) != known.end())
+    fail("device '%s' is not available on this machine: %s (available: %s)", name,
+         unavailable_reason(key), absl::StrJoin(available_devices(), ", "));
   fail("unknown device '%s' (available: %s)", name, absl::StrJoin(available_devices(), ", "));
+}
+
+std::string unavailable_reason(const std::string& name) {
+  std::string key = canonical(name);
+  if (find_device(key)) return "";
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto it = reasons().find(key);
+  return it == reasons().end() ? "unknown device" : it->second;
 }
 
 const std::string& default_device() {
@@ -57,12 +117,14 @@ const std::string& default_device() {
     const char* env = std::getenv("DEVICE");
     if (env && *env) {
       std::string name = canonical(env);
-      auto names = available_devices();
-      if (std::find(names.begin(), names.end(), name) == names.end())
-        fail("DEVICE=%s is not available (available: %s)", env, absl::StrJoin(names, ", "));
+      if (!find_device(name))
+        fail("DEVICE=%s is not available: %s (available: %s)", env, unavailable_reason(name),
+             absl::StrJoin(available_devices(), ", "));
       return name;
     }
-    return available_devices().front();
+    for (const std::string& name : known_devices())
+      if (Device* dev = find_device(name); dev && dev->is_accelerator()) return name;
+    return std::string("CPU");
   }();
   return d;
 }

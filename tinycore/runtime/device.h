@@ -1,7 +1,9 @@
 // The device contract: an allocator, and a compiler from rendered source to a runnable Program.
-// Devices are found by name in a registry ("CPU", later "CUDA", "CL").
+// Devices are found by name in a registry ("CPU", "CUDA", "CL").
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,8 +12,16 @@
 
 namespace tc::runtime {
 
-// A compiled kernel: runs over its buffers' raw pointers, split into `shares` parts that may
-// run in parallel (1 runs it whole).
+// How a GPU kernel is launched: `global` work-groups (CUDA's grid) of `local` threads each, per
+// dimension x, y, z; `nargs` buffer arguments. The CPU ignores it.
+struct LaunchSpec {
+  std::array<int64_t, 3> global{1, 1, 1}, local{1, 1, 1};
+  int nargs = 0;
+};
+
+// A compiled kernel: runs over its buffers' pointers (handles, on a GPU), split into `shares`
+// parts that may run in parallel (1 runs it whole). On a GPU, run only enqueues the launch:
+// Device::synchronize waits for it, and copies to the host wait by themselves.
 class Program {
  public:
   virtual ~Program() = default;
@@ -26,11 +36,16 @@ class Device {
   virtual ~Device() = default;
   virtual const std::string& name() const = 0;
   virtual Allocator& allocator() = 0;
-  // Compiles (or fetches from the compile cache) the kernel `fn_name` in `source`.
-  virtual std::shared_ptr<Program> compile(const std::string& fn_name,
-                                           const std::string& source) = 0;
-  // The name of the renderer that produces this device's source ("llvm", ...).
+  // Compiles (or fetches from the compile cache) the kernel `fn_name` in `source`, launched as
+  // `launch` says.
+  virtual std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source,
+                                           const LaunchSpec& launch = {}) = 0;
+  // The name of the renderer that produces this device's source ("llvm", "cuda", "opencl").
   virtual const std::string& renderer() const = 0;
+  // Waits until every launch enqueued so far has finished.
+  virtual void synchronize() {}
+  // A GPU (or other accelerator): preferred over the CPU as the default device.
+  virtual bool is_accelerator() const { return false; }
   // How many shares a kernel can usefully be split into (the CPU's threads).
   virtual int parallelism() const { return 1; }
   // Bytes in one SIMD register, and how many such registers there are.
@@ -41,8 +56,18 @@ class Device {
 // The device named `name` (case-insensitive, an optional ":N" suffix ignored); throws tc::Error
 // naming the available devices when there is no such device.
 Device& get_device(const std::string& name);
-// DEVICE from the environment, else the best available device.
+// DEVICE from the environment, else the best available device: the first accelerator in the
+// registry's order of preference, else the CPU.
 const std::string& default_device();
+// The devices that can run here (a device whose driver or hardware is missing is not listed).
 std::vector<std::string> available_devices();
+// Every device tinycore knows, available or not.
+std::vector<std::string> known_devices();
+// Why device `name` is not available here ("" when it is): no driver, no hardware, not built.
+std::string unavailable_reason(const std::string& name);
+
+// A device kind's factory: the device, or nullptr when it cannot run here (no driver, no
+// hardware), never throwing for that.
+using DeviceFactory = std::unique_ptr<Device> (*)();
 
 }  // namespace tc::runtime

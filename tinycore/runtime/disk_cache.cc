@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "tinycore/helpers.h"
+
 namespace tc::runtime {
 
 std::string cache_dir() {
@@ -50,6 +52,36 @@ void write_cache_file(const std::string& path, std::string_view bytes) {
     std::filesystem::rename(tmp, path, ec);
   else
     std::filesystem::remove(tmp, ec);
+}
+
+namespace {
+// An entry is key, NUL, the output's checksum (16 hex digits), the output.
+std::string checksum(const std::string& output) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(stable_hash(output)));
+  return hex;
+}
+std::optional<std::string> read_entry(const std::string& path, const std::string& key) {
+  std::optional<std::string> entry = read_cache_file(path);
+  size_t start = key.size() + 1 + 16;
+  if (!entry || entry->size() <= start || entry->compare(0, key.size(), key) != 0 ||
+      (*entry)[key.size()] != '\0')
+    return std::nullopt;
+  std::string output = entry->substr(start);
+  if (entry->compare(key.size() + 1, 16, checksum(output)) != 0) return std::nullopt;
+  return output;
+}
+}  // namespace
+
+std::string cached_compile(std::string_view kind, const std::string& key,
+                           const std::function<std::string()>& compile) {
+  bool use_disk = getenv_int("DISABLE_COMPILER_CACHE") == 0;
+  std::string path = cache_path(kind, key, ".bin");
+  if (use_disk)
+    if (std::optional<std::string> output = read_entry(path, key)) return *output;
+  std::string output = compile();
+  if (use_disk) write_cache_file(path, key + '\0' + checksum(output) + output);
+  return output;
 }
 
 }  // namespace tc::runtime

@@ -3,6 +3,7 @@
 // of its key, written whole or not at all.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,5 +26,13 @@ std::optional<std::string> read_cache_file(const std::string& path);
 // Writes to a temporary file and renames it over `path`, so a crash mid-write never leaves a
 // damaged entry; a cache that cannot be written is silently skipped.
 void write_cache_file(const std::string& path, std::string_view bytes);
+
+// A compiler's output for `key` (everything the output depends on: source, target, compiler
+// version, options): read from cache_dir()/<kind>/ when an intact entry for this exact key is
+// there, else made by `compile` and stored. An entry holds its key and a checksum of the
+// output, so a hash collision or a damaged file is a miss. DISABLE_COMPILER_CACHE=1 skips the
+// disk.
+std::string cached_compile(std::string_view kind, const std::string& key,
+                           const std::function<std::string()>& compile);
 
 }  // namespace tc::runtime

@@ -1,0 +1,72 @@
+#include "tinycore/codegen/render_check.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tinycore/codegen/kernel.h"
+#include "tinycore/error.h"
+#include "tinycore/renderer/cstyle.h"
+#include "tinycore/runtime/device.h"
+#include "tinycore/runtime/hiprtc.h"
+#ifdef TC_HAVE_CUDA
+#include "tinycore/runtime/nvrtc.h"
+#endif
+
+namespace tc::codegen {
+
+const std::vector<std::string>& render_check_languages() {
+  static const std::vector<std::string> langs = [] {
+    std::vector<std::string> out;
+    const char* env = std::getenv("CHECK_RENDER");
+    if (!env) return out;
+    const auto& known = renderer::cstyle_languages();
+    for (absl::string_view part : absl::StrSplit(env, ',', absl::SkipWhitespace())) {
+      std::string lang(part);
+      std::transform(lang.begin(), lang.end(), lang.begin(), ::tolower);
+      if (std::find(known.begin(), known.end(), lang) == known.end())
+        fail("CHECK_RENDER: unknown language '%s' (known: %s)", lang, absl::StrJoin(known, ", "));
+      out.push_back(lang);
+    }
+    return out;
+  }();
+  return langs;
+}
+
+std::string compile_offline(const std::string& language, const std::string& name,
+                            const std::string& source) {
+  if (language == "cuda") {
+#ifdef TC_HAVE_CUDA
+    return runtime::nvrtc_compile(name, source, "sm_90", /*cubin=*/false);
+#else
+    fail("CUDA: cannot compile kernel %s: tinycore was built without the CUDA toolkit", name);
+#endif
+  }
+  if (language == "hip") return runtime::hiprtc_compile(name, source, "gfx90a");
+  if (language == "opencl") {
+    runtime::Device& cl = runtime::get_device("CL");
+    cl.compile(name, source, {});
+    return source;
+  }
+  fail("no offline compiler for language '%s'", language);
+}
+
+void check_render(const UOpRef& ast) {
+  const std::vector<std::string>& langs = render_check_languages();
+  if (langs.empty()) return;
+  static std::mutex mu;
+  static auto* checked = new absl::flat_hash_set<UOpRef>();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!checked->insert(ast).second) return;
+  }
+  LinearKernel k = linearize_kernel(ast, KernelOpts{});
+  for (const std::string& lang : langs) {
+    renderer::RenderedKernel r = renderer::render_cstyle(lang, k.name, k.program, k.output_dims);
+    compile_offline(lang, k.name, r.source);
+  }
+}
+
+}  // namespace tc::codegen

@@ -1,0 +1,28 @@
+// CHECK_RENDER=cuda,hip,opencl: every kernel tinycore builds, on any device, is also lowered as
+// the GPU devices lower it, rendered in each listed language and compiled by that language's
+// compiler: NVRTC for sm_90 (CUDA), hiprtc for gfx90a (HIP), the CL device's (OpenCL). None of
+// them needs a GPU, so the test suite checks every kernel it makes in every GPU language on any
+// machine. A kernel that does not render or compile throws tc::Error naming the kernel, the
+// language and the compiler's message; a listed language whose compiler is missing throws
+// saying what is missing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tinycore/uop/uop.h"
+
+namespace tc::codegen {
+
+// The languages CHECK_RENDER lists (empty when unset); throws for an unknown one.
+const std::vector<std::string>& render_check_languages();
+
+// Renders and compiles `ast` in every listed language, once per AST.
+void check_render(const UOpRef& ast);
+
+// Compiles kernel `name`'s `source` in `language` with its GPU-less compiler (what
+// check_render does per language); returns the compiler's output.
+std::string compile_offline(const std::string& language, const std::string& name,
+                            const std::string& source);
+
+}  // namespace tc::codegen

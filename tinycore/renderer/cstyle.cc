@@ -1,0 +1,733 @@
+#include "tinycore/renderer/cstyle.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "tinycore/error.h"
+
+namespace tc::renderer {
+namespace {
+
+constexpr int64_t kMaxThreads = 256;  // threads in one work-group
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+// How a language holds float16 values.
+enum class HalfSupport {
+  Intrinsics,  // cuda_fp16.h's `half`, converted by its intrinsics (CUDA)
+  Native,      // a C type that C casts convert, rounding once (HIP's _Float16)
+  Storage,     // buffers only (OpenCL without cl_khr_fp16): values are floats rounded to half
+               // precision, moved by vload_half/vstore_half
+};
+
+// What differs between the C dialects; the renderer reads nothing else about a language.
+struct Language {
+  std::string name;
+  std::string kernel_prefix;  // before the kernel's `void`
+  bool launch_bounds;         // `__launch_bounds__(threads)` after the kernel's `void`
+  std::string buffer_prefix;  // before a buffer argument's element type
+  std::string restrict_;      // after a buffer argument's `*`
+  std::string helper_prefix;  // before a helper function's return type
+  std::array<std::string, 3> group_id, local_id;  // a thread's work-group and its place in it
+  std::array<int64_t, 3> max_groups;              // work-groups a launch may have, per dimension
+  // type names by Scalar: void, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+  // float16 (in memory), bfloat16 (its bits), float32, float64; index takes int32's or int64's
+  std::array<std::string, 14> types;
+  std::string int64_suffix, uint64_suffix;  // of 64-bit integer literals
+  bool overloaded_math;                     // sqrt(float) is float (else sqrtf)
+  HalfSupport half;
+  std::string half_include;  // what declares the float16 type, when it is used
+  bool fp64_pragma;          // double needs `#pragma OPENCL EXTENSION cl_khr_fp64`
+  bool convert_sat;          // convert_<type>_sat(x): float -> int rounding to 0, saturating
+  std::string (*bitcast)(const std::string& type, const std::string& x);
+};
+
+std::string builtin_bit_cast(const std::string& type, const std::string& x) {
+  return absl::StrCat("__builtin_bit_cast(", type, ", ", x, ")");
+}
+std::string opencl_as_type(const std::string& type, const std::string& x) {
+  return absl::StrCat("as_", type, "(", x, ")");
+}
+
+const Language& cuda() {
+  static const Language l{
+      .name = "cuda",
+      .kernel_prefix = "extern \"C\" __global__",
+      .launch_bounds = true,
+      .buffer_prefix = "",
+      .restrict_ = "__restrict__",
+      .helper_prefix = "__device__ inline",
+      .group_id = {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
+      .local_id = {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
+      .max_groups = {kInt32Max, 65535, 65535},
+      .types = {"void", "bool", "signed char", "short", "int", "long long", "unsigned char",
+                "unsigned short", "unsigned int", "unsigned long long", "half", "unsigned short",
+                "float", "double"},
+      .int64_suffix = "LL",
+      .uint64_suffix = "ULL",
+      .overloaded_math = false,
+      .half = HalfSupport::Intrinsics,
+      .half_include = "#include <cuda_fp16.h>",
+      .fp64_pragma = false,
+      .convert_sat = false,
+      .bitcast = builtin_bit_cast,
+  };
+  return l;
+}
+
+const Language& hip() {
+  static const Language l = [] {
+    Language h = cuda();
+    h.name = "hip";
+    h.types[static_cast<int>(Scalar::Float16)] = "_Float16";
+    h.half = HalfSupport::Native;
+    h.half_include = "";
+    return h;
+  }();
+  return l;
+}
+
+const Language& opencl() {
+  static const Language l{
+      .name = "opencl",
+      .kernel_prefix = "__kernel",
+      .launch_bounds = false,
+      .buffer_prefix = "__global ",
+      .restrict_ = "restrict",
+      .helper_prefix = "static inline",
+      .group_id = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
+      .local_id = {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"},
+      .max_groups = {kInt32Max, kInt32Max, kInt32Max},
+      .types = {"void", "bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong",
+                "half", "ushort", "float", "double"},
+      .int64_suffix = "L",
+      .uint64_suffix = "UL",
+      .overloaded_math = true,
+      .half = HalfSupport::Storage,
+      .half_include = "",
+      .fp64_pragma = true,
+      .convert_sat = true,
+      .bitcast = opencl_as_type,
+  };
+  return l;
+}
+
+const Language& language_named(const std::string& name) {
+  for (const Language* l : {&cuda(), &opencl(), &hip()})
+    if (l->name == name) return *l;
+  fail("C-style renderer: unknown language '%s' (known: %s)", name,
+       absl::StrJoin(cstyle_languages(), ", "));
+}
+
+bool is_fp(DType d) { return d == dtypes::float32 || d == dtypes::float64; }
+bool is_half(DType d) { return d.scalar == Scalar::Float16; }
+bool is_bf16(DType d) { return d.scalar == Scalar::BFloat16; }
+int64_t pow2_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// One dimension of the launch grid: the output loops it runs (outermost first; more than one
+// when outer loops are merged into z) and its work-group size.
+struct GridDim {
+  std::vector<const UOp*> ranges;
+  int64_t extent = 1, local = 1, groups = 1;
+  bool guarded() const { return groups * local != extent; }
+};
+
+class CStyle {
+ public:
+  CStyle(const Language& lang, const std::vector<UOpRef>& program, int output_dims)
+      : lang_(lang), program_(program) {
+    for (const UOpRef& u : program_) {
+      if (u->op == Ops::LANE || u->op == Ops::HREDUCE || u->dtype.count > 1)
+        fail("C-style renderer: SIMD lanes are not supported");
+    }
+    choose_grid(output_dims);
+    for (const UOpRef& u : program_)
+      if (u->dtype == dtypes::index &&
+          (u->vmin() < std::numeric_limits<int32_t>::min() || u->vmax() > kInt32Max))
+        wide_index_ = true;
+    for (const GridDim& d : grid_)
+      if (d.groups * d.local > kInt32Max) wide_index_ = true;
+  }
+
+  RenderedKernel render(const std::string& name) {
+    RenderedKernel out;
+    std::vector<const UOp*> globals;
+    absl::flat_hash_set<const UOp*> written;
+    for (const UOpRef& u : program_) {
+      if (u->op == Ops::DEFINE_GLOBAL) {
+        size_t i = static_cast<size_t>(u->arg_ints()[0]);
+        if (globals.size() <= i) globals.resize(i + 1);
+        globals[i] = u.get();
+        uses(u->dtype.base());
+      }
+      if (u->op == Ops::STORE) written.insert(u->src[0]->src[0].get());
+    }
+    for (size_t i = 0; i < 3; i++) {
+      out.launch.global[i] = grid_[i].groups;
+      out.launch.local[i] = grid_[i].local;
+    }
+    out.launch.nargs = static_cast<int>(globals.size());
+
+    define_grid_indices();
+    for (const UOpRef& u : program_) line(*u);
+
+    std::vector<std::string> params;
+    for (size_t i = 0; i < globals.size(); i++) {
+      TC_CHECK(globals[i] != nullptr, "C-style renderer: no DEFINE_GLOBAL ", i);
+      params.push_back(
+          absl::StrCat(lang_.buffer_prefix, written.contains(globals[i]) ? "" : "const ",
+                       memory_type(globals[i]->dtype.base()), "* ", lang_.restrict_, " data", i));
+    }
+    int64_t threads = grid_[0].local * grid_[1].local * grid_[2].local;
+    std::string& src = out.source;
+    if (lang_.fp64_pragma && uses_fp64_)
+      absl::StrAppend(&src, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    if (uses_half_ && !lang_.half_include.empty()) absl::StrAppend(&src, lang_.half_include, "\n");
+    for (const auto& [helper, text] : helpers_)
+      absl::StrAppend(&src, src.empty() ? "" : "\n", text);
+    if (!src.empty()) src += "\n";
+    absl::StrAppend(&src, lang_.kernel_prefix, " void ",
+                    lang_.launch_bounds ? absl::StrCat("__launch_bounds__(", threads, ") ") : "",
+                    name, "(", absl::StrJoin(params, ", "), ") {\n", body_, "}\n");
+    return out;
+  }
+
+ private:
+  // ---- the launch grid
+
+  // The output loops that enclose everything after them (their ENDs end the program), with
+  // constant trip counts, become grid dimensions from the innermost: x, then y, then z, which
+  // takes the remaining ones merged. A loop with more work-groups than its dimension allows
+  // stays a loop.
+  void choose_grid(int output_dims) {
+    std::vector<const UOp*> chain;  // innermost first
+    for (auto it = program_.rbegin(); it != program_.rend() && (*it)->op == Ops::END; ++it) {
+      const UOp* r = (*it)->src[0].get();
+      if (r->arg_int() < output_dims && r->src[0]->op == Ops::CONST) chain.push_back(r);
+    }
+    std::reverse(chain.begin(), chain.end());  // the last END closes the outermost loop
+    int64_t budget = kMaxThreads;
+    auto finish = [&](GridDim& d) {
+      d.local = std::min(pow2_at_least(d.extent), budget);
+      d.groups = std::max<int64_t>(1, ceil_div(d.extent, d.local));
+      budget /= d.local;
+    };
+    size_t slot = 0;
+    for (const UOp* r : chain) {
+      if (slot == 3) break;
+      GridDim& d = grid_[slot];
+      int64_t e = r->src[0]->arg_int();
+      bool fits = e == 0 || d.extent <= std::numeric_limits<int64_t>::max() / e;
+      if (fits) {
+        int64_t extent = d.extent * e;
+        fits = ceil_div(extent, std::min(pow2_at_least(extent), budget)) <= lang_.max_groups[slot];
+      }
+      if (!fits) {
+        if (slot == 2 && !d.ranges.empty()) break;  // z is full: the outer loops stay loops
+        continue;                                   // this one stays a loop
+      }
+      d.ranges.insert(d.ranges.begin(), r);
+      d.extent *= e;
+      grid_range_[r] = slot;
+      if (slot < 2) finish(grid_[slot++]);
+    }
+    if (slot == 2 && !grid_[2].ranges.empty()) finish(grid_[2]);
+  }
+
+  std::string thread_index(size_t dim) const {
+    const GridDim& d = grid_[dim];
+    std::string t = index_type();
+    if (d.groups == 1) return absl::StrCat("(", t, ")", lang_.local_id[dim]);
+    std::string group = absl::StrCat("(", t, ")", lang_.group_id[dim]);
+    if (d.local == 1) return group;
+    return absl::StrCat(group, " * ", d.local, " + ", lang_.local_id[dim]);
+  }
+  std::string grid_name(size_t dim) const {
+    return grid_[dim].ranges.size() == 1 ? range_name(*grid_[dim].ranges[0])
+                                         : absl::StrCat("gidx", dim);
+  }
+
+  // Each thread's loop indices, at the top of the kernel; merged loops are split by division.
+  void define_grid_indices() {
+    for (size_t dim = 0; dim < 3; dim++) {
+      const GridDim& d = grid_[dim];
+      if (d.ranges.empty()) continue;
+      emit(absl::StrCat(index_type(), " ", grid_name(dim), " = ", thread_index(dim), ";"));
+      if (d.ranges.size() == 1) continue;
+      int64_t stride = d.extent;
+      for (size_t i = 0; i < d.ranges.size(); i++) {
+        int64_t e = d.ranges[i]->src[0]->arg_int();
+        stride /= e;
+        std::string x = grid_name(dim);
+        if (stride != 1) x = absl::StrCat(x, " / ", stride);
+        if (i != 0) x = absl::StrCat(x, " % ", e);
+        emit(absl::StrCat(index_type(), " ", range_name(*d.ranges[i]), " = ", x, ";"));
+      }
+    }
+  }
+
+  // ---- types and literals
+
+  std::string index_type() const {
+    return lang_.types[static_cast<int>(wide_index_ ? Scalar::Int64 : Scalar::Int32)];
+  }
+  // The scalar a value of `d` is held in while computing.
+  DType register_dtype(DType d) const {
+    if (d == dtypes::index) return wide_index_ ? dtypes::int64 : dtypes::int32;
+    if (is_half(d) && lang_.half == HalfSupport::Storage) return dtypes::float32;
+    return d;
+  }
+  std::string type(DType d) const {
+    return lang_.types[static_cast<int>(register_dtype(d).scalar)];
+  }
+  // Bool is a byte in memory.
+  std::string memory_type(DType d) const {
+    return lang_.types[static_cast<int>(dtypes::is_bool(d) ? Scalar::UInt8 : d.scalar)];
+  }
+  // The unsigned type integer math of `d` wraps in (C's signed overflow is undefined).
+  std::string wrap_type(DType d) const {
+    DType r = register_dtype(d);
+    return lang_.types[static_cast<int>(r.itemsize() > 4 ? Scalar::UInt64 : Scalar::UInt32)];
+  }
+  void uses(DType d) {
+    uses_fp64_ = uses_fp64_ || d == dtypes::float64;
+    uses_half_ = uses_half_ || is_half(d);
+  }
+
+  std::string int_literal(int64_t v, DType d) const {
+    DType r = register_dtype(d);
+    if (dtypes::is_unsigned(r)) {
+      uint64_t u = static_cast<uint64_t>(v);
+      if (r == dtypes::uint32) return absl::StrCat(u, "u");
+      if (r == dtypes::uint64) return absl::StrCat(u, lang_.uint64_suffix);
+      return absl::StrCat(u);
+    }
+    std::string suffix = r == dtypes::int64 ? lang_.int64_suffix : "";
+    if (r == dtypes::int32 && v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
+    if (r == dtypes::int64 && v == std::numeric_limits<int64_t>::min())
+      return absl::StrCat("(-9223372036854775807", suffix, " - 1)");
+    return v < 0 ? absl::StrCat("(", v, suffix, ")") : absl::StrCat(v, suffix);
+  }
+  // The shortest decimal that reads back as exactly `v`; inf and NaN from their bits.
+  std::string float_literal(double v, bool f64) const {
+    if (!std::isfinite(v)) {
+      if (f64) {
+        uint64_t b;
+        std::memcpy(&b, &v, 8);
+        return lang_.bitcast("double", absl::StrFormat("0x%016X%s", b, lang_.uint64_suffix));
+      }
+      float f = static_cast<float>(v);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return lang_.bitcast("float", absl::StrFormat("0x%08Xu", b));
+    }
+    std::string s;
+    for (int precision = 1; precision <= 17; precision++) {
+      s = absl::StrFormat("%.*g", precision, v);
+      bool exact = f64 ? std::strtod(s.c_str(), nullptr) == v
+                       : std::strtof(s.c_str(), nullptr) == static_cast<float>(v);
+      if (exact) break;
+    }
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    if (!f64) s += "f";
+    return std::signbit(v) ? absl::StrCat("(", s, ")") : s;
+  }
+  std::string literal(const UOp& c) {
+    DType d = c.dtype;
+    uses(d);
+    if (dtypes::is_bool(d)) return c.arg_int() ? "true" : "false";
+    if (is_bf16(d)) {
+      float f = static_cast<float>(c.const_value());  // already rounded to bfloat16
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return absl::StrFormat("0x%04X", b >> 16);
+    }
+    if (is_half(d)) {
+      std::string f = float_literal(c.const_value(), false);  // exact: half fits in float
+      if (lang_.half == HalfSupport::Intrinsics) return absl::StrCat("__float2half(", f, ")");
+      if (lang_.half == HalfSupport::Native) return absl::StrCat("(", type(d), ")", f);
+      return f;
+    }
+    if (is_fp(d)) return float_literal(c.const_value(), d == dtypes::float64);
+    return int_literal(c.arg_int(), d);
+  }
+  std::string zero(DType d) { return literal(*UOp::const_(d, 0)); }
+
+  // ---- helper functions, defined once before the kernel when used
+
+  std::string helper(const std::string& name, const std::string& ret, const std::string& params,
+                     const std::vector<std::string>& body) {
+    if (!helpers_.contains(name)) {
+      std::string text =
+          absl::StrCat(lang_.helper_prefix, " ", ret, " ", name, "(", params, ") {\n");
+      for (const std::string& l : body) absl::StrAppend(&text, "  ", l, "\n");
+      helpers_[name] = text + "}\n";
+    }
+    return name;
+  }
+  // IEEE maximum, as LLVM's: NaN if either is, and +0 over -0.
+  std::string float_max(DType d) {
+    std::string t = type(d);
+    return helper(d == dtypes::float64 ? "tc_max_f64" : "tc_max_f32", t,
+                  absl::StrCat(t, " a, ", t, " b"),
+                  {"return a > b ? a : b > a ? b : a != a ? a : b != b ? b : a == 0 ? a + b : a;"});
+  }
+  // float32 -> bfloat16 bits, rounding to nearest even; NaN stays NaN.
+  std::string to_bf16() {
+    std::string u32 = lang_.types[static_cast<int>(Scalar::UInt32)];
+    return helper("tc_f32_to_bf16", lang_.types[static_cast<int>(Scalar::BFloat16)], "float x",
+                  {absl::StrCat(u32, " b = ", lang_.bitcast(u32, "x"), ";"),
+                   absl::StrCat("return (", lang_.types[static_cast<int>(Scalar::UInt16)],
+                                ")((x != x ? b | 0x400000u : b + 0x7fffu + ((b >> 16) & 1u)) >> "
+                                "16);")});
+  }
+  // Storage-only float16: a float or double rounded to half precision (as a float), and the
+  // bits of a half.
+  std::string round_to_half(DType from) {
+    std::string t = type(from);
+    return helper(from == dtypes::float64 ? "tc_round_half_f64" : "tc_round_half_f32", "float",
+                  absl::StrCat(t, " x"),
+                  {"ushort h;", "vstore_half_rte(x, 0, (half*)&h);",
+                   "return vload_half(0, (const half*)&h);"});
+  }
+  std::string half_bits() {
+    return helper("tc_half_bits", "ushort", "float x",
+                  {"ushort h;", "vstore_half_rte(x, 0, (half*)&h);", "return h;"});
+  }
+  std::string half_from_bits() {
+    return helper("tc_half_from_bits", "float", "ushort h",
+                  {"return vload_half(0, (const half*)&h);"});
+  }
+
+  // ---- the body
+
+  void emit(const std::string& s) {
+    absl::StrAppend(&body_, std::string(2 * (depth_ + 1), ' '), s, "\n");
+  }
+  // A new variable of dtype `d` holding `expr`.
+  std::string fresh(DType d, const std::string& expr) {
+    std::string name = absl::StrCat("val", nval_++);
+    emit(absl::StrCat(type(d), " ", name, " = ", expr, ";"));
+    return name;
+  }
+  void new_value(const UOp& u, const std::string& expr) { names_[&u] = fresh(u.dtype, expr); }
+  static std::string range_name(const UOp& r) { return absl::StrCat("ridx", r.arg_int()); }
+
+  // How a source reads: a literal, a variable, or an accumulator's final value.
+  std::string val(const UOpRef& u) {
+    if (u->op == Ops::CONST) return literal(*u);
+    if (u->op == Ops::ASSIGN) return absl::StrCat("acc", u->src[0]->arg_int());
+    auto it = names_.find(u.get());
+    TC_CHECK(it != names_.end(), "C-style renderer: ", op_name(u->op), " used before defined");
+    return it->second;
+  }
+  std::string element(const UOp& index) {
+    return absl::StrCat("data", index.src[0]->arg_ints()[0], "[", val(index.src[1]), "]");
+  }
+
+  void line(const UOp& u) {
+    uses(u.dtype);
+    switch (u.op) {
+      case Ops::CONST:
+      case Ops::INDEX:
+        return;  // literals, and addresses read by their loads and stores
+      case Ops::DEFINE_GLOBAL:
+        names_[&u] = absl::StrCat("data", u.arg_ints()[0]);
+        return;
+      case Ops::RANGE:
+        return open_range(u);
+      case Ops::END:
+        if (closes_.contains(u.src[0].get())) {
+          depth_--;
+          emit("}");
+        }
+        return;
+      case Ops::DEFINE_ACC:
+        emit(absl::StrCat(type(u.dtype), " acc", u.arg_int(), " = ", val(u.src[0]), ";"));
+        return;
+      case Ops::ASSIGN: {
+        std::string acc = absl::StrCat("acc", u.src[0]->arg_int());
+        emit(absl::StrCat(acc, " = ",
+                          binary(static_cast<Ops>(u.arg_int()), u.dtype, acc, val(u.src[1])), ";"));
+        return;
+      }
+      case Ops::LOAD:
+        return load(u);
+      case Ops::STORE:
+        return store(u);
+      default:
+        break;
+    }
+    TC_CHECK(group::is_alu(u.op), "C-style renderer: cannot render ", op_name(u.op));
+    std::vector<std::string> s;
+    for (const UOpRef& x : u.src) {
+      uses(x->dtype);
+      s.push_back(val(x));
+    }
+    std::string expr = alu(u, s);
+    if ((u.op == Ops::CAST || u.op == Ops::BITCAST) && expr == s[0])
+      names_[&u] = expr;  // the same C value (a float16 held as a float, bfloat16 as bits)
+    else
+      new_value(u, expr);
+  }
+
+  void open_range(const UOp& r) {
+    auto grid = grid_range_.find(&r);
+    if (grid == grid_range_.end()) {
+      std::string i = range_name(r);
+      names_[&r] = i;
+      emit(absl::StrFormat("for (%s %s = 0; %s < %s; %s++) {", index_type(), i, i, val(r.src[0]),
+                           i));
+    } else {
+      names_[&r] = range_name(r);
+      const GridDim& d = grid_[grid->second];
+      if (!d.guarded() || d.ranges.front() != &r) return;  // in range, or checked by the merged
+      emit(absl::StrCat("if (", grid_name(grid->second), " < ",
+                        int_literal(d.extent, dtypes::index), ") {"));
+    }
+    closes_.insert(&r);
+    depth_++;
+  }
+
+  void load(const UOp& u) {
+    const UOp& index = *u.src[0];
+    std::string x;
+    if (is_half(u.dtype) && lang_.half == HalfSupport::Storage)
+      x = absl::StrCat("vload_half(", val(index.src[1]), ", data", index.src[0]->arg_ints()[0],
+                       ")");
+    else
+      x = element(index);
+    if (dtypes::is_bool(u.dtype)) x += " != 0";
+    if (u.src.size() > 1) x = absl::StrCat(val(u.src[1]), " ? ", x, " : ", zero(u.dtype));
+    new_value(u, x);
+  }
+
+  void store(const UOp& u) {
+    const UOp& index = *u.src[0];
+    DType d = u.src[1]->dtype;
+    std::string x = val(u.src[1]);
+    if (is_half(d) && lang_.half == HalfSupport::Storage)
+      emit(absl::StrCat("vstore_half_rte(", x, ", ", val(index.src[1]), ", data",
+                        index.src[0]->arg_ints()[0], ");"));
+    else
+      emit(absl::StrCat(element(index), " = ", x, ";"));
+  }
+
+  std::string math(const std::string& fn, DType d, const std::vector<std::string>& args) {
+    TC_CHECK(is_fp(d), "C-style renderer: ", fn, " of ", d.name());
+    return absl::StrCat(fn, lang_.overloaded_math || d == dtypes::float64 ? "" : "f", "(",
+                        absl::StrJoin(args, ", "), ")");
+  }
+
+  std::string alu(const UOp& u, const std::vector<std::string>& s) {
+    DType d = u.src[0]->dtype;
+    switch (u.op) {
+      case Ops::CAST:
+        if ((is_bf16(d) || (is_half(d) && lang_.half != HalfSupport::Storage)) &&
+            u.dtype != dtypes::float32)  // via a float32 variable, read by the cast's checks
+          return cast(fresh(dtypes::float32, cast(s[0], d, dtypes::float32)), dtypes::float32,
+                      u.dtype);
+        return cast(s[0], d, u.dtype);
+      case Ops::BITCAST:
+        return bitcast(s[0], d, u.dtype);
+      case Ops::NEG:
+        if (is_fp(d) || d == dtypes::index) return absl::StrCat("-", s[0]);
+        if (dtypes::is_bool(d)) return s[0];  // -x wraps to x in one bit
+        return absl::StrCat("-(", wrap_type(d), ")", s[0]);
+      case Ops::RECIP:
+        return absl::StrCat(literal(*UOp::const_(d, 1)), " / ", s[0]);
+      case Ops::EXP2:
+        return math("exp2", d, s);
+      case Ops::EXP:
+        return math("exp", d, s);
+      case Ops::LOG2:
+        return math("log2", d, s);
+      case Ops::SIN:
+        return math("sin", d, s);
+      case Ops::SQRT:
+        return math("sqrt", d, s);
+      case Ops::TRUNC:
+        return math("trunc", d, s);
+      case Ops::WHERE:
+        return absl::StrCat(s[0], " ? ", s[1], " : ", s[2]);
+      case Ops::MULACC:
+        if (is_fp(u.dtype)) return math("fma", u.dtype, s);
+        return absl::StrCat(binary(Ops::MUL, u.dtype, s[0], s[1]), " + ", s[2]);
+      default:
+        return binary(u.op, d, s[0], s[1]);
+    }
+  }
+
+  // a `op` b for operands of dtype `d`, with LLVM's semantics (see llvmir.cc): integers wrap,
+  // a tensor's integer division by 0 gives 0 and by -1 gives -a, float max propagates NaN.
+  std::string binary(Ops op, DType d, const std::string& a, const std::string& b) {
+    bool fp = is_fp(d), index = d == dtypes::index, boolean = dtypes::is_bool(d);
+    bool plain = fp || index || register_dtype(d).scalar == Scalar::UInt32 ||
+                 register_dtype(d).scalar == Scalar::UInt64;
+    auto infix = [&](const char* o) { return absl::StrCat(a, " ", o, " ", b); };
+    auto wrapping = [&](const char* o) {
+      if (plain) return infix(o);
+      std::string u = absl::StrCat("(", wrap_type(d), ")");
+      return absl::StrCat(u, a, " ", o, " ", u, b);
+    };
+    switch (op) {
+      case Ops::ADD:
+        return boolean ? infix("^") : wrapping("+");
+      case Ops::SUB:
+        return boolean ? infix("^") : wrapping("-");
+      case Ops::MUL:
+        return boolean ? infix("&") : wrapping("*");
+      case Ops::FDIV:
+        return infix("/");
+      case Ops::IDIV:
+      case Ops::MOD: {
+        const char* o = op == Ops::IDIV ? "/" : "%";
+        if (index) return infix(o);
+        std::string z = zero(d);
+        if (dtypes::is_unsigned(d) || boolean)
+          return absl::StrCat(b, " == ", z, " ? ", z, " : ", infix(o));
+        std::string minus_one = int_literal(-1, d);
+        if (op == Ops::MOD)
+          return absl::StrCat(b, " == ", z, " || ", b, " == ", minus_one, " ? ", z, " : ",
+                              infix(o));
+        return absl::StrCat(b, " == ", z, " ? ", z, " : ", b, " == ", minus_one, " ? -(",
+                            wrap_type(d), ")", a, " : ", infix(o));
+      }
+      case Ops::MAX:
+        if (fp) return absl::StrCat(float_max(d), "(", a, ", ", b, ")");
+        if (boolean) return infix("|");
+        return absl::StrCat(a, " > ", b, " ? ", a, " : ", b);
+      case Ops::CMPLT:
+        return infix("<");
+      case Ops::CMPNE:
+        return infix("!=");
+      case Ops::CMPEQ:
+        return infix("==");
+      case Ops::AND:
+        return infix("&");
+      case Ops::OR:
+        return infix("|");
+      case Ops::XOR:
+        return infix("^");
+      case Ops::SHL:
+        return plain ? infix("<<") : absl::StrCat("(", wrap_type(d), ")", a, " << ", b);
+      case Ops::SHR:
+        return infix(">>");
+      default:
+        TC_CHECK(false, "C-style renderer: no binary op ", op_name(op));
+    }
+    return "";
+  }
+
+  // `x` of dtype `from` as `to`, as LLVM's casts in llvmir.cc: float -> int rounds toward zero
+  // and saturates (NaN gives 0), -> bool is `!= 0`, bfloat16 rounds to nearest even.
+  std::string cast(std::string x, DType from, DType to) {
+    if (from == to) return x;
+    // float16 and bfloat16 convert to float32 exactly; go through it
+    if (is_half(from)) {
+      if (lang_.half == HalfSupport::Intrinsics) x = absl::StrCat("__half2float(", x, ")");
+      if (lang_.half == HalfSupport::Native) x = absl::StrCat("(float)", x);
+      from = dtypes::float32;
+    } else if (is_bf16(from)) {
+      x = lang_.bitcast("float", absl::StrCat("(", type(dtypes::uint32), ")", x, " << 16"));
+      from = dtypes::float32;
+    }
+    if (from == to) return x;
+    if (dtypes::is_bool(to)) return absl::StrCat(x, " != 0");
+    if (is_half(to)) return to_half(x, from);
+    if (is_bf16(to)) return absl::StrCat(to_bf16(), "(", cast(x, from, dtypes::float32), ")");
+    if (is_fp(from) && !is_fp(to)) return float_to_int(x, from, to);
+    return absl::StrCat("(", type(to), ")", x);
+  }
+
+  std::string to_half(const std::string& x, DType from) {
+    if (lang_.half == HalfSupport::Native) return absl::StrCat("(", type(dtypes::float16), ")", x);
+    if (lang_.half == HalfSupport::Storage) {
+      // an integer becomes a float exactly where it is below half's overflow, so one rounding
+      if (from == dtypes::float64) return absl::StrCat(round_to_half(from), "(", x, ")");
+      return absl::StrCat(round_to_half(dtypes::float32), "(", cast(x, from, dtypes::float32), ")");
+    }
+    DType r = register_dtype(from);
+    const char* fn = r == dtypes::float32   ? "__float2half_rn"
+                     : r == dtypes::float64 ? "__double2half"
+                     : r == dtypes::int32   ? "__int2half_rn"
+                     : r == dtypes::uint32  ? "__uint2half_rn"
+                     : r == dtypes::int64   ? "__ll2half_rn"
+                     : r == dtypes::uint64  ? "__ull2half_rn"
+                     : r == dtypes::uint16  ? "__ushort2half_rn"
+                                            : "__short2half_rn";
+    if (r.itemsize() == 1) return absl::StrCat(fn, "((short)", x, ")");  // bool, int8, uint8
+    return absl::StrCat(fn, "(", x, ")");
+  }
+
+  std::string float_to_int(const std::string& x, DType from, DType to) {
+    DType r = register_dtype(to);
+    if (lang_.convert_sat) return absl::StrCat("convert_", type(r), "_sat(", x, ")");
+    bool is_unsigned = dtypes::is_unsigned(r);
+    int bits = r.itemsize() * 8;
+    double lo = is_unsigned ? 0.0 : -std::ldexp(1.0, bits - 1),
+           top = std::ldexp(1.0, is_unsigned ? bits : bits - 1);
+    int64_t min = is_unsigned ? 0 : std::numeric_limits<int64_t>::min() >> (64 - bits);
+    int64_t max = is_unsigned ? static_cast<int64_t>(~uint64_t{0} >> (64 - bits))
+                              : std::numeric_limits<int64_t>::max() >> (64 - bits);
+    bool f64 = from == dtypes::float64;
+    return absl::StrCat(x, " != ", x, " ? ", int_literal(0, r), " : ", x,
+                        " <= ", float_literal(lo, f64), " ? ", int_literal(min, r), " : ", x,
+                        " >= ", float_literal(top, f64), " ? ", int_literal(max, r), " : (",
+                        type(r), ")", x);
+  }
+
+  // The same bits as another type of their size. bfloat16 is held as its bits already.
+  std::string bitcast(const std::string& x, DType from, DType to) {
+    if (is_bf16(from)) from = dtypes::uint16;
+    DType to_bits = is_bf16(to) ? dtypes::uint16 : to;
+    if (lang_.half == HalfSupport::Storage && is_half(from))
+      return cast(half_bits() + "(" + x + ")", dtypes::uint16, to_bits);
+    if (lang_.half == HalfSupport::Storage && is_half(to))
+      return absl::StrCat(half_from_bits(), "(", cast(x, from, dtypes::uint16), ")");
+    if (from == to_bits) return x;
+    if (dtypes::is_int(register_dtype(from)) && dtypes::is_int(register_dtype(to_bits)))
+      return absl::StrCat("(", type(to_bits), ")", x);
+    return lang_.bitcast(type(to_bits), x);
+  }
+
+  const Language& lang_;
+  const std::vector<UOpRef>& program_;
+  std::array<GridDim, 3> grid_;
+  absl::flat_hash_map<const UOp*, size_t> grid_range_;  // a grid RANGE -> its dimension
+  bool wide_index_ = false;
+  bool uses_fp64_ = false, uses_half_ = false;
+  std::map<std::string, std::string> helpers_;
+  absl::flat_hash_map<const UOp*, std::string> names_;
+  absl::flat_hash_set<const UOp*> closes_;  // RANGEs whose END closes a brace
+  std::string body_;
+  int depth_ = 0, nval_ = 0;
+};
+
+}  // namespace
+
+RenderedKernel render_cstyle(const std::string& language, const std::string& name,
+                             const std::vector<UOpRef>& program, int output_dims) {
+  return CStyle(language_named(language), program, output_dims).render(name);
+}
+
+const std::vector<std::string>& cstyle_languages() {
+  static const std::vector<std::string> l = {"cuda", "opencl", "hip"};
+  return l;
+}
+
+}  // namespace tc::renderer
