@@ -13,9 +13,37 @@ TC_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tinycore-test-cache.XXXXXX")
 export TC_CACHE_DIR
 trap 'rm -rf "$TC_CACHE_DIR"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tools/lsan_suppressions.txt:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 passed=0
 failed=0
+# the suites run again on the GPU languages (see below)
+gpu_suites="index_test math_test jit_test"
+hip_suites="jit_test"
+
+# run_gtest LABEL COMMAND...: runs a GoogleTest binary, adds its counts to passed/failed
+run_gtest() {
+  local label=$1
+  shift
+  echo "=== $label"
+  local log
+  log=$(mktemp)
+  "$@" --gtest_brief=1 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local p f
+  p=$(grep -oP '^\[  PASSED  \] \K[0-9]+' "$log" | tail -1)
+  f=$(grep -oP '^\[  FAILED  \] \K[0-9]+(?= tests?, listed below)' "$log" | tail -1)
+  p=${p:-0}
+  f=${f:-0}
+  if [[ $rc -ne 0 && $f -eq 0 ]]; then
+    echo "test.sh: $label exited with $rc without a gtest failure (crash or sanitizer report)"
+    f=1
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  rm -f "$log"
+}
+
 for cfg in "${configs[@]}"; do
   if ! bash tools/build.sh "$cfg"; then
     echo "test.sh: build of $cfg failed"
@@ -23,22 +51,26 @@ for cfg in "${configs[@]}"; do
     continue
   fi
   for t in out/"$cfg"/tests/*_test; do
-    echo "=== $cfg: $(basename "$t")"
-    log=$(mktemp)
-    "$t" --gtest_brief=1 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    p=$(grep -oP '^\[  PASSED  \] \K[0-9]+' "$log" | tail -1)
-    f=$(grep -oP '^\[  FAILED  \] \K[0-9]+(?= tests?, listed below)' "$log" | tail -1)
-    p=${p:-0}
-    f=${f:-0}
-    if [[ $rc -ne 0 && $f -eq 0 ]]; then
-      echo "test.sh: $(basename "$t") exited with $rc without a gtest failure (crash or sanitizer report)"
-      f=1
-    fi
-    passed=$((passed + p))
-    failed=$((failed + f))
-    rm -f "$log"
+    run_gtest "$cfg: $(basename "$t")" "$t"
   done
+  # GPU languages without a GPU: op suites with every kernel on the CL device (PoCL on the CPU,
+  # checked by the suites' references), each kernel also rendered as CUDA C and compiled by
+  # NVRTC for sm_90; then as HIP compiled by hiprtc for gfx90a (its own processes: ROCm's
+  # compiler cannot share one with PoCL)
+  if [[ $cfg == release ]]; then
+    langs=cuda
+    if [[ ! -d ${CUDA_PATH:-/usr/local/cuda}/include ]]; then
+      echo "test.sh: CUDA toolkit not found: the NVRTC compile checks are skipped"
+      langs=
+    fi
+    for suite in $gpu_suites; do
+      run_gtest "$cfg: DEVICE=CL CHECK_RENDER=$langs $suite" \
+        env DEVICE=CL CHECK_RENDER=$langs "out/$cfg/tests/$suite"
+    done
+    for suite in $hip_suites; do
+      run_gtest "$cfg: CHECK_RENDER=hip $suite" env DEVICE=CPU CHECK_RENDER=hip "out/$cfg/tests/$suite"
+    done
+  fi
   # the Python bindings' tests, against the module this build made (not built with sanitizers)
   if [[ $cfg == release ]]; then
     echo "=== $cfg: pytest tests/python"

@@ -1,9 +1,10 @@
-// bench: tinycore's kernels measured side by side with the anchors (the machine's FMA peak and
-// memory bandwidth, Eigen and OpenBLAS) in one run. Prints a table; --json writes one object a
-// case, --plot a PNG bar chart of the ratios.
-//
-//   bench [--suite gemm,conv,elementwise,reduce,softmax,jit,loader,infer] [--small] [--json FILE]
-//         [--plot FILE]
+// bench: tinycore's kernels measured side by side with the anchors in one run, on one device or
+// on every device there is: on the CPU the machine's FMA peak and memory bandwidth, Eigen and
+// OpenBLAS; on an accelerator its peak and bandwidth measured with tinycore's own kernels, the
+// vendor's figures where the GPU is known, and cuBLAS on CUDA. Prints a line a case and, at the
+// end, a Markdown table; --json writes one object a case, --plot a PNG chart. `bench --help`
+// lists the options.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,7 +25,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "apps/bench/anchors.h"
-#include "apps/common/plot.h"
+#include "apps/bench/device_peak.h"
+#include "apps/bench/measure.h"
+#include "apps/bench/model_suite.h"
+#include "apps/bench/report.h"
 #include "datasets/idx.h"
 #include "datasets/image_folder.h"
 #include "datasets/loader.h"
@@ -39,57 +43,20 @@
 #include "tinycore/runtime/thread_pool.h"
 #include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
+#ifdef TC_HAVE_CUDA
+#include "tinycore/runtime/cuda_device.h"
+#endif
 
 using tc::Tensor;
 
 namespace {
 
-struct Result {
-  std::string suite, name;
-  bool flops = true;  // rate in GFLOP/s, else GB/s
-  double time_ms = 0, rate = 0;
-  std::map<std::string, double> ratios = {};  // vs the anchors: printed, in --json and --plot
-  std::map<std::string, double> fields = {};  // other measurements: printed and in --json
-};
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-Tensor random(tc::Shape shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(n);
-  uint32_t s = 12345;
-  for (float& x : v)
-    x = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
-  return Tensor(v, shape).realize();
-}
-
-// Best wall time of running the kernels that compute `t` (compiled once, before timing).
-double time_ms(const Tensor& t, int reps) {
-  auto items = tc::schedule::create_schedule({t.uop()});
-  tc::engine::run_schedule(items);  // compile and warm up
-  double best = 1e30;
-  for (int r = 0; r < reps; r++) {
-    double t0 = now();
-    tc::engine::run_schedule(items);
-    best = std::min(best, now() - t0);
-  }
-  return best * 1e3;
-}
-
-void print(const Result& r) {
-  std::string ratios;
-  for (const auto& [k, v] : r.ratios) ratios += absl::StrFormat("  %s %.3f", k, v);
-  for (const auto& [k, v] : r.fields) ratios += absl::StrFormat("  %s %.4g", k, v);
-  std::string rate = r.rate > 0
-                         ? absl::StrFormat("%9.2f %s", r.rate, r.flops ? "GFLOP/s" : "GB/s   ")
-                         : std::string(17, ' ');
-  std::printf("%-12s %-24s %10.3f ms %s%s\n", r.suite.c_str(), r.name.c_str(), r.time_ms,
-              rate.c_str(), ratios.c_str());
-  std::fflush(stdout);
-}
+using bench::device;
+using bench::now;
+using bench::print;
+using bench::random;
+using bench::Result;
+using bench::time_ms;
 
 // A step of `n` tiny kernels (one elementwise op each on 16 floats), run with and without the
 // JIT: per-kernel overheads, the first call's time, and replays per second.
@@ -108,9 +75,11 @@ Result jit_suite(bool small) {
   jit({input});  // the capture
   t0 = now();
   for (int r = 0; r < reps; r++) jit({input});
+  device().synchronize();
   double replay = (now() - t0) / reps;
   t0 = now();
   for (int r = 0; r < reps; r++) tc::realize_all(step({input}));
+  device().synchronize();
   double plain = (now() - t0) / reps;
   Result r{"jit", absl::StrFormat("%d tiny kernels", n), false};
   r.time_ms = replay * 1e3;
@@ -130,36 +99,19 @@ Result mnist_step_suite(int64_t batch, int steps) {
   tc::Tensor::manual_seed(0);
   auto model = tc::nn::mnist_convnet();
   tc::nn::Adam opt(model->parameters(), {.lr = 1e-3});
-  tc::TinyJit step([&](const std::vector<Tensor>& in) {
-    tc::Tensor::Train train;
-    opt.zero_grad();
-    Tensor loss = (*model)(in[0]).sparse_categorical_crossentropy(in[1]);
-    loss.backward();
-    std::vector<Tensor> to_realize = opt.schedule_step();
-    for (const Tensor& b : model->buffers()) to_realize.push_back(b);
-    to_realize.push_back(loss);
-    tc::realize_all(to_realize);
-    return std::vector<Tensor>{loss};
-  });
   Tensor x = random({batch, 1, 28, 28});
   std::vector<int> labels(batch);
   for (int64_t i = 0; i < batch; i++) labels[i] = static_cast<int>(i * 7 % 10);
   Tensor y = Tensor::from_vector<int>(labels, tc::Shape{batch}).realize();
-  double t0 = now();
-  step({x, y});
-  double first = now() - t0;
-  step({x, y});  // the capture
-  t0 = now();
-  for (int s = 0; s < steps; s++) step({x, y})[0].realize();
-  double per = (now() - t0) / steps;
+  bench::StepTiming t = bench::time_train_step(*model, opt, x, y, steps);
   Result r{"jit", absl::StrFormat("mnist convnet step b%lld", static_cast<long long>(batch)),
            false};
-  r.time_ms = per * 1e3;
-  r.fields["first_step_s"] = first;
-  r.fields["steps_per_s"] = 1 / per;
-  r.fields["peak_bytes"] = static_cast<double>(step.planned_bytes());
-  r.fields["unplanned_bytes"] = static_cast<double>(step.unplanned_bytes());
-  r.fields["kernels_per_step"] = static_cast<double>(step.kernel_count());
+  r.time_ms = t.step_s * 1e3;
+  r.fields["first_step_s"] = t.first_s;
+  r.fields["steps_per_s"] = 1 / t.step_s;
+  r.fields["peak_bytes"] = t.planned_bytes;
+  r.fields["unplanned_bytes"] = t.unplanned_bytes;
+  r.fields["kernels_per_step"] = t.kernels;
   return r;
 }
 
@@ -344,9 +296,329 @@ std::vector<Result> loader_suite(bool small) {
   return results;
 }
 
+const char kUsage[] = R"(usage: bench [options]
+Measures tinycore's kernels beside the anchors (CPU: FMA peak, STREAM triad, Eigen, OpenBLAS;
+accelerators: peak FMA and bandwidth of tinycore kernels, the vendor's figures when the GPU is
+known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them all.
+
+  --device NAME|all  the device to run on (default: the default device, DEVICE or the fastest
+                     available; devices here: %s). `all` runs the suites on
+                     every available device, each in a process of its own, and merges the results
+                     into one JSON, one table and one chart
+  --suite LIST       comma-separated suites (default: all of them):
+                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model
+                     (the peaks and bandwidths of the device are always measured)
+  --small            tiny sizes that run in seconds (the smoke test); without it, the model suite
+                     runs full sizes on an accelerator and about a minute's worth on a CPU
+  --json FILE        writes the cases as a JSON list: suite, case, device, time_ms, gflops or
+                     gbps, ratio_vs_* / fraction_of_* against the anchors, other measurements
+  --markdown FILE    writes the Markdown table to FILE too
+  --plot FILE        a PNG chart: the ratios to the anchors (one device), or each case's speed
+                     relative to the CPU, a bar a device (several devices)
+  --no-table         does not print the Markdown table at the end
+  --help             this text
+)";
+
+struct Options {
+  std::vector<std::string> suites = {"gemm", "conv",   "elementwise", "reduce", "softmax",
+                                     "jit",  "loader", "infer",       "model"};
+  std::string device, json, plot, markdown;
+  bool small = false, table = true;
+  bool want(const char* suite) const {
+    return std::find(suites.begin(), suites.end(), suite) != suites.end();
+  }
+};
+
+// The peak compute and bandwidth a device's cases are measured against.
+struct Peaks {
+  double gflops = 0, gbps = 0;
+  std::optional<bench::VendorPeak> vendor;
+  bool cuda = false;  // cuBLAS is the GEMM anchor
+  std::vector<tc::DType> gemm_dtypes = {tc::dtypes::float32};
+};
+
+Peaks measure_peaks(const std::string& name, bool small, std::vector<Result>& results) {
+  Peaks p;
+  tc::runtime::Device& dev = device();
+  int threads = tc::runtime::cpu_threads();
+  if (name == "CPU") {
+    p.gflops = bench::peak_fma_gflops(threads);
+    p.gbps = bench::stream_triad_gbps(threads);
+    std::printf(
+        "machine: %d threads, FMA peak %.1f GFLOP/s, STREAM triad %.1f GB/s, device %s, OpenBLAS "
+        "core %s\n",
+        threads, p.gflops, p.gbps, name.c_str(), bench::openblas_core());
+    results.push_back({"peak", "fma fp32 (avx)", true, 0, p.gflops});
+    results.push_back({"peak", "stream triad", false, 0, p.gbps});
+  } else {
+    // sized so that a GPU runs each kernel for a millisecond or so, a CPU-class device less
+    const bool big = dev.is_accelerator() && !small;
+    const int64_t n = big ? (16 << 20) : small ? (1 << 16) : (1 << 20);
+    const int chain = big ? 512 : small ? 64 : 256;
+    Result fma{"peak", absl::StrFormat("fma chain %d (tinycore)", chain), true};
+    fma.rate = p.gflops = bench::kernel_fma_gflops(n, chain, small ? 2 : 5);
+    fma.time_ms = 2.0 * chain * static_cast<double>(n) / p.gflops / 1e6;
+    const int64_t bytes_n = big ? (64 << 20) : small ? (1 << 18) : (16 << 20);
+    Result add{"peak", absl::StrFormat("add %lld (tinycore)", static_cast<long long>(bytes_n)),
+               false};
+    add.rate = p.gbps = bench::kernel_add_gbps(bytes_n, small ? 2 : 5);
+    add.time_ms = 12.0 * static_cast<double>(bytes_n) / p.gbps / 1e6;
+    std::string vendor = "vendor peak unknown";
+#ifdef TC_HAVE_CUDA
+    if (auto* gpu = dynamic_cast<tc::runtime::CudaDevice*>(&dev)) {
+      p.cuda = true;
+      p.gemm_dtypes.push_back(tc::dtypes::float16);
+      if (std::stoi(gpu->arch().substr(3)) >= 80) p.gemm_dtypes.push_back(tc::dtypes::bfloat16);
+      p.vendor = bench::vendor_peak(gpu->gpu_name());
+      vendor = gpu->gpu_name() + " " + gpu->arch() + ": " +
+               (p.vendor ? absl::StrFormat("vendor peak fp32 %.1f TFLOP/s, fp16/bf16 tensor %.0f "
+                                           "TFLOP/s, memory %.2f TB/s",
+                                           p.vendor->fp32_tflops, p.vendor->fp16_tensor_tflops,
+                                           p.vendor->memory_tbs)
+                         : std::string("vendor peak unknown"));
+    }
+#endif
+    if (p.vendor) {
+      fma.fields["vendor_gflops"] = p.vendor->fp32_tflops * 1e3;
+      fma.ratios["fraction_of_vendor_peak"] = p.gflops / (p.vendor->fp32_tflops * 1e3);
+      add.fields["vendor_gbps"] = p.vendor->memory_tbs * 1e3;
+      add.ratios["fraction_of_vendor_peak"] = p.gbps / (p.vendor->memory_tbs * 1e3);
+    }
+    std::printf("device %s: FMA peak %.1f GFLOP/s, bandwidth %.1f GB/s (tinycore kernels); %s\n",
+                name.c_str(), p.gflops, p.gbps, vendor.c_str());
+    results.push_back(fma);
+    results.push_back(add);
+  }
+  for (const Result& r : results) print(r);
+  return p;
+}
+
+void gemm_suite(const Options& o, const Peaks& p, std::vector<Result>& results) {
+  using Shape3 = std::array<int64_t, 3>;
+  std::vector<Shape3> shapes =
+      o.small ? std::vector<Shape3>{{64, 64, 64}, {128, 128, 128}}
+              : std::vector<Shape3>{
+                    {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1024, 1024}};
+  if (!o.small && device().is_accelerator()) shapes.push_back({4096, 4096, 4096});
+  const int threads = tc::runtime::cpu_threads(), reps = o.small ? 2 : 5;
+  for (tc::DType dtype : p.gemm_dtypes)
+    for (const auto& [m, k, n] : shapes) {
+      Tensor a = random({m, k}).cast(dtype).realize(), b = random({k, n}).cast(dtype).realize();
+      std::string name = absl::StrFormat("%dx%dx%d", m, k, n);
+      if (dtype != tc::dtypes::float32) name += " " + dtype.name();
+      Result r{"gemm", name, true};
+      r.time_ms = time_ms(a.matmul(b), reps);
+      r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
+      if (dtype == tc::dtypes::float32) r.ratios["fraction_of_peak"] = r.rate / p.gflops;
+      if (p.vendor)
+        r.ratios["fraction_of_vendor_peak"] =
+            r.rate / 1e3 /
+            (dtype == tc::dtypes::float32 ? p.vendor->fp32_tflops : p.vendor->fp16_tensor_tflops);
+      if (device().renderer() == "llvm") {  // the CPU
+        int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
+        r.ratios["ratio_vs_eigen"] = bench::eigen_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
+        r.ratios["ratio_vs_openblas"] = bench::openblas_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
+      }
+#ifdef TC_HAVE_CUDA
+      if (p.cuda)
+        r.ratios["ratio_vs_cublas"] = bench::cublas_gemm_ms(dtype, m, k, n, reps) / r.time_ms;
+#endif
+      print(r);
+      results.push_back(r);
+    }
+}
+
+void conv_suite(const Options& o, const Peaks& p, std::vector<Result>& results) {
+  // ResNet-18's conv layers (batch 8, forward) as conv2d, against im2col + Eigen GEMM
+  using Layer = std::pair<std::string, bench::ConvShape>;
+  std::vector<Layer> layers =
+      o.small ? std::vector<Layer>{{"tiny 3x3", {1, 8, 16, 16, 8, 3, 1, 1}}}
+              : std::vector<Layer>{{"conv1 7x7/2", {8, 3, 224, 224, 64, 7, 2, 3}},
+                                   {"layer1 3x3", {8, 64, 56, 56, 64, 3, 1, 1}},
+                                   {"layer2 3x3/2", {8, 64, 56, 56, 128, 3, 2, 1}},
+                                   {"layer2 3x3", {8, 128, 28, 28, 128, 3, 1, 1}},
+                                   {"layer2 down 1x1/2", {8, 64, 56, 56, 128, 1, 2, 0}},
+                                   {"layer3 3x3/2", {8, 128, 28, 28, 256, 3, 2, 1}},
+                                   {"layer3 3x3", {8, 256, 14, 14, 256, 3, 1, 1}},
+                                   {"layer4 3x3/2", {8, 256, 14, 14, 512, 3, 2, 1}},
+                                   {"layer4 3x3", {8, 512, 7, 7, 512, 3, 1, 1}}};
+  for (const auto& [name, c] : layers) {
+    Tensor x = random({c.batch, c.cin, c.h, c.w}), w = random({c.cout, c.cin, c.k, c.k});
+    Result r{"conv", name, true};
+    r.time_ms = time_ms(x.conv2d(w, {.stride = c.stride, .padding = c.pad}), o.small ? 1 : 3);
+    r.rate = 2.0 * c.batch * c.cout * c.out_h() * c.out_w() * c.cin * c.k * c.k / r.time_ms / 1e6;
+    if (device().renderer() == "llvm")
+      r.ratios["ratio_vs_eigen_im2col"] =
+          bench::eigen_im2col_conv_ms(c, tc::runtime::cpu_threads()) / r.time_ms;
+    r.ratios["fraction_of_peak"] = r.rate / p.gflops;
+    print(r);
+    results.push_back(r);
+  }
+}
+
+// The memory-bound suites: elementwise, reduce, softmax.
+void memory_suites(const Options& o, const Peaks& p, std::vector<Result>& results) {
+  const int reps = o.small ? 2 : 5;
+  const int64_t big = o.small ? (1 << 16) : (16 << 20);  // floats: 64 MiB a tensor in full runs
+  auto add = [&](Result r) {
+    r.ratios["fraction_of_bandwidth"] = r.rate / p.gbps;
+    print(r);
+    results.push_back(r);
+  };
+  if (o.want("elementwise")) {
+    Tensor x = random({big}), y = random({big});
+    Result r{"elementwise", absl::StrFormat("x*2+y %lld", static_cast<long long>(big)), false};
+    r.time_ms = time_ms(x * 2 + y, reps);
+    r.rate = 3.0 * big * 4 / r.time_ms / 1e6;
+    add(r);
+  }
+  if (o.want("reduce")) {
+    Tensor x = random({big / 1024, 1024});
+    Result r{"reduce", absl::StrFormat("sum %lld", static_cast<long long>(big)), false};
+    r.time_ms = time_ms(x.sum(), reps);
+    r.rate = 1.0 * big * 4 / r.time_ms / 1e6;
+    add(r);
+  }
+  if (o.want("softmax")) {
+    int64_t rows = o.small ? 64 : 4096, cols = 1024;
+    Tensor x = random({rows, cols});
+    Tensor e = (x - x.max(1, true)).exp();
+    Result r{
+        "softmax",
+        absl::StrFormat("%lldx%lld", static_cast<long long>(rows), static_cast<long long>(cols)),
+        false};
+    r.time_ms = time_ms(e / e.sum(1, true), reps);
+    r.rate = 2.0 * rows * cols * 4 / r.time_ms / 1e6;  // one read, one write at best
+    add(r);
+  }
+}
+
+// Writes the JSON, chart and Markdown files asked for, and prints the table.
+void write_outputs(const Options& o, const bench::Rows& rows) {
+  if (!o.json.empty()) bench::write_json(o.json, rows);
+  if (!o.plot.empty()) bench::plot_rows(o.plot, rows);
+  std::string table = bench::markdown_table(rows);
+  if (!o.markdown.empty()) {
+    std::ofstream f(o.markdown);
+    if (!(f << table)) tc::fail("bench: cannot write %s", o.markdown);
+  }
+  if (o.table) std::printf("\n%s", table.c_str());
+}
+
+// Every suite on the default device.
+int run_on_device(const Options& o) {
+  const std::string name = device().name();
+  const bool small = o.small;
+  std::vector<Result> results;
+  Peaks p = measure_peaks(name, small, results);
+  if (o.want("gemm")) gemm_suite(o, p, results);
+  if (o.want("conv")) conv_suite(o, p, results);
+  memory_suites(o, p, results);
+  if (o.want("jit")) {
+    results.push_back(jit_suite(small));
+    print(results.back());
+    if (!small) {  // the smoke test skips it: its compile alone would double the run
+      results.push_back(mnist_step_suite(512, 2));
+      print(results.back());
+    }
+  }
+  if (o.want("loader"))
+    for (const Result& r : loader_suite(small)) results.push_back(r);
+  if (o.want("infer"))
+    for (const Result& r : infer_suite(small)) results.push_back(r);
+  if (o.want("model"))
+    for (const Result& r : bench::model_suite(small)) results.push_back(r);
+
+  bench::Rows rows = bench::Rows::array();
+  for (const Result& r : results) rows.push_back(bench::to_json(r, name));
+  write_outputs(o, rows);
+  return 0;
+}
+
+// `--device all`: this program again for each available device (a process each, so that each
+// has the device registry, caches and memory to itself), its JSON merged. The loader suite uses
+// no device, so only one run (the CPU's, else the first) does it.
+int run_on_all_devices(const Options& o, bool small) {
+  std::vector<std::string> devices = tc::runtime::available_devices();
+  const std::string host_run =
+      std::find(devices.begin(), devices.end(), "CPU") != devices.end() ? "CPU" : devices.at(0);
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("tc_bench_all_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  bench::Rows rows = bench::Rows::array();
+  std::vector<std::string> failed;
+  for (const std::string& d : devices) {
+    std::vector<std::string> suites;
+    for (const std::string& s : o.suites)
+      if (s != "loader" || d == host_run) suites.push_back(s);
+    if (suites.empty()) continue;
+    const std::string json = dir + "/" + d + ".json";
+    std::vector<std::string> args = {"bench", "--device",   d,         "--json",
+                                     json,    "--no-table", "--suite", absl::StrJoin(suites, ",")};
+    if (small) args.push_back("--small");
+    std::printf("\n== bench --device %s ==\n", d.c_str());
+    std::fflush(stdout);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+      execv("/proc/self/exe", argv.data());
+      std::perror("bench: running bench again");
+      _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+      failed.push_back(d);
+      continue;
+    }
+    for (auto& row : bench::read_json(json)) rows.push_back(row);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  write_outputs(o, rows);
+  if (!failed.empty()) {
+    std::fprintf(stderr, "bench: the run on %s failed\n", absl::StrJoin(failed, ", ").c_str());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string suites;
+    if (a == "--help" || a == "-h") {
+      std::printf(kUsage, absl::StrJoin(tc::runtime::available_devices(), ", ").c_str());
+      return 0;
+    } else if (a == "--suite" && value(suites)) {
+      o.suites = absl::StrSplit(suites, ',');
+    } else if ((a == "--json" && value(o.json)) || (a == "--plot" && value(o.plot)) ||
+               (a == "--markdown" && value(o.markdown)) || (a == "--device" && value(o.device))) {
+    } else if (a == "--small") {
+      o.small = true;
+    } else if (a == "--no-table") {
+      o.table = false;
+    } else {
+      std::fprintf(stderr, "bench: unknown argument or missing value: '%s' (see bench --help)\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  for (const std::string& s : o.suites)
+    if (!Options{}.want(s.c_str())) {
+      std::fprintf(stderr, "bench: no suite '%s' (see bench --help)\n", s.c_str());
+      return 2;
+    }
   // The anchors' environment, which both libraries read as they load (so: set it, run again).
   // OpenBLAS picks its kernels by CPU model: with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset,
   // unless it does not know this CPU (Debian's 0.3.21 takes Zen 5 for a "Prescott" and runs SSE3
@@ -368,166 +640,14 @@ int main(int argc, char** argv) {
     std::perror("bench: re-running with OPENBLAS_CORETYPE=SKYLAKEX");
     return 1;
   }
-  std::vector<std::string> suites = {"gemm",    "conv", "elementwise", "reduce",
-                                     "softmax", "jit",  "loader",      "infer"};
-  std::string json, plot_file;
-  bool small = false;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if (a == "--suite" && i + 1 < argc)
-      suites = absl::StrSplit(argv[++i], ',');
-    else if (a == "--json" && i + 1 < argc)
-      json = argv[++i];
-    else if (a == "--plot" && i + 1 < argc)
-      plot_file = argv[++i];
-    else if (a == "--small")
-      small = true;
-    else {
-      std::fprintf(stderr,
-                   "bench: unknown argument '%s'\nusage: bench [--suite "
-                   "gemm,conv,elementwise,reduce,softmax,jit,loader,infer] [--small] [--json FILE] "
-                   "[--plot FILE]\n",
-                   argv[i]);
-      return 2;
-    }
-  }
   try {
-    int threads = tc::runtime::cpu_threads();
-    const std::string device = tc::runtime::default_device();
-    double peak = bench::peak_fma_gflops(threads);
-    double triad = bench::stream_triad_gbps(threads);
-    std::printf(
-        "machine: %d threads, FMA peak %.1f GFLOP/s, STREAM triad %.1f GB/s, device %s, OpenBLAS "
-        "core %s\n",
-        threads, peak, triad, device.c_str(), bench::openblas_core());
-    std::vector<Result> results;
-    auto want = [&](const char* s) {
-      return std::find(suites.begin(), suites.end(), s) != suites.end();
-    };
-    int reps = small ? 2 : 5;
-
-    if (want("gemm")) {
-      std::vector<std::vector<int64_t>> shapes =
-          small ? std::vector<std::vector<int64_t>>{{64, 64, 64}, {128, 128, 128}}
-                : std::vector<std::vector<int64_t>>{
-                      {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1024, 1024}};
-      for (const auto& s : shapes) {
-        int64_t m = s[0], k = s[1], n = s[2];
-        Tensor a = random({m, k}), b = random({k, n});
-        Tensor c = a.matmul(b);
-        Result r{"gemm", absl::StrFormat("%dx%dx%d", m, k, n), true};
-        r.time_ms = time_ms(c, reps);
-        r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
-        int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
-        r.ratios["ratio_vs_eigen"] = bench::eigen_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
-        r.ratios["ratio_vs_openblas"] = bench::openblas_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
-        r.ratios["fraction_of_peak"] = r.rate / peak;
-        print(r);
-        results.push_back(r);
-      }
+    if (o.device == "all") return run_on_all_devices(o, o.small);
+    // Before anything asks for the default device (it is cached), so every tensor lands there.
+    if (!o.device.empty()) {
+      tc::runtime::get_device(o.device);  // throws naming the devices there are
+      setenv("DEVICE", o.device.c_str(), 1);
     }
-    if (want("conv")) {
-      // ResNet-18's conv layers (batch 8, forward) as conv2d, against im2col + Eigen GEMM
-      std::vector<std::pair<std::string, bench::ConvShape>> layers =
-          small
-              ? std::vector<std::pair<std::string, bench::ConvShape>>{{"tiny 3x3",
-                                                                       {1, 8, 16, 16, 8, 3, 1, 1}}}
-              : std::vector<std::pair<std::string, bench::ConvShape>>{
-                    {"conv1 7x7/2", {8, 3, 224, 224, 64, 7, 2, 3}},
-                    {"layer1 3x3", {8, 64, 56, 56, 64, 3, 1, 1}},
-                    {"layer2 3x3/2", {8, 64, 56, 56, 128, 3, 2, 1}},
-                    {"layer2 3x3", {8, 128, 28, 28, 128, 3, 1, 1}},
-                    {"layer2 down 1x1/2", {8, 64, 56, 56, 128, 1, 2, 0}},
-                    {"layer3 3x3/2", {8, 128, 28, 28, 256, 3, 2, 1}},
-                    {"layer3 3x3", {8, 256, 14, 14, 256, 3, 1, 1}},
-                    {"layer4 3x3/2", {8, 256, 14, 14, 512, 3, 2, 1}},
-                    {"layer4 3x3", {8, 512, 7, 7, 512, 3, 1, 1}}};
-      for (const auto& [name, c] : layers) {
-        Tensor x = random({c.batch, c.cin, c.h, c.w}), w = random({c.cout, c.cin, c.k, c.k});
-        Tensor y = x.conv2d(w, {.stride = c.stride, .padding = c.pad});
-        Result r{"conv", name, true};
-        r.time_ms = time_ms(y, small ? 1 : 3);
-        r.rate =
-            2.0 * c.batch * c.cout * c.out_h() * c.out_w() * c.cin * c.k * c.k / r.time_ms / 1e6;
-        r.ratios["ratio_vs_eigen_im2col"] = bench::eigen_im2col_conv_ms(c, threads) / r.time_ms;
-        r.ratios["fraction_of_peak"] = r.rate / peak;
-        print(r);
-        results.push_back(r);
-      }
-    }
-    int64_t big = small ? (1 << 16) : (16 << 20);  // floats: 64 MiB per tensor in the full run
-    if (want("elementwise")) {
-      Tensor x = random({big}), y = random({big});
-      Result r{"elementwise", absl::StrFormat("x*2+y %lld", static_cast<long long>(big)), false};
-      r.time_ms = time_ms(x * 2 + y, reps);
-      r.rate = 3.0 * big * 4 / r.time_ms / 1e6;
-      r.ratios["fraction_of_bandwidth"] = r.rate / triad;
-      print(r);
-      results.push_back(r);
-    }
-    if (want("reduce")) {
-      Tensor x = random({big / 1024, 1024});
-      Result r{"reduce", absl::StrFormat("sum %lld", static_cast<long long>(big)), false};
-      r.time_ms = time_ms(x.sum(), reps);
-      r.rate = 1.0 * big * 4 / r.time_ms / 1e6;
-      r.ratios["fraction_of_bandwidth"] = r.rate / triad;
-      print(r);
-      results.push_back(r);
-    }
-    if (want("softmax")) {
-      int64_t rows = small ? 64 : 4096, cols = 1024;
-      Tensor x = random({rows, cols});
-      Tensor e = (x - x.max(1, true)).exp();
-      Result r{
-          "softmax",
-          absl::StrFormat("%lldx%lld", static_cast<long long>(rows), static_cast<long long>(cols)),
-          false};
-      r.time_ms = time_ms(e / e.sum(1, true), reps);
-      r.rate = 2.0 * rows * cols * 4 / r.time_ms / 1e6;  // one read, one write at best
-      r.ratios["fraction_of_bandwidth"] = r.rate / triad;
-      print(r);
-      results.push_back(r);
-    }
-    if (want("jit")) {
-      results.push_back(jit_suite(small));
-      print(results.back());
-      if (!small) {  // the smoke test skips it: its compile alone would double the run
-        results.push_back(mnist_step_suite(512, 2));
-        print(results.back());
-      }
-    }
-
-    if (want("loader"))
-      for (const Result& r : loader_suite(small)) results.push_back(r);
-    if (want("infer"))
-      for (const Result& r : infer_suite(small)) results.push_back(r);
-
-    if (!json.empty()) {
-      std::ofstream f(json);
-      if (!f) {
-        std::fprintf(stderr, "bench: cannot write %s\n", json.c_str());
-        return 1;
-      }
-      std::vector<std::string> rows;
-      for (const Result& r : results) {
-        std::string row =
-            absl::StrFormat(R"({"suite": "%s", "case": "%s", "device": "%s", "time_ms": %.4f)",
-                            r.suite, r.name, device, r.time_ms);
-        if (r.rate > 0)
-          row += absl::StrFormat(R"(, "%s": %.3f)", r.flops ? "gflops" : "gbps", r.rate);
-        for (const auto& [k, v] : r.ratios) row += absl::StrFormat(R"(, "%s": %.4f)", k, v);
-        for (const auto& [k, v] : r.fields) row += absl::StrFormat(R"(, "%s": %.6g)", k, v);
-        rows.push_back(row + "}");
-      }
-      f << "[\n  " << absl::StrJoin(rows, ",\n  ") << "\n]\n";
-    }
-    if (!plot_file.empty()) {
-      std::vector<plot::Bar> bars;
-      for (const Result& r : results)
-        for (const auto& [k, v] : r.ratios) bars.push_back({r.suite + " " + r.name + " " + k, v});
-      plot::bar_chart(plot_file, "tinycore vs anchors (" + device + ", higher is better)", bars);
-    }
-    return 0;
+    return run_on_device(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: %s\n", e.what());
     return 1;

@@ -19,6 +19,7 @@
 #include "apps/infer/generator.h"
 #include "apps/infer/server.h"
 #include "tinycore/error.h"
+#include "tinycore/runtime/device.h"
 
 namespace {
 
@@ -64,6 +65,9 @@ void usage(FILE* f) {
       "  --timeout S        seconds a request may wait and run, and a socket may stall "
       "(default 30)\n"
       "  --threads N        HTTP worker threads (default 16)\n"
+      "\n"
+      "  --device NAME      where the model runs: CPU, CUDA, CL, HIP (default: DEVICE, else the\n"
+      "                     fastest available)\n"
       "  --help             this text\n");
 }
 
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
       "--max-tokens",    "--temperature", "--top-k",          "--top-p",
       "--seed",          "--host",        "--port",           "--max-batch",
       "--batch-wait-ms", "--queue",       "--max-body-bytes", "--max-image-side",
-      "--timeout",       "--threads"};
+      "--timeout",       "--threads",     "--device"};
   bool serving = argc > 1 && std::string(argv[1]) == "serve";
   std::map<std::string, std::string> args;
   for (int i = serving ? 2 : 1; i < argc; i++) {
@@ -201,6 +205,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (args.count("--device")) tc::runtime::set_default_device(args["--device"]);
     if (mode == "serve") return serve(args);
     return mode == "image" ? classify(args) : generate(args);
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include "apps/common/config.h"
 #include "apps/train/embedded_config.h"  // kEmbeddedConfig: configs/mnist.yaml (generated)
 #include "apps/train/trainer.h"
+#include "tinycore/runtime/device.h"
 
 namespace {
 
@@ -25,7 +26,7 @@ void on_sigint(int) {
 void usage(FILE* f) {
   std::fprintf(f,
                "usage: train [--config FILE] [key.path=value ...] [--resume runs/<name>] "
-               "[--quiet] [--help]\n"
+               "[--device NAME] [--quiet] [--help]\n"
                "\n"
                "Trains the model a YAML config describes and writes the run to "
                "<log.dir>/<log.name>/:\n"
@@ -40,6 +41,8 @@ void usage(FILE* f) {
                "config.yaml\n"
                "                    (overrides still apply); the result equals an "
                "uninterrupted run\n"
+               "  --device NAME     where to train: CPU, CUDA, CL, HIP (default: DEVICE, else the\n"
+               "                    fastest available)\n"
                "  --quiet           no progress bar or progress lines, log lines only\n"
                "  --help            this text\n"
                "\n"
@@ -52,7 +55,7 @@ void usage(FILE* f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string config_path, resume;
+  std::string config_path, resume, device;
   std::vector<std::string> overrides;
   tc::train::RunOptions opts;
   for (int i = 1; i < argc; i++) {
@@ -61,8 +64,8 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     }
-    if ((a == "--config" || a == "--resume") && i + 1 < argc) {
-      (a == "--config" ? config_path : resume) = argv[++i];
+    if ((a == "--config" || a == "--resume" || a == "--device") && i + 1 < argc) {
+      (a == "--config" ? config_path : a == "--resume" ? resume : device) = argv[++i];
     } else if (a == "--quiet") {
       opts.quiet = true;
     } else if (a.find('=') != std::string::npos && a[0] != '-') {
@@ -79,6 +82,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (!device.empty()) tc::runtime::set_default_device(device);
     tc::config::Config config;
     if (!resume.empty())
       config = tc::config::load_config(resume + "/config.yaml", overrides);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,10 +19,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/error_message.h"
-#include "tinycore/codegen/decompose.h"
+#include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/linearize.h"
-#include "tinycore/codegen/lower.h"
-#include "tinycore/runtime/cl_device.h"
+#include "tinycore/codegen/render_check.h"
+#include "tinycore/runtime/device.h"
 #ifdef TC_HAVE_CUDA
 #include "tinycore/runtime/nvrtc.h"
 #endif
@@ -55,8 +56,12 @@ class CacheDirs : public ::testing::Environment {
 const auto* const cache_dirs = ::testing::AddGlobalTestEnvironment(new CacheDirs);
 
 runtime::Device* cl_device() {
-  static std::unique_ptr<runtime::Device> device = runtime::make_cl_device();
-  return device.get();
+  static runtime::Device* device = [] {
+    auto names = runtime::available_devices();
+    return std::find(names.begin(), names.end(), "CL") == names.end() ? nullptr
+                                                                      : &runtime::get_device("CL");
+  }();
+  return device;
 }
 
 struct Program {
@@ -68,10 +73,8 @@ struct Program {
 // The last kernel of `t`'s schedule, lowered as the GPU devices lower it (no opts).
 Program program_of(const Tensor& t, const codegen::KernelOpts& opts = {}) {
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({t.uop()});
-  const UOpRef& ast = items.back().ast;
-  codegen::LoweredKernel lowered = codegen::lower(ast, opts);
-  return {lowered.name, codegen::linearize(codegen::simplify_kernel(lowered.sink)),
-          static_cast<int>(ast->src[0]->src[1]->shape().size())};
+  codegen::LinearKernel k = codegen::linearize_kernel(items.back().ast, opts);
+  return {k.name, k.program, k.output_dims};
 }
 
 // out[i...] = in[i...] + 1 over `dims`, the loops numbered outermost first, built by hand so
@@ -112,7 +115,7 @@ bool compiles_here(const std::string& lang) {
     why = "tinycore was built without the CUDA toolkit";
 #endif
   } else if (lang == "opencl" && !cl_device()) {
-    why = "no OpenCL device: " + runtime::cl_unavailable_reason();
+    why = "no OpenCL device: " + runtime::unavailable_reason("CL");
   }
   if (!why.empty() && !said)
     std::printf("%s kernels are not compiled: %s\n", lang.c_str(), why.c_str());
@@ -121,10 +124,7 @@ bool compiles_here(const std::string& lang) {
 }
 
 void compile(const std::string& lang, const std::string& name, const RenderedKernel& k) {
-#ifdef TC_HAVE_CUDA
-  if (lang == "cuda") runtime::nvrtc_compile(name, k.source, "sm_90", /*cubin=*/false);
-#endif
-  if (lang == "opencl") cl_device()->compile(name, k.source, k.launch);
+  codegen::compile_offline(lang, name, k);
 }
 
 // Renders `p` in every language, compiling each where its compiler is here; returns the

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "tests/tensor/fixture.h"
 #include "tests/tensor/reference.h"
+#include "tinycore/runtime/device.h"
 #include "tinycore/tensor.h"
 
 namespace {
@@ -220,13 +222,40 @@ TEST(Properties, SizesAndKinds) {
 
 TEST(Devices, ToTheSameDeviceIsThisTensor) {
   Tensor t = Tensor::from_vector<float>({1.0f, 2.0f});
-  EXPECT_EQ(t.to("CPU").uop(), t.uop());
-  EXPECT_EQ(t.to("cpu").data<float>(), (std::vector<float>{1.0f, 2.0f}));
+  std::string lower = t.device();  // names are case-insensitive
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  EXPECT_EQ(t.to(t.device()).uop(), t.uop());
+  EXPECT_EQ(t.to(lower).data<float>(), (std::vector<float>{1.0f, 2.0f}));
   Tensor u = t;
-  u.to_("CPU");
+  u.to_(t.device());
   EXPECT_EQ(u.uop(), t.uop());
   expect_error([&] { t.to("NOPE"); }, {"Tensor.to", "NOPE"});
   expect_error([&] { t.to_("TPU"); }, {"Tensor.to", "TPU"});
+}
+
+// Between devices (the CL device: PoCL on the CPU in CI) the values are copied into a new
+// buffer there, computing there gives the same values, and the grad moves along.
+TEST(Devices, CopiesBetweenDevices) {
+  auto names = tc::runtime::available_devices();
+  if (std::find(names.begin(), names.end(), "CL") == names.end())
+    GTEST_SKIP() << "no CL device: " << tc::runtime::unavailable_reason("CL");
+  std::string here = Tensor::from_vector<float>({0.0f}).device();
+  std::string there = here == "CL" ? "CPU" : "CL";
+  Tensor a = Tensor::from_vector<float>({1.5f, -2.0f, 3.25f}).requires_grad_();
+  a.set_grad(Tensor::from_vector<float>({1.0f, 2.0f, 3.0f}));
+  Tensor b = a.to(there);
+  EXPECT_EQ(b.device(), there);
+  EXPECT_TRUE(b.requires_grad());
+  ASSERT_TRUE(b.grad());
+  EXPECT_EQ(b.grad()->device(), there);
+  EXPECT_EQ(b.grad()->data<float>(), (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  Tensor c = (b * 2 + 1).to(here);
+  EXPECT_EQ(c.device(), here);
+  EXPECT_EQ(c.data<float>(), (std::vector<float>{4.0f, -3.0f, 7.5f}));
+  Tensor i = Tensor::from_vector<int32_t>({7, -8}).to(there);
+  EXPECT_EQ(i.dtype(), tc::dtypes::int32);
+  EXPECT_EQ((i / 2).data<int32_t>(), (std::vector<int32_t>{3, -4}));
+  expect_error([&] { (a + b).realize(); }, {"CPU", "CL"});
 }
 
 // ---------------------------------------------------------------- clone / replace

@@ -36,7 +36,8 @@ const std::vector<std::string>& render_check_languages() {
 }
 
 std::string compile_offline(const std::string& language, const std::string& name,
-                            const std::string& source) {
+                            const renderer::RenderedKernel& kernel) {
+  const std::string& source = kernel.source;
   if (language == "cuda") {
 #ifdef TC_HAVE_CUDA
     return runtime::nvrtc_compile(name, source, "sm_90", /*cubin=*/false);
@@ -47,7 +48,7 @@ std::string compile_offline(const std::string& language, const std::string& name
   if (language == "hip") return runtime::hiprtc_compile(name, source, "gfx90a");
   if (language == "opencl") {
     runtime::Device& cl = runtime::get_device("CL");
-    cl.compile(name, source, {});
+    cl.compile(name, source, kernel.launch);
     return source;
   }
   fail("no offline compiler for language '%s'", language);
@@ -65,7 +66,7 @@ void check_render(const UOpRef& ast) {
   LinearKernel k = linearize_kernel(ast, KernelOpts{});
   for (const std::string& lang : langs) {
     renderer::RenderedKernel r = renderer::render_cstyle(lang, k.name, k.program, k.output_dims);
-    compile_offline(lang, k.name, r.source);
+    compile_offline(lang, k.name, r);
   }
 }
 

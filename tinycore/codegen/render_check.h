@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tinycore/renderer/cstyle.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc::codegen {
@@ -20,9 +21,9 @@ const std::vector<std::string>& render_check_languages();
 // Renders and compiles `ast` in every listed language, once per AST.
 void check_render(const UOpRef& ast);
 
-// Compiles kernel `name`'s `source` in `language` with its GPU-less compiler (what
+// Compiles kernel `name`, rendered in `language`, with that language's GPU-less compiler (what
 // check_render does per language); returns the compiler's output.
 std::string compile_offline(const std::string& language, const std::string& name,
-                            const std::string& source);
+                            const renderer::RenderedKernel& kernel);
 
 }  // namespace tc::codegen

@@ -223,6 +223,14 @@ std::string build_options(const ClApi& api, cl_device_id d) {
 
 // The runtime on the chosen device, or nullptr with `reason` set.
 std::shared_ptr<ClRuntime> open_runtime(std::string& reason) {
+  // PoCL and ROCm's compiler (hiprtc) each carry an LLVM 15 whose options collide: loading the
+  // OpenCL drivers into a process where hiprtc ran aborts it
+  if (DynamicLibrary::is_loaded("libamd_comgr.so.2")) {
+    reason =
+        "ROCm's compiler (hiprtc) is loaded in this process, and OpenCL drivers such as "
+        "PoCL carry an LLVM that collides with it";
+    return nullptr;
+  }
   auto lib =
       std::make_unique<DynamicLibrary>(std::vector<std::string>{"libOpenCL.so.1", "libOpenCL.so"});
   if (!lib->loaded()) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "absl/strings/str_join.h"
 #include "tinycore/error.h"
@@ -112,21 +113,43 @@ std::string unavailable_reason(const std::string& name) {
   return it == reasons().end() ? "unknown device" : it->second;
 }
 
+namespace {
+// The default device once chosen (by set_default_device, or by default_device's first call).
+std::optional<std::string>& chosen_default() {
+  static auto* d = new std::optional<std::string>();
+  return *d;
+}
+std::mutex& default_mutex() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+}  // namespace
+
+void set_default_device(const std::string& name) {
+  std::string key = get_device(name).name();  // throws when unknown or unavailable
+  std::lock_guard<std::mutex> lock(default_mutex());
+  std::optional<std::string>& d = chosen_default();
+  if (d && *d != key)
+    fail("the default device is already %s: choose the device (%s) before making any tensor", *d,
+         name);
+  d = key;
+}
+
 const std::string& default_device() {
-  static const std::string d = [] {
-    const char* env = std::getenv("DEVICE");
-    if (env && *env) {
-      std::string name = canonical(env);
-      if (!find_device(name))
-        fail("DEVICE=%s is not available: %s (available: %s)", env, unavailable_reason(name),
-             absl::StrJoin(available_devices(), ", "));
-      return name;
-    }
-    for (const std::string& name : known_devices())
-      if (Device* dev = find_device(name); dev && dev->is_accelerator()) return name;
-    return std::string("CPU");
-  }();
-  return d;
+  std::lock_guard<std::mutex> lock(default_mutex());
+  std::optional<std::string>& d = chosen_default();
+  if (d) return *d;
+  const char* env = std::getenv("DEVICE");
+  if (env && *env) {
+    std::string name = canonical(env);
+    if (!find_device(name))
+      fail("DEVICE=%s is not available: %s (available: %s)", env, unavailable_reason(name),
+           absl::StrJoin(available_devices(), ", "));
+    return *(d = name);
+  }
+  for (const std::string& name : known_devices())
+    if (Device* dev = find_device(name); dev && dev->is_accelerator()) return *(d = name);
+  return *(d = std::string("CPU"));
 }
 
 }  // namespace tc::runtime

@@ -59,6 +59,10 @@ Device& get_device(const std::string& name);
 // DEVICE from the environment, else the best available device: the first accelerator in the
 // registry's order of preference, else the CPU.
 const std::string& default_device();
+// Makes `name` the default device (what `--device NAME` of the programs does), before anything
+// asked for the default; throws naming the device when it is unknown or unavailable, or when
+// another default was already chosen.
+void set_default_device(const std::string& name);
 // The devices that can run here (a device whose driver or hardware is missing is not listed).
 std::vector<std::string> available_devices();
 // Every device tinycore knows, available or not.

@@ -25,6 +25,12 @@ DynamicLibrary::~DynamicLibrary() {
   // Vendor runtimes keep threads and handlers that may outlive a dlclose: keep them loaded.
 }
 
+bool DynamicLibrary::is_loaded(const char* name) {
+  void* h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+  if (h) dlclose(h);
+  return h != nullptr;
+}
+
 void* DynamicLibrary::find(const char* symbol) const {
   return handle_ ? dlsym(handle_, symbol) : nullptr;
 }

@@ -18,6 +18,8 @@ class DynamicLibrary {
   DynamicLibrary& operator=(const DynamicLibrary&) = delete;
 
   bool loaded() const { return handle_ != nullptr; }
+  // Whether the library `name` is already loaded in this process (by anyone).
+  static bool is_loaded(const char* name);
   const std::string& error() const { return error_; }
   const std::string& path() const { return path_; }
 

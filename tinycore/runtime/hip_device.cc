@@ -1,5 +1,7 @@
 #include "tinycore/runtime/hip_device.h"
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "tinycore/runtime/dynamic_library.h"
 
@@ -10,6 +12,9 @@ namespace {
 constexpr int kHipSuccess = 0, kHipErrorNoDevice = 100;
 
 std::string probe() {
+  // without AMD's kernel driver there is no GPU to find: skip loading ROCm (and its LLVM)
+  if (access("/dev/kfd", F_OK) != 0)
+    return "no AMD GPU (no /dev/kfd: the amdgpu driver is not loaded)";
   static const DynamicLibrary lib({"libamdhip64.so.5", "libamdhip64.so"});
   if (!lib.loaded()) return "ROCm's HIP runtime is not installed: " + lib.error();
   auto* count_fn = reinterpret_cast<int (*)(int*)>(lib.find("hipGetDeviceCount"));

@@ -25,6 +25,8 @@ struct Hiprtc {
   const char* (*error_string)(int);
 };
 
+constexpr const char* kPocl = "libpocl.so.2";
+
 const DynamicLibrary& library() {
   static const DynamicLibrary lib({"libamdhip64.so.5", "libamdhip64.so"});
   return lib;
@@ -86,6 +88,13 @@ std::string hiprtc_compile(const std::string& name, const std::string& source,
                            const std::string& arch) {
   std::string why;
   if (!hiprtc_available(&why)) fail("HIP: cannot compile kernel %s: %s", name, why);
+  // ROCm's compiler and PoCL each carry an LLVM 15 whose option registries collide: LLVM
+  // aborts the process when both compile. Fail instead, saying how to avoid it.
+  if (DynamicLibrary::is_loaded(kPocl))
+    fail(
+        "HIP: cannot compile kernel %s in a process that has loaded PoCL (the OpenCL device): "
+        "both carry LLVM 15; check HIP in another process (DEVICE=CPU)",
+        name);
   // hiprtc is not documented as thread-safe: one compile at a time
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);

@@ -298,6 +298,13 @@ class Scheduler {
     UOpRef v = bind(value);
     UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {global(out, 0), v});
     item.ast = UOp::sink({store});
+    // one kernel runs on one device: its buffers must all be there
+    for (const UOpRef& b : item.bufs)
+      if (&b->buffer->device() != &out->buffer->device())
+        fail(
+            "a computation reads tensors on different devices (%s and %s): move them to one "
+            "device with .to() first",
+            out->buffer->device().name(), b->buffer->device().name());
     return item;
   }
 

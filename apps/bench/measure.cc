@@ -1,0 +1,57 @@
+#include "apps/bench/measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "tinycore/engine/realize.h"
+#include "tinycore/schedule/schedule.h"
+#ifdef TC_HAVE_CUDA
+#include "tinycore/runtime/cuda_device.h"
+#endif
+
+namespace bench {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+tc::Tensor random(tc::Shape shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(n);
+  uint32_t s = 12345;
+  for (float& x : v)
+    x = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+  return tc::Tensor(v, shape).realize();
+}
+
+tc::runtime::Device& device() { return tc::runtime::get_device(tc::runtime::default_device()); }
+
+double device_time_ms(const std::function<void()>& launches, int reps) {
+  tc::runtime::Device& dev = device();
+  launches();
+  dev.synchronize();
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+#ifdef TC_HAVE_CUDA
+    if (auto* gpu = dynamic_cast<tc::runtime::CudaDevice*>(&dev)) {
+      best = std::min(best, gpu->time_ms(launches));
+      continue;
+    }
+#endif
+    double t0 = now();
+    launches();
+    dev.synchronize();
+    best = std::min(best, (now() - t0) * 1e3);
+  }
+  return best;
+}
+
+double time_ms(const tc::Tensor& t, int reps) {
+  auto items = tc::schedule::create_schedule({t.uop()});
+  return device_time_ms([&] { tc::engine::run_schedule(items); }, reps);
+}
+
+}  // namespace bench

@@ -1,0 +1,135 @@
+#include "apps/bench/model_suite.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_format.h"
+#include "apps/bench/measure.h"
+#include "nn/resnet.h"
+#include "nn/transformer.h"
+#include "tinycore/engine/jit.h"
+
+namespace bench {
+namespace {
+
+using tc::Tensor;
+
+// Integer labels (or tokens) in [0, classes), a fixed pattern.
+Tensor labels(tc::Shape shape, int64_t classes) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<int32_t> v(n);
+  for (int64_t i = 0; i < n; i++) v[i] = static_cast<int32_t>(i * 7919 % classes);
+  return Tensor::from_vector<int32_t>(v, shape).realize();
+}
+
+struct Sizes {
+  int64_t resnet_batch, resnet_side;
+  tc::nn::GPTConfig gpt;
+  int64_t gpt_batch;
+  int steps;
+  const char* why;
+};
+
+Sizes pick_sizes(bool small) {
+  if (small) return {2, 32, {256, 32, 2, 64, 2}, 2, 2, "--small: tiny sizes, a smoke test"};
+  if (device().is_accelerator()) return {64, 224, {50257, 1024, 12, 768, 12}, 8, 5, "full sizes"};
+  return {4,
+          64,
+          {256, 128, 4, 256, 4},
+          8,
+          2,
+          "sizes for a CPU-class device (a minute or so; the full sizes, ResNet-50 b64 at 224x224 "
+          "and GPT-2 small, are for accelerators)"};
+}
+
+}  // namespace
+
+StepTiming time_train_step(tc::nn::Module& model, tc::nn::Optimizer& opt, const Tensor& x,
+                           const Tensor& y, int steps) {
+  tc::TinyJit step([&](const std::vector<Tensor>& in) {
+    Tensor::Train train;
+    opt.zero_grad();
+    Tensor loss = model(in[0]).sparse_categorical_crossentropy(in[1]);
+    loss.backward();
+    std::vector<Tensor> to_realize = opt.schedule_step();
+    for (const Tensor& b : model.buffers()) to_realize.push_back(b);
+    to_realize.push_back(loss);
+    tc::realize_all(to_realize);
+    return std::vector<Tensor>{loss};
+  });
+  StepTiming t;
+  double t0 = now();
+  step({x, y})[0].item<float>();
+  t.first_s = now() - t0;
+  step({x, y});  // the capture
+  device().synchronize();
+  t0 = now();
+  for (int s = 0; s < steps; s++) step({x, y});
+  device().synchronize();
+  t.step_s = (now() - t0) / steps;
+  t.kernels = static_cast<double>(step.kernel_count());
+  t.planned_bytes = static_cast<double>(step.planned_bytes());
+  t.unplanned_bytes = static_cast<double>(step.unplanned_bytes());
+  return t;
+}
+
+std::vector<Result> model_suite(bool small) {
+  const Sizes s = pick_sizes(small);
+  std::printf("model: %s\n", s.why);
+  std::vector<Result> results;
+  auto add = [&](Result r) {
+    print(r);
+    results.push_back(std::move(r));
+  };
+  auto train_result = [](std::string name, const StepTiming& t, const char* unit, double items) {
+    Result r{"model", std::move(name), false};
+    r.time_ms = t.step_s * 1e3;
+    r.fields[unit] = items / t.step_s;
+    r.fields["first_step_s"] = t.first_s;
+    r.fields["kernels_per_step"] = t.kernels;
+    r.fields["peak_bytes"] = t.planned_bytes;
+    return r;
+  };
+
+  {
+    Tensor::manual_seed(0);
+    tc::nn::ResNet resnet({.depth = 50, .cifar = false, .in_channels = 3, .classes = 1000});
+    const int64_t b = s.resnet_batch, side = s.resnet_side;
+    Tensor x = random({b, 3, side, side}), y = labels({b}, 1000);
+    const std::string size = absl::StrFormat("b%d %dx%d", b, side, side);
+    {
+      tc::nn::SGD opt(resnet.parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-5});
+      StepTiming t = time_train_step(resnet, opt, x, y, s.steps);
+      add(train_result("resnet50 train " + size, t, "images_per_s", static_cast<double>(b)));
+    }
+    tc::TinyJit forward([&](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{resnet(in[0]).realize()};
+    });
+    double t0 = now();
+    forward({x})[0].data<float>();
+    double first = now() - t0;
+    forward({x});  // the capture
+    double ms = device_time_ms([&] { forward({x}); }, s.steps);
+    Result r{"model", "resnet50 infer " + size, false};
+    r.time_ms = ms;
+    r.fields["images_per_s"] = static_cast<double>(b) / ms * 1e3;
+    r.fields["first_step_s"] = first;
+    r.fields["kernels_per_step"] = static_cast<double>(forward.kernel_count());
+    add(r);
+  }
+  {
+    Tensor::manual_seed(0);
+    const tc::nn::GPTConfig& g = s.gpt;
+    tc::nn::GPT gpt(g);
+    tc::nn::AdamW opt(gpt.parameters(), {.lr = 3e-4});
+    Tensor tokens = labels({s.gpt_batch, g.context}, g.vocab);
+    Tensor targets = labels({s.gpt_batch, g.context}, g.vocab - 1);
+    StepTiming t = time_train_step(gpt, opt, tokens, targets, s.steps);
+    add(train_result(absl::StrFormat("gpt train b%dx%d (%d layers, d%d, vocab %d)", s.gpt_batch,
+                                     g.context, g.layers, g.width, g.vocab),
+                     t, "tokens_per_s", static_cast<double>(s.gpt_batch * g.context)));
+  }
+  return results;
+}
+
+}  // namespace bench
