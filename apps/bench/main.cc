@@ -642,11 +642,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (o.device == "all") return run_on_all_devices(o, o.small);
-    // Before anything asks for the default device (it is cached), so every tensor lands there.
-    if (!o.device.empty()) {
-      tc::runtime::get_device(o.device);  // throws naming the devices there are
-      setenv("DEVICE", o.device.c_str(), 1);
-    }
+    // Before anything asks for the default device, so every tensor lands there.
+    if (!o.device.empty()) tc::runtime::set_default_device(o.device);
     return run_on_device(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench: %s\n", e.what());

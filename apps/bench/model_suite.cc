@@ -31,15 +31,28 @@ struct Sizes {
 };
 
 Sizes pick_sizes(bool small) {
-  if (small) return {2, 32, {256, 32, 2, 64, 2}, 2, 2, "--small: tiny sizes, a smoke test"};
-  if (device().is_accelerator()) return {64, 224, {50257, 1024, 12, 768, 12}, 8, 5, "full sizes"};
-  return {4,
-          64,
-          {256, 128, 4, 256, 4},
-          8,
-          2,
-          "sizes for a CPU-class device (a minute or so; the full sizes, ResNet-50 b64 at 224x224 "
-          "and GPT-2 small, are for accelerators)"};
+  if (small)
+    return {.resnet_batch = 2,
+            .resnet_side = 32,
+            .gpt = {.vocab = 256, .context = 32, .layers = 2, .width = 64, .heads = 2},
+            .gpt_batch = 2,
+            .steps = 2,
+            .why = "--small: tiny sizes, a smoke test"};
+  if (device().is_accelerator())
+    return {.resnet_batch = 64,
+            .resnet_side = 224,
+            .gpt = {.vocab = 50257, .context = 1024, .layers = 12, .width = 768, .heads = 12},
+            .gpt_batch = 8,
+            .steps = 5,
+            .why = "full sizes (ResNet-50 b64 at 224x224, GPT-2 small)"};
+  return {.resnet_batch = 8,
+          .resnet_side = 128,
+          .gpt = {.vocab = 256, .context = 128, .layers = 4, .width = 256, .heads = 4},
+          .gpt_batch = 8,
+          .steps = 2,
+          .why =
+              "sizes for a device that is not an accelerator, under a minute (the full sizes, "
+              "ResNet-50 b64 at 224x224 and GPT-2 small, are for accelerators)"};
 }
 
 }  // namespace

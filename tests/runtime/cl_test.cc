@@ -110,6 +110,25 @@ TEST_F(ClTest, DescribesItself) {
   EXPECT_EQ(cl_unavailable_reason(), "");
 }
 
+// Whether the CL device is a GPU is remembered on disk per set of installed drivers, so later
+// programs choose their default device without loading the drivers.
+TEST_F(ClTest, WhetherItIsAGpuIsRememberedOnDisk) {
+  bool gpu = device().is_accelerator();
+  EXPECT_EQ(cl_may_have_gpu(), gpu);
+  auto entries = [] {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(cache_dir() + "/devices"))
+      out.push_back(e.path().string());
+    return out;
+  };
+  ASSERT_EQ(entries().size(), 1u);
+  std::optional<std::string> entry = read_cache_file(entries()[0]);
+  ASSERT_TRUE(entry);
+  EXPECT_NE(entry->find(gpu ? "gpu" : "no gpu"), std::string::npos);
+  EXPECT_EQ(cl_may_have_gpu(), gpu);  // read from the entry
+  EXPECT_EQ(entries().size(), 1u);
+}
+
 TEST_F(ClTest, RunsAHandWrittenKernel) { expect_axpb_runs(device(), axpb_launch()); }
 
 // Two dimensions: each item writes its own coordinates, so every global size is checked.

@@ -3,8 +3,10 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -509,6 +511,27 @@ std::unique_ptr<Device> make_cl_device() {
   last.text = rt ? "" : reason;
   if (!rt) return nullptr;
   return std::make_unique<ClDevice>(std::move(rt));
+}
+
+bool cl_may_have_gpu() {
+  // the drivers the ICD loader would load: its vendor files, or the folder OCL_ICD_VENDORS names
+  std::string key = "tinycore cl gpu v1|";
+  for (const char* var : {"OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "CL_DEVICE"})
+    if (const char* v = std::getenv(var)) absl::StrAppend(&key, var, "=", v, "|");
+  const char* folder = std::getenv("OCL_ICD_VENDORS");
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(folder ? folder : "/etc/OpenCL/vendors", ec))
+    files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files)
+    absl::StrAppend(&key, f, ":", read_cache_file(f).value_or(""), "|");
+  std::string answer = cached_compile("devices", key, [] {
+    std::unique_ptr<Device> d = make_cl_device();
+    return std::string(d && d->is_accelerator() ? "gpu" : "no gpu");
+  });
+  return answer == "gpu";
 }
 
 std::string cl_unavailable_reason() {

@@ -16,6 +16,11 @@ namespace tc::runtime {
 // The CL device, or nullptr when no OpenCL library, platform or usable device is present.
 std::unique_ptr<Device> make_cl_device();
 
+// Whether the CL device may be a GPU, without loading OpenCL drivers when the answer for the
+// installed drivers (the ICD loader's vendor files) is on disk: loading PoCL costs a program's
+// start a tenth of a second, only to learn that its CPU device is not an accelerator.
+bool cl_may_have_gpu();
+
 // Why the last make_cl_device() returned nullptr ("" when it returned a device).
 std::string cl_unavailable_reason();
 

@@ -19,11 +19,13 @@
 namespace tc::runtime {
 namespace {
 
-// A device kind: its factory, and why the factory found nothing.
+// A device kind: its factory, why the factory found nothing, and a cheap test that rules the
+// kind out as the default accelerator without making it (nullptr: make it to know).
 struct Kind {
   std::string name;
   DeviceFactory make;
   std::string (*why_not)();
+  bool (*may_be_accelerator)() = nullptr;
 };
 
 std::string cuda_missing() {
@@ -43,7 +45,7 @@ const std::vector<Kind>& registry() {
       {"CUDA", [] { return std::unique_ptr<Device>(); }, cuda_missing},
 #endif
       {"HIP", make_hip_device, hip_unavailable_reason},
-      {"CL", make_cl_device, cl_unavailable_reason},
+      {"CL", make_cl_device, cl_unavailable_reason, cl_may_have_gpu},
       {"CPU", make_cpu_device, [] { return std::string(); }},
   };
   return r;
@@ -147,8 +149,10 @@ const std::string& default_device() {
            absl::StrJoin(available_devices(), ", "));
     return *(d = name);
   }
-  for (const std::string& name : known_devices())
-    if (Device* dev = find_device(name); dev && dev->is_accelerator()) return *(d = name);
+  for (const Kind& kind : registry()) {
+    if (kind.may_be_accelerator && !kind.may_be_accelerator()) continue;
+    if (Device* dev = find_device(kind.name); dev && dev->is_accelerator()) return *(d = kind.name);
+  }
   return *(d = std::string("CPU"));
 }
 
