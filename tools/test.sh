@@ -50,22 +50,26 @@ for cfg in "${configs[@]}"; do
     failed=$((failed + 1))
     continue
   fi
-  for t in out/"$cfg"/tests/*_test; do
-    run_gtest "$cfg: $(basename "$t")" "$t"
-  done
-  # GPU languages without a GPU: op suites with every kernel on the CL device (PoCL on the CPU,
-  # checked by the suites' references), each kernel also rendered as CUDA C and compiled by
-  # NVRTC for sm_90; then as HIP compiled by hiprtc for gfx90a (its own processes: ROCm's
-  # compiler cannot share one with PoCL)
+  # release: every kernel the suites build is also rendered as CUDA C and compiled by NVRTC for
+  # sm_90 (CHECK_RENDER), where the CUDA toolkit is
+  check=
   if [[ $cfg == release ]]; then
-    langs=cuda
-    if [[ ! -d ${CUDA_PATH:-/usr/local/cuda}/include ]]; then
+    cuda=${CUDA_PATH:-/usr/local/cuda}
+    if [[ -f $cuda/include/cuda.h && -f $cuda/include/nvrtc.h ]]; then
+      check=cuda
+    else
       echo "test.sh: CUDA toolkit not found: the NVRTC compile checks are skipped"
-      langs=
     fi
+  fi
+  for t in out/"$cfg"/tests/*_test; do
+    run_gtest "$cfg: $(basename "$t")${check:+ (CHECK_RENDER=$check)}" env CHECK_RENDER=$check "$t"
+  done
+  # GPU languages run without a GPU: op suites again with every kernel on the CL device (PoCL on
+  # the CPU, checked against the suites' references); and rendered as HIP, compiled by hiprtc
+  # for gfx90a, in processes of their own (ROCm's compiler and PoCL cannot share one)
+  if [[ $cfg == release ]]; then
     for suite in $gpu_suites; do
-      run_gtest "$cfg: DEVICE=CL CHECK_RENDER=$langs $suite" \
-        env DEVICE=CL CHECK_RENDER=$langs "out/$cfg/tests/$suite"
+      run_gtest "$cfg: DEVICE=CL $suite" env DEVICE=CL "out/$cfg/tests/$suite"
     done
     for suite in $hip_suites; do
       run_gtest "$cfg: CHECK_RENDER=hip $suite" env DEVICE=CPU CHECK_RENDER=hip "out/$cfg/tests/$suite"
