@@ -3,7 +3,7 @@ reductions, movement, creation and autograd, each checked against numpy in doubl
 import numpy as np
 import pytest
 
-from tinycore import Tensor, dtypes
+from tinycore import Device, Tensor, dtypes
 
 RNG = np.random.default_rng(0)
 
@@ -832,3 +832,15 @@ def test_asarray_of_bfloat16_is_a_float32_copy():
   t = Tensor([1.5, -2.0], dtype=dtypes.bfloat16)
   a = np.asarray(t)
   assert a.dtype == np.float32 and a.tolist() == [1.5, -2.0]
+
+
+@pytest.mark.skipif("CL" not in Device.available(), reason="no CL device (PoCL not installed)")
+def test_tensors_on_the_cl_device_compute_there_and_copy_back():
+  a = Tensor([1.5, -2.0, 3.25], device="CL")
+  assert a.device == "CL"
+  b = (a * 2 + 1).to("CPU")
+  assert b.device == "CPU"
+  np.testing.assert_array_equal(b.numpy(), np.array([4.0, -3.0, 7.5], dtype=np.float32))
+  np.testing.assert_array_equal(a.sum().numpy(), np.float32(2.75))
+  with pytest.raises(RuntimeError, match="different devices"):
+    (a + Tensor([1.0, 1.0, 1.0], device="CPU")).realize()
