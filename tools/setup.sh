@@ -10,7 +10,7 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   python3-pytest python3-numpy python3-dev pybind11-dev
   # GPU languages without a GPU: OpenCL runs on PoCL (the CPU), HIP compiles with ROCm's hiprtc
-  pocl-opencl-icd ocl-icd-libopencl1 opencl-c-headers libamdhip64-dev
+  pocl-opencl-icd ocl-icd-libopencl1 opencl-c-headers libamdhip64-dev rocm-device-libs
 )
 
 missing=()
