@@ -6,12 +6,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/error_message.h"
+#include "tests/renderer/cache_dirs.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/render_check.h"
@@ -35,24 +33,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Compiled kernels are cached in a fresh TC_CACHE_DIR, and PoCL's in POCL_CACHE_DIR (else the
-// home folder; read at the first OpenCL call), both removed afterwards.
-class CacheDirs : public ::testing::Environment {
- public:
-  void SetUp() override {
-    for (const char* var : {"TC_CACHE_DIR", "POCL_CACHE_DIR"}) {
-      dirs_.push_back(std::filesystem::temp_directory_path() /
-                      absl::StrCat("tinycore-cstyle-", var, "-", ::getpid()));
-      setenv(var, dirs_.back().c_str(), 1);
-    }
-  }
-  void TearDown() override {
-    for (const auto& d : dirs_) std::filesystem::remove_all(d);
-  }
-
- private:
-  std::vector<std::filesystem::path> dirs_;
-};
 const auto* const cache_dirs = ::testing::AddGlobalTestEnvironment(new CacheDirs);
 
 runtime::Device* cl_device() {
@@ -222,20 +202,21 @@ TEST(CStyle, IndexIs64BitOnlyWhenItMustBe) {
   EXPECT_THAT(render("cuda", elementwise({2, 1 << 30})).source, HasSubstr("int ridx1 ="));
 }
 
-TEST(CStyle, NoOutputLoopsIsOneThread) {
-  Tensor a = Tensor::empty({300});
+TEST(CStyle, ShortReduceWithNoOutputLoopsIsOneThread) {
+  Tensor a = Tensor::empty({12});  // too short for a work-group to share (see group_test.cc)
   for (const auto& [lang, k] : render_all(program_of(a.sum()))) {
     expect_launch(k.launch, {1, 1, 1}, {1, 1, 1}, 2);
-    EXPECT_THAT(k.source, HasSubstr("for (int ridx0 = 0; ridx0 < 300; ridx0++) {")) << lang;
+    EXPECT_THAT(k.source, HasSubstr("for (int ridx0 = 0; ridx0 < 12; ridx0++) {")) << lang;
     EXPECT_THAT(k.source, HasSubstr("acc0 = acc0 + val")) << lang;
   }
 }
 
 TEST(CStyle, ReduceLoopRunsInsideEachThread) {
-  Tensor a = Tensor::empty({8, 300}, dtypes::float32);
+  // 4096 outputs: a thread each (the 200 are too short for a work-group to share)
+  Tensor a = Tensor::empty({4096, 200}, dtypes::float32);
   for (const auto& [lang, k] : render_all(program_of(a.max(1)))) {
-    expect_launch(k.launch, {1, 1, 1}, {8, 1, 1}, 2);
-    EXPECT_THAT(k.source, HasSubstr("ridx1 < 300; ridx1++) {")) << lang;
+    expect_launch(k.launch, {16, 1, 1}, {256, 1, 1}, 2);
+    EXPECT_THAT(k.source, HasSubstr("ridx1 < 200; ridx1++) {")) << lang;
     // max propagates NaN, as the CPU's does
     EXPECT_THAT(k.source, HasSubstr("return a > b ? a : b > a ? b : a != a ? a : b != b ? b"))
         << lang;
@@ -246,10 +227,10 @@ TEST(CStyle, ReduceLoopRunsInsideEachThread) {
 }
 
 TEST(CStyle, MatmulAndConvRender) {
-  Tensor a = Tensor::empty({16, 24}), b = Tensor::empty({24, 32});
+  Tensor a = Tensor::empty({64, 24}), b = Tensor::empty({24, 64});
   for (const auto& [lang, k] : render_all(program_of(a.matmul(b))))
-    expect_launch(k.launch, {1, 2, 1}, {32, 8, 1}, 3);
-  Tensor x = Tensor::empty({2, 3, 8, 8}), w = Tensor::empty({4, 3, 3, 3});
+    expect_launch(k.launch, {1, 16, 1}, {64, 4, 1}, 3);
+  Tensor x = Tensor::empty({2, 3, 32, 32}), w = Tensor::empty({4, 3, 3, 3});
   for (const auto& [lang, k] : render_all(program_of(x.conv2d(w, {.padding = 1}).relu())))
     EXPECT_THAT(k.source, HasSubstr("acc0 = acc0 + val")) << lang;
   for (const auto& [lang, k] : render_all(program_of(x.pad({{0, 0}, {0, 0}, {1, 1}, {2, 0}}))))

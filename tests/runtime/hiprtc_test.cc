@@ -54,6 +54,29 @@ TEST(Hiprtc, CompileErrorsNameTheKernel) {
   }
 }
 
+// Reductions a work-group shares (shared arrays, barriers): float16, int and bool accumulators.
+TEST_F(TempCacheDir, GroupedReductionsCompileForGfx90a) {
+  std::string why;
+  if (!hiprtc_available(&why)) GTEST_SKIP() << "hiprtc is not here: " << why;
+  Tensor h = Tensor::empty({4, 1000}, dtypes::float16);
+  Tensor i = Tensor::empty({3, 2000}, dtypes::int32);
+  int grouped = 0;
+  for (const Tensor& t : {h.softmax(-1), i.sum(1), h.gt(0).any(1)}) {
+    for (const schedule::ScheduleItem& item : schedule::create_schedule({t.uop()})) {
+      codegen::LinearKernel k = codegen::linearize_kernel(item.ast, {});
+      renderer::RenderedKernel r = renderer::render_cstyle("hip", k.name, k.program, k.output_dims);
+      if (r.source.find("__syncthreads();") == std::string::npos) continue;
+      grouped++;
+      EXPECT_THAT(r.source, HasSubstr("__shared__"));
+      EXPECT_EQ(hiprtc_compile(k.name, r.source, "gfx90a").substr(0, 4),
+                "\x7f"
+                "ELF")
+          << r.source;
+    }
+  }
+  EXPECT_EQ(grouped, 4);  // softmax's max and sum, the int sum, the any
+}
+
 // Last: listing the available devices in its error loads PoCL, after which hiprtc refuses.
 TEST(HipDevice, ReportsWhyItIsUnavailable) {
   ASSERT_TRUE(cpu_only);

@@ -19,6 +19,13 @@ namespace tc::renderer {
 namespace {
 
 constexpr int64_t kMaxThreads = 256;  // threads in one work-group
+// When the threads of a work-group share each output's reduction (see reduce_nests): reductions
+// of at least kLongReduce iterations, or of kShortReduce over at most kFewOutputs outputs, where
+// there are at most kManyOutputs (past that, a thread per output already fills a GPU). Their
+// partial results take at most kMaxSharedBytes of shared memory.
+constexpr int64_t kLongReduce = 256, kShortReduce = 16;
+constexpr int64_t kFewOutputs = 2048, kManyOutputs = 65536;
+constexpr int64_t kMaxSharedBytes = 16384;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 // How a language holds float16 values.
@@ -38,6 +45,8 @@ struct Language {
   std::string restrict_;      // after a buffer argument's `*`
   std::string helper_prefix;  // before a helper function's return type
   std::array<std::string, 3> group_id, local_id;  // a thread's work-group and its place in it
+  std::string shared_prefix;                      // before a work-group's shared array
+  std::string barrier;                            // waits for the work-group's shared writes
   std::array<int64_t, 3> max_groups;              // work-groups a launch may have, per dimension
   // type names by Scalar: void, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
   // float16 (in memory), bfloat16 (its bits), float32, float64; index takes int32's or int64's
@@ -68,6 +77,8 @@ const Language& cuda() {
       .helper_prefix = "__device__ inline",
       .group_id = {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
       .local_id = {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
+      .shared_prefix = "__shared__",
+      .barrier = "__syncthreads();",
       .max_groups = {kInt32Max, 65535, 65535},
       .types = {"void", "bool", "signed char", "short", "int", "long long", "unsigned char",
                 "unsigned short", "unsigned int", "unsigned long long", "half", "unsigned short",
@@ -106,6 +117,8 @@ const Language& opencl() {
       .helper_prefix = "static inline",
       .group_id = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
       .local_id = {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"},
+      .shared_prefix = "__local",
+      .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
       .max_groups = {kInt32Max, kInt32Max, kInt32Max},
       .types = {"void", "bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong",
                 "half", "ushort", "float", "double"},
@@ -136,6 +149,11 @@ int64_t pow2_at_least(int64_t n) {
   while (p < n) p *= 2;
   return p;
 }
+int64_t pow2_at_most(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // One dimension of the launch grid: the output loops it runs (outermost first; more than one
@@ -154,7 +172,7 @@ class CStyle {
       if (u->op == Ops::LANE || u->op == Ops::HREDUCE || u->dtype.count > 1)
         fail("C-style renderer: SIMD lanes are not supported");
     }
-    choose_grid(output_dims);
+    plan_group(output_dims);
     for (const UOpRef& u : program_)
       if (u->dtype == dtypes::index &&
           (u->vmin() < std::numeric_limits<int32_t>::min() || u->vmax() > kInt32Max))
@@ -180,6 +198,7 @@ class CStyle {
       out.launch.global[i] = grid_[i].groups;
       out.launch.local[i] = grid_[i].local;
     }
+    if (group_ > 1) out.launch.local[0] = group_;  // the output dimensions have one thread each
     out.launch.nargs = static_cast<int>(globals.size());
 
     define_grid_indices();
@@ -187,12 +206,16 @@ class CStyle {
 
     std::vector<std::string> params;
     for (size_t i = 0; i < globals.size(); i++) {
-      TC_CHECK(globals[i] != nullptr, "C-style renderer: no DEFINE_GLOBAL ", i);
+      if (!globals[i]) {  // a buffer the simplified kernel no longer reads (x * 0): unused
+        params.push_back(absl::StrCat(lang_.buffer_prefix, "const ", memory_type(dtypes::uint8),
+                                      "* ", lang_.restrict_, " data", i));
+        continue;
+      }
       params.push_back(
           absl::StrCat(lang_.buffer_prefix, written.contains(globals[i]) ? "" : "const ",
                        memory_type(globals[i]->dtype.base()), "* ", lang_.restrict_, " data", i));
     }
-    int64_t threads = grid_[0].local * grid_[1].local * grid_[2].local;
+    int64_t threads = out.launch.local[0] * out.launch.local[1] * out.launch.local[2];
     std::string& src = out.source;
     if (lang_.fp64_pragma && uses_fp64_)
       absl::StrAppend(&src, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
@@ -211,16 +234,17 @@ class CStyle {
 
   // The output loops that enclose everything after them (their ENDs end the program), with
   // constant trip counts, become grid dimensions from the innermost: x, then y, then z, which
-  // takes the remaining ones merged. A loop with more work-groups than its dimension allows
-  // stays a loop.
-  void choose_grid(int output_dims) {
+  // takes the remaining ones merged, with at most `budget` threads in a work-group. A loop with
+  // more work-groups than its dimension allows stays a loop.
+  void choose_grid(int output_dims, int64_t budget) {
+    grid_ = {};
+    grid_range_.clear();
     std::vector<const UOp*> chain;  // innermost first
     for (auto it = program_.rbegin(); it != program_.rend() && (*it)->op == Ops::END; ++it) {
       const UOp* r = (*it)->src[0].get();
       if (r->arg_int() < output_dims && r->src[0]->op == Ops::CONST) chain.push_back(r);
     }
     std::reverse(chain.begin(), chain.end());  // the last END closes the outermost loop
-    int64_t budget = kMaxThreads;
     auto finish = [&](GridDim& d) {
       d.local = std::min(pow2_at_least(d.extent), budget);
       d.groups = std::max<int64_t>(1, ceil_div(d.extent, d.local));
@@ -251,9 +275,9 @@ class CStyle {
   std::string thread_index(size_t dim) const {
     const GridDim& d = grid_[dim];
     std::string t = index_type();
-    if (d.groups == 1) return absl::StrCat("(", t, ")", lang_.local_id[dim]);
     std::string group = absl::StrCat("(", t, ")", lang_.group_id[dim]);
-    if (d.local == 1) return group;
+    if (d.local == 1) return group;  // (also when grouped: local ids number a reduction's threads)
+    if (d.groups == 1) return absl::StrCat("(", t, ")", lang_.local_id[dim]);
     return absl::StrCat(group, " * ", d.local, " + ", lang_.local_id[dim]);
   }
   std::string grid_name(size_t dim) const {
@@ -263,6 +287,7 @@ class CStyle {
 
   // Each thread's loop indices, at the top of the kernel; merged loops are split by division.
   void define_grid_indices() {
+    if (group_ > 1) define_group();
     for (size_t dim = 0; dim < 3; dim++) {
       const GridDim& d = grid_[dim];
       if (d.ranges.empty()) continue;
@@ -278,6 +303,119 @@ class CStyle {
         emit(absl::StrCat(index_type(), " ", range_name(*d.ranges[i]), " = ", x, ";"));
       }
     }
+  }
+
+  // ---- grouped reductions: a work-group's threads share each output
+
+  // A loop nest off the grid: a top-level reduce loop and those directly nested in it, one in
+  // the other; its accumulators are updated in the innermost (`split`) loop.
+  struct Nest {
+    const UOp* top = nullptr;
+    const UOp* split = nullptr;
+    std::vector<const UOp*> updates;  // the ASSIGNs, one per accumulator
+  };
+
+  // The program's reduce nests when its threads can share them: every loop off the grid is a
+  // reduce loop in a nest, accumulators are defined outside the nests and updated in the
+  // innermost loop of theirs, read only after it, and every STORE is outside the nests (so the
+  // barriers that follow a nest are reached by every thread). Else none.
+  std::vector<Nest> reduce_nests(int output_dims) const {
+    std::vector<Nest> nests;
+    std::vector<const UOp*> open;  // the loops off the grid around this point, outermost first
+    for (const UOpRef& u : program_) {
+      bool inside = !open.empty();
+      for (const UOpRef& x : u->src)  // an accumulator of this nest read before it is done
+        if (x->op == Ops::ASSIGN && inside && u->op != Ops::ASSIGN &&
+            std::find(nests.back().updates.begin(), nests.back().updates.end(), x.get()) !=
+                nests.back().updates.end())
+          return {};
+      if (u->op == Ops::RANGE && !grid_range_.contains(u.get())) {
+        if (u->arg_int() < output_dims) return {};  // an output loop left off the grid
+        if (!inside) {
+          nests.push_back({.top = u.get(), .split = u.get(), .updates = {}});
+        } else if (nests.back().split != open.back() || !nests.back().updates.empty()) {
+          return {};  // not a chain, or updates outside its innermost loop
+        } else {
+          nests.back().split = u.get();
+        }
+        open.push_back(u.get());
+      } else if (u->op == Ops::END && !grid_range_.contains(u->src[0].get())) {
+        open.pop_back();
+      } else if (u->op == Ops::DEFINE_ACC || u->op == Ops::STORE) {
+        if (inside) return {};
+      } else if (u->op == Ops::ASSIGN) {
+        if (!inside || open.back() != nests.back().split) return {};
+        nests.back().updates.push_back(u.get());
+      }
+    }
+    return nests;
+  }
+
+  // Groups the program's reductions where that pays (see kLongReduce), else the usual grid.
+  void plan_group(int output_dims) {
+    choose_grid(output_dims, 1);  // a work-group per output
+    std::vector<Nest> nests = reduce_nests(output_dims);
+    int64_t outputs = grid_[0].extent * grid_[1].extent * grid_[2].extent, longest = 0,
+            shared_bytes = 0;
+    for (const Nest& n : nests) {
+      if (n.split->src[0]->op == Ops::CONST)
+        longest = std::max(longest, n.split->src[0]->arg_int());
+      for (const UOp* a : n.updates)
+        shared_bytes += kMaxThreads * shared_dtype(a->dtype).itemsize();
+    }
+    bool pays = outputs <= kManyOutputs &&
+                (longest >= kLongReduce || (outputs <= kFewOutputs && longest >= kShortReduce));
+    if (!pays || shared_bytes > kMaxSharedBytes) {
+      choose_grid(output_dims, kMaxThreads);
+      return;
+    }
+    group_ = std::min(kMaxThreads, pow2_at_most(longest));
+    for (const Nest& n : nests) {
+      split_loops_.insert(n.split);
+      combine_after_[n.top] = n.updates;
+      shared_.insert(shared_.end(), n.updates.begin(), n.updates.end());
+    }
+  }
+
+  // Bool is a byte in shared memory too.
+  DType shared_dtype(DType d) const { return dtypes::is_bool(d) ? dtypes::uint8 : d; }
+  std::string shared_name(const UOp& update) const {
+    return absl::StrCat("part", update.src[0]->arg_int());
+  }
+
+  // The thread's place in its work-group, and the shared arrays of partial results (at the
+  // kernel's top: OpenCL wants __local arrays at function scope).
+  void define_group() {
+    emit(absl::StrCat(index_type(), " lidx = (", index_type(), ")", lang_.local_id[0], ";"));
+    for (const UOp* a : shared_)
+      emit(absl::StrCat(lang_.shared_prefix, " ", type(shared_dtype(a->dtype)), " ",
+                        shared_name(*a), "[", group_, "];"));
+  }
+
+  // After a nest: its threads' partial results combined in a tree with the reduce's own op,
+  // every thread reading the total (the loop's bounds are the same in all, so all reach each
+  // barrier).
+  void combine(const std::vector<const UOp*>& updates) {
+    auto acc = [](const UOp& a) { return absl::StrCat("acc", a.src[0]->arg_int()); };
+    for (const UOp* a : updates) emit(absl::StrCat(shared_name(*a), "[lidx] = ", acc(*a), ";"));
+    emit(lang_.barrier);
+    std::string t = index_type();
+    emit(absl::StrFormat("for (%s step = %d; step > 0; step >>= 1) {", t, group_ / 2));
+    depth_++;
+    emit("if (lidx < step) {");
+    depth_++;
+    for (const UOp* a : updates) {
+      std::string part = shared_name(*a), mine = part + "[lidx]";
+      emit(absl::StrCat(
+          mine, " = ",
+          binary(static_cast<Ops>(a->arg_int()), a->dtype, mine, part + "[lidx + step]"), ";"));
+    }
+    depth_--;
+    emit("}");
+    emit(lang_.barrier);
+    depth_--;
+    emit("}");
+    for (const UOp* a : updates) emit(absl::StrCat(acc(*a), " = ", shared_name(*a), "[0];"));
   }
 
   // ---- types and literals
@@ -455,6 +593,8 @@ class CStyle {
           depth_--;
           emit("}");
         }
+        if (auto it = combine_after_.find(u.src[0].get()); it != combine_after_.end())
+          combine(it->second);
         return;
       case Ops::DEFINE_ACC:
         emit(absl::StrCat(type(u.dtype), " acc", u.arg_int(), " = ", val(u.src[0]), ";"));
@@ -487,7 +627,12 @@ class CStyle {
 
   void open_range(const UOp& r) {
     auto grid = grid_range_.find(&r);
-    if (grid == grid_range_.end()) {
+    if (split_loops_.contains(&r)) {  // the work-group's threads take turns, neighbours adjacent
+      std::string i = range_name(r);
+      names_[&r] = i;
+      emit(absl::StrFormat("for (%s %s = lidx; %s < %s; %s += %d) {", index_type(), i, i,
+                           val(r.src[0]), i, group_));
+    } else if (grid == grid_range_.end()) {
       std::string i = range_name(r);
       names_[&r] = i;
       emit(absl::StrFormat("for (%s %s = 0; %s < %s; %s++) {", index_type(), i, i, val(r.src[0]),
@@ -520,11 +665,12 @@ class CStyle {
     const UOp& index = *u.src[0];
     DType d = u.src[1]->dtype;
     std::string x = val(u.src[1]);
+    std::string only_first = group_ > 1 ? "if (lidx == 0) " : "";  // all hold the same value
     if (is_half(d) && lang_.half == HalfSupport::Storage)
-      emit(absl::StrCat("vstore_half_rte(", x, ", ", val(index.src[1]), ", data",
+      emit(absl::StrCat(only_first, "vstore_half_rte(", x, ", ", val(index.src[1]), ", data",
                         index.src[0]->arg_ints()[0], ");"));
     else
-      emit(absl::StrCat(element(index), " = ", x, ";"));
+      emit(absl::StrCat(only_first, element(index), " = ", x, ";"));
   }
 
   std::string math(const std::string& fn, DType d, const std::vector<std::string>& args) {
@@ -709,6 +855,11 @@ class CStyle {
   const std::vector<UOpRef>& program_;
   std::array<GridDim, 3> grid_;
   absl::flat_hash_map<const UOp*, size_t> grid_range_;  // a grid RANGE -> its dimension
+  int64_t group_ = 1;  // threads sharing each output's reductions (1: a thread per output)
+  absl::flat_hash_set<const UOp*> split_loops_;  // the loops they share
+  // a nest's top loop -> the updates whose partial results are combined after it
+  absl::flat_hash_map<const UOp*, std::vector<const UOp*>> combine_after_;
+  std::vector<const UOp*> shared_;  // all of them, in program order
   bool wide_index_ = false;
   bool uses_fp64_ = false, uses_half_ = false;
   std::map<std::string, std::string> helpers_;

@@ -16,6 +16,17 @@
 // work-groups than its dimension allows (CUDA's and HIP's y and z: 65535) stays a loop, as do
 // all other loops. Index math is 32-bit when every index value fits, else 64-bit. The program
 // must have no SIMD lanes (GPU kernels are lowered with opts that use none).
+//
+// Grouped reductions: where a kernel's reductions are long (256 iterations or more) or its
+// outputs few (at most 2048, reductions of 16 or more), and at most 65536 outputs, a
+// work-group of up to 256 threads shares each output: the output loops become work-group ids
+// only, and each reduce nest (a top-level reduce loop and those directly nested in it) runs
+// its innermost loop strided over the threads (thread i takes iterations i, i + G, ...: its
+// neighbours read neighbouring elements). After the nest the partial results meet in shared
+// memory and are combined in a tree with the reduce's own op, between barriers that every
+// thread reaches (nothing around them depends on the thread); all threads read the total and
+// only thread 0 stores. The launch's local size is then {G, 1, 1}. Other kernels (a reduction
+// nested in another's loop, a store inside a loop) keep a thread per output.
 #pragma once
 
 #include <string>
