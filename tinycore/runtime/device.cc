@@ -1,11 +1,11 @@
 #include "tinycore/runtime/device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <optional>
 
 #include "absl/strings/str_join.h"
 #include "tinycore/error.h"
@@ -116,44 +116,51 @@ std::string unavailable_reason(const std::string& name) {
 }
 
 namespace {
-// The default device once chosen (by set_default_device, or by default_device's first call).
-std::optional<std::string>& chosen_default() {
-  static auto* d = new std::optional<std::string>();
-  return *d;
-}
+// The default device once chosen (by set_default_device, or by default_device's first call);
+// read without a lock, since every new tensor asks. The name is never freed.
+std::atomic<const std::string*> chosen_default{nullptr};
 std::mutex& default_mutex() {
   static auto* mu = new std::mutex();
   return *mu;
 }
-}  // namespace
 
-void set_default_device(const std::string& name) {
-  std::string key = get_device(name).name();  // throws when unknown or unavailable
-  std::lock_guard<std::mutex> lock(default_mutex());
-  std::optional<std::string>& d = chosen_default();
-  if (d && *d != key)
-    fail("the default device is already %s: choose the device (%s) before making any tensor", *d,
-         name);
-  d = key;
-}
-
-const std::string& default_device() {
-  std::lock_guard<std::mutex> lock(default_mutex());
-  std::optional<std::string>& d = chosen_default();
-  if (d) return *d;
+// The default device by DEVICE, else the first accelerator, else the CPU.
+std::string choose_default() {
   const char* env = std::getenv("DEVICE");
   if (env && *env) {
     std::string name = canonical(env);
     if (!find_device(name))
       fail("DEVICE=%s is not available: %s (available: %s)", env, unavailable_reason(name),
            absl::StrJoin(available_devices(), ", "));
-    return *(d = name);
+    return name;
   }
   for (const Kind& kind : registry()) {
     if (kind.may_be_accelerator && !kind.may_be_accelerator()) continue;
-    if (Device* dev = find_device(kind.name); dev && dev->is_accelerator()) return *(d = kind.name);
+    if (Device* dev = find_device(kind.name); dev && dev->is_accelerator()) return kind.name;
   }
-  return *(d = std::string("CPU"));
+  return "CPU";
+}
+}  // namespace
+
+void set_default_device(const std::string& name) {
+  std::string key = get_device(name).name();  // throws when unknown or unavailable
+  std::lock_guard<std::mutex> lock(default_mutex());
+  if (const std::string* d = chosen_default.load()) {
+    if (*d != key)
+      fail("the default device is already %s: choose the device (%s) before making any tensor", *d,
+           name);
+    return;
+  }
+  chosen_default.store(new std::string(key));
+}
+
+const std::string& default_device() {
+  if (const std::string* d = chosen_default.load(std::memory_order_acquire)) return *d;
+  std::lock_guard<std::mutex> lock(default_mutex());
+  if (const std::string* d = chosen_default.load()) return *d;
+  const std::string* d = new std::string(choose_default());
+  chosen_default.store(d, std::memory_order_release);
+  return *d;
 }
 
 }  // namespace tc::runtime
