@@ -149,6 +149,33 @@ TEST_F(NvrtcCache, SecondCompileComesFromTheDiskCache) {
   EXPECT_EQ(entries("nvrtc").size(), 4u);
 }
 
+TEST_F(NvrtcCache, CheckCompilesManyKernelsWithEqualNamesAsOneProgram) {
+  // three kernels named alike, two with equal helper functions and the fp16 header each
+  std::string helper = "__device__ inline float twice(float x) { return 2 * x; }\n";
+  std::vector<NamedSource> kernels = {
+      {"add", kAdd},
+      {"add", absl::StrCat("#include <cuda_fp16.h>\n", helper,
+                           "extern \"C\" __global__ void add(half* x) { x[0] = x[0] + x[0]; }")},
+      {"twice", absl::StrCat("#include <cuda_fp16.h>\n", helper,
+                             "extern \"C\" __global__ void twice_all(float* x) { x[0] = "
+                             "twice(x[0]); }")}};
+  nvrtc_check(kernels, "sm_90");
+  EXPECT_EQ(entries("nvrtc-check").size(), 3u);  // each remembered as compiling
+  nvrtc_check(kernels, "sm_90");                 // and not compiled again
+  EXPECT_EQ(entries("nvrtc-check").size(), 3u);
+}
+
+TEST_F(NvrtcCache, CheckNamesTheKernelThatDoesNotCompile) {
+  std::vector<NamedSource> kernels = {{"add", kAdd},
+                                      {"broken_kernel",
+                                       "extern \"C\" __global__ void broken_kernel(float* x) {\n"
+                                       "  x[0] = undefined_thing;\n}"}};
+  std::string msg = error_message([&] { nvrtc_check(kernels, "sm_90"); });
+  EXPECT_THAT(msg, StartsWith("CUDA: kernel broken_kernel failed to compile: "));
+  EXPECT_THAT(msg, HasSubstr("identifier \"undefined_thing\" is undefined"));
+  EXPECT_TRUE(entries("nvrtc-check").empty());  // nothing of a failed batch is remembered
+}
+
 TEST(CudaDevice, ReportsWhyThereIsNoDevice) {
   std::unique_ptr<Device> device = make_cuda_device();
   if (device) {

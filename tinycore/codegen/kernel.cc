@@ -1,7 +1,11 @@
 #include "tinycore/codegen/kernel.h"
 
+#include <atomic>
 #include <cstdio>
+#include <exception>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/beam.h"
@@ -91,42 +95,101 @@ int launch_shares(const Kernel& k, const runtime::Device& device) {
   return k.parallel && k.flops + k.bytes > 1e6 ? device.parallelism() : 1;
 }
 
+namespace {
+
+// The compiled kernels, and the heuristic's (or BEAM's) choice of opts for each AST. Kernels are
+// built outside the locks, so that several threads build at once; two threads building the same
+// kernel both finish and the first to store it wins.
+struct KernelCache {
+  using OptsKey = std::tuple<UOpRef, std::string, int, int>;
+  using KernelKey = std::tuple<UOpRef, std::string, std::string>;
+  std::mutex mu;
+  absl::flat_hash_map<OptsKey, KernelOpts> chosen;
+  absl::flat_hash_map<KernelKey, std::shared_ptr<Kernel>> kernels;
+
+  static KernelCache& get() {
+    static auto* c = new KernelCache();
+    return *c;
+  }
+  static OptsKey opts_key(const UOpRef& ast, const runtime::Device& device) {
+    int noopt = getenv_int("NOOPT"), beam = noopt ? 0 : getenv_int("BEAM");
+    return {ast, device.name(), noopt, beam};
+  }
+  // GPU kernels take no opts yet: the heuristic and BEAM's actions are the CPU's (SIMD lanes,
+  // register tiles, core splits); their output loops become the launch grid instead
+  std::optional<KernelOpts> find_opts(const OptsKey& key, const runtime::Device& device) {
+    if (device.renderer() != "llvm") return KernelOpts{};
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = chosen.find(key); it != chosen.end()) return it->second;
+    return std::nullopt;
+  }
+  std::shared_ptr<Kernel> find(const KernelKey& key) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = kernels.find(key);
+    return it == kernels.end() ? nullptr : it->second;
+  }
+  // the kernel if it was built before, else nullptr (no building)
+  std::shared_ptr<Kernel> find(const UOpRef& ast, const runtime::Device& device) {
+    std::optional<KernelOpts> opts = find_opts(opts_key(ast, device), device);
+    return opts ? find({ast, device.name(), opts->key()}) : nullptr;
+  }
+};
+
+}  // namespace
+
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,
                                          const KernelOpts& opts) {
-  static std::mutex mu;
-  using Key = std::tuple<UOpRef, std::string, std::string>;
-  static auto* cache = new absl::flat_hash_map<Key, std::shared_ptr<Kernel>>();
-  std::lock_guard<std::mutex> lock(mu);
-  Key key{ast, device.name(), opts.key()};
-  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  KernelCache& c = KernelCache::get();
+  KernelCache::KernelKey key{ast, device.name(), opts.key()};
+  if (auto k = c.find(key)) return k;
   auto k = build(ast, device, opts);
-  (*cache)[key] = k;
-  return k;
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.kernels.try_emplace(key, k).first->second;
 }
 
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device) {
-  // the heuristic lowers trial kernels: remember its choice, keyed by all it depends on
-  static std::mutex mu;
-  using Key = std::tuple<UOpRef, std::string, int, int>;
-  static auto* chosen = new absl::flat_hash_map<Key, KernelOpts>();
-  // GPU kernels take no opts yet: the heuristic and BEAM's actions are the CPU's (SIMD lanes,
-  // register tiles, core splits); their output loops become the launch grid instead
-  if (device.renderer() != "llvm") return get_kernel(ast, device, KernelOpts{});
-  int noopt = getenv_int("NOOPT"), beam = noopt ? 0 : getenv_int("BEAM");
-  Key key{ast, device.name(), noopt, beam};
-  KernelOpts opts;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = chosen->find(key);
-    if (it == chosen->end()) {
-      Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
-      it =
-          chosen->emplace(key, beam > 0 ? beam_search(ast, device, beam) : choose_opts(ast, target))
-              .first;
-    }
-    opts = it->second;
+  KernelCache& c = KernelCache::get();
+  KernelCache::OptsKey key = KernelCache::opts_key(ast, device);
+  std::optional<KernelOpts> opts = c.find_opts(key, device);
+  if (!opts) {  // the heuristic lowers trial kernels: its choice is remembered
+    Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
+    int beam = std::get<3>(key);
+    KernelOpts o = beam > 0 ? beam_search(ast, device, beam) : choose_opts(ast, target);
+    std::lock_guard<std::mutex> lock(c.mu);
+    opts = c.chosen.try_emplace(key, o).first->second;
   }
-  return get_kernel(ast, device, opts);
+  return get_kernel(ast, device, *opts);
+}
+
+std::vector<std::shared_ptr<const Kernel>> get_kernels(const std::vector<UOpRef>& asts,
+                                                       runtime::Device& device) {
+  std::vector<std::shared_ptr<const Kernel>> kernels(asts.size());
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < asts.size(); i++)
+    if (!(kernels[i] = KernelCache::get().find(asts[i], device))) missing.push_back(i);
+  // BEAM times its candidates on the device: one search at a time
+  int threads =
+      getenv_int("BEAM") > 0 ? 1 : std::min<int>(device.compile_threads(), missing.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto work = [&] {
+    for (size_t j; (j = next++) < missing.size();) {
+      try {
+        kernels[missing[j]] = get_kernel(asts[missing[j]], device);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+        next = missing.size();  // the others stop early
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; t++) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
+  if (error) std::rethrow_exception(error);
+  return kernels;
 }
 
 }  // namespace tc::codegen

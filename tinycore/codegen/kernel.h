@@ -40,6 +40,10 @@ int launch_shares(const Kernel& k, const runtime::Device& device);
 // Compiles `ast` (see schedule::ScheduleItem) for `device` with the heuristic's opts (BEAM=N:
 // the best of a search, see beam.h); cached per (ast, device, opts).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device);
+// get_kernel for each of `asts`, built on as many threads as the device compiles with (first
+// runs of a model build their kernels on every core).
+std::vector<std::shared_ptr<const Kernel>> get_kernels(const std::vector<UOpRef>& asts,
+                                                       runtime::Device& device);
 // The same with explicit opts (BEAM and tests).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,
                                          const KernelOpts& opts);

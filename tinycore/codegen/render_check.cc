@@ -54,6 +54,45 @@ std::string compile_offline(const std::string& language, const std::string& name
   fail("no offline compiler for language '%s'", language);
 }
 
+namespace {
+
+#ifdef TC_HAVE_CUDA
+// CUDA checks go to NVRTC in batches of kBatch kernels (see nvrtc_check); finish_render_checks
+// compiles the last one. Not at exit: NVRTC's own statics may be gone by then, so a program that
+// does not call it leaves its last batch unchecked.
+class CudaBatch {
+ public:
+  static constexpr size_t kBatch = 64;
+  static CudaBatch& get() {
+    static auto* b = new CudaBatch();
+    return *b;
+  }
+  void add(std::string name, std::string source) {
+    std::vector<runtime::NamedSource> full;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending_.push_back({std::move(name), std::move(source)});
+      if (pending_.size() >= kBatch) full.swap(pending_);
+    }
+    if (!full.empty()) runtime::nvrtc_check(full, "sm_90");
+  }
+  void finish() {
+    std::vector<runtime::NamedSource> rest;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      rest.swap(pending_);
+    }
+    if (!rest.empty()) runtime::nvrtc_check(rest, "sm_90");
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<runtime::NamedSource> pending_;
+};
+#endif
+
+}  // namespace
+
 void check_render(const UOpRef& ast) {
   const std::vector<std::string>& langs = render_check_languages();
   if (langs.empty()) return;
@@ -66,8 +105,20 @@ void check_render(const UOpRef& ast) {
   LinearKernel k = linearize_kernel(ast, KernelOpts{});
   for (const std::string& lang : langs) {
     renderer::RenderedKernel r = renderer::render_cstyle(lang, k.name, k.program, k.output_dims);
+#ifdef TC_HAVE_CUDA
+    if (lang == "cuda") {
+      CudaBatch::get().add(k.name, std::move(r.source));
+      continue;
+    }
+#endif
     compile_offline(lang, k.name, r);
   }
+}
+
+void finish_render_checks() {
+#ifdef TC_HAVE_CUDA
+  CudaBatch::get().finish();
+#endif
 }
 
 }  // namespace tc::codegen

@@ -18,8 +18,15 @@ namespace tc::codegen {
 // The languages CHECK_RENDER lists (empty when unset); throws for an unknown one.
 const std::vector<std::string>& render_check_languages();
 
-// Renders and compiles `ast` in every listed language, once per AST.
+// Renders and compiles `ast` in every listed language, once per AST. CUDA kernels are compiled
+// in batches (NVRTC's cost is mostly per program): an error may surface at a later kernel's
+// check, or at finish_render_checks, still naming the kernel that failed.
 void check_render(const UOpRef& ast);
+
+// Compiles the CUDA kernels check_render has not compiled yet; throws like check_render. The test
+// suites' main calls it after the tests; a program that ends without it leaves its last batch
+// (under 64 kernels) unchecked.
+void finish_render_checks();
 
 // Compiles kernel `name`, rendered in `language`, with that language's GPU-less compiler (what
 // check_render does per language); returns the compiler's output.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
@@ -20,10 +21,31 @@ LaunchCapture::LaunchCapture(std::vector<Launch>* launches) {
 LaunchCapture::~LaunchCapture() { capturing = nullptr; }
 bool LaunchCapture::active() { return capturing != nullptr; }
 
+namespace {
+// The kernels of `items`, those not built yet built together (on several threads where the
+// device allows), per device.
+std::vector<std::shared_ptr<const codegen::Kernel>> kernels_of(
+    const std::vector<schedule::ScheduleItem>& items) {
+  std::vector<std::shared_ptr<const codegen::Kernel>> kernels(items.size());
+  absl::flat_hash_map<runtime::Device*, std::vector<size_t>> by_device;
+  for (size_t i = 0; i < items.size(); i++)
+    by_device[&items[i].bufs[0]->buffer->device()].push_back(i);
+  for (const auto& [device, indices] : by_device) {
+    std::vector<UOpRef> asts;
+    for (size_t i : indices) asts.push_back(items[i].ast);
+    auto built = codegen::get_kernels(asts, *device);
+    for (size_t j = 0; j < indices.size(); j++) kernels[indices[j]] = std::move(built[j]);
+  }
+  return kernels;
+}
+}  // namespace
+
 void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
-  for (const schedule::ScheduleItem& item : items) {
+  std::vector<std::shared_ptr<const codegen::Kernel>> kernels = kernels_of(items);
+  for (size_t i = 0; i < items.size(); i++) {
+    const schedule::ScheduleItem& item = items[i];
     runtime::Device& device = item.bufs[0]->buffer->device();
-    auto kernel = codegen::get_kernel(item.ast, device);
+    const auto& kernel = kernels[i];
     std::vector<void*> ptrs;
     std::vector<bool> fresh;  // recorded for a capture only: no extra work on the plain path
     for (const UOpRef& b : item.bufs) {

@@ -62,17 +62,15 @@ class CpuDevice : public Device {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
-    auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
-    jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    triple_ = jtmb.getTargetTriple().str();
-    cpu_ = jtmb.getCPU();
-    features_ = jtmb.getFeatures().getString();
-    for (const std::string& f : jtmb.getFeatures().getFeatures()) {
+    jtmb_.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    triple_ = jtmb_.getTargetTriple().str();
+    cpu_ = jtmb_.getCPU();
+    features_ = jtmb_.getFeatures().getString();
+    for (const std::string& f : jtmb_.getFeatures().getFeatures()) {
       if (f == "+avx512f") simd_bytes_ = 64, simd_registers_ = 32;
       if (f == "+avx2" && simd_bytes_ < 32) simd_bytes_ = 32;
     }
-    tm_ = unwrap(jtmb.createTargetMachine(), "creating the target machine");
-    jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
+    jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb_).create(),
                   "creating the JIT");
   }
 
@@ -83,16 +81,23 @@ class CpuDevice : public Device {
   int simd_bytes() const override { return simd_bytes_; }
   int simd_registers() const override { return simd_registers_; }
 
+  int compile_threads() const override { return pool_.size(); }
+
+  // Several threads may compile at once: LLVM's optimizer and code generator run outside the
+  // lock, each with a target machine of its own; only the JIT's symbol tables are shared.
   std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source,
                                    const LaunchSpec&) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = cache_.find(source); it != cache_.end()) return it->second;
+    }
+    std::string object = object_code(fn_name, source);
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = cache_.find(source); it != cache_.end()) return it->second;
-
+    if (auto it = cache_.find(source); it != cache_.end()) return it->second;  // raced: one wins
     // One JITDylib per kernel, so kernels with equal names never clash.
     auto jd_or = jit_->createJITDylib("kernel" + std::to_string(cache_.size()));
     if (!jd_or) throw Error(absl::StrCat("CPU device: JITDylib: ", to_string(jd_or.takeError())));
     llvm::orc::JITDylib& jd = *jd_or;
-    std::string object = object_code(fn_name, source);
     if (auto err = jit_->addObjectFile(jd, llvm::MemoryBuffer::getMemBufferCopy(object, fn_name)))
       throw Error(absl::StrCat("CPU device: adding ", fn_name, ": ", to_string(std::move(err))));
     auto addr = unwrap(jit_->lookup(jd, fn_name), "looking up the kernel");
@@ -124,17 +129,20 @@ class CpuDevice : public Device {
     }
     mod->setDataLayout(jit_->getDataLayout());
     mod->setTargetTriple(triple_);
-    optimize(*mod);
+    // a target machine per compile: LLVM's code generator may not share one across threads
+    std::unique_ptr<llvm::TargetMachine> tm =
+        unwrap(jtmb_.createTargetMachine(), "creating the target machine");
+    optimize(*mod, *tm);
     llvm::SmallVector<char, 0> object;
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager codegen;
-    if (tm_->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
       throw Error("CPU device: the target machine cannot emit object files");
     codegen.run(*mod);
     return std::string(object.begin(), object.end());
   }
 
-  void optimize(llvm::Module& mod) {
+  void optimize(llvm::Module& mod, llvm::TargetMachine& tm) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -142,7 +150,7 @@ class CpuDevice : public Device {
     llvm::PipelineTuningOptions options;
     options.LoopVectorization = true;
     options.SLPVectorization = true;
-    llvm::PassBuilder pb(tm_.get(), options);
+    llvm::PassBuilder pb(&tm, options);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -155,7 +163,8 @@ class CpuDevice : public Device {
   int simd_bytes_ = 16, simd_registers_ = 16;
   HostAllocator allocator_;
   ThreadPool pool_{cpu_threads()};
-  std::unique_ptr<llvm::TargetMachine> tm_;
+  llvm::orc::JITTargetMachineBuilder jtmb_ =
+      unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Program>> cache_;

@@ -51,6 +51,8 @@ class Device {
   // Bytes in one SIMD register, and how many such registers there are.
   virtual int simd_bytes() const { return 16; }
   virtual int simd_registers() const { return 16; }
+  // How many kernels `compile` may build at once from different threads (1: one at a time).
+  virtual int compile_threads() const { return 1; }
 };
 
 // The device named `name` (case-insensitive, an optional ":N" suffix ignored); throws tc::Error

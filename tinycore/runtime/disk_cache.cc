@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "absl/strings/str_cat.h"
 #include "tinycore/helpers.h"
 
 namespace tc::runtime {
@@ -42,7 +44,9 @@ std::optional<std::string> read_cache_file(const std::string& path) {
 void write_cache_file(const std::string& path, std::string_view bytes) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string tmp = path + ".tmp" + std::to_string(getpid());
+  // unique per writer: other processes, and other threads of this one building the same kernel
+  static std::atomic<uint64_t> writes{0};
+  std::string tmp = absl::StrCat(path, ".tmp", getpid(), ".", writes++);
   bool ok = false;
   if (std::ofstream out(tmp, std::ios::binary); out) {
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -73,14 +77,21 @@ std::optional<std::string> read_entry(const std::string& path, const std::string
 }
 }  // namespace
 
+std::optional<std::string> cache_lookup(std::string_view kind, const std::string& key) {
+  if (getenv_int("DISABLE_COMPILER_CACHE")) return std::nullopt;
+  return read_entry(cache_path(kind, key, ".bin"), key);
+}
+
+void cache_store(std::string_view kind, const std::string& key, const std::string& output) {
+  if (getenv_int("DISABLE_COMPILER_CACHE")) return;
+  write_cache_file(cache_path(kind, key, ".bin"), key + '\0' + checksum(output) + output);
+}
+
 std::string cached_compile(std::string_view kind, const std::string& key,
                            const std::function<std::string()>& compile) {
-  bool use_disk = getenv_int("DISABLE_COMPILER_CACHE") == 0;
-  std::string path = cache_path(kind, key, ".bin");
-  if (use_disk)
-    if (std::optional<std::string> output = read_entry(path, key)) return *output;
+  if (std::optional<std::string> output = cache_lookup(kind, key)) return *output;
   std::string output = compile();
-  if (use_disk) write_cache_file(path, key + '\0' + checksum(output) + output);
+  cache_store(kind, key, output);
   return output;
 }
 

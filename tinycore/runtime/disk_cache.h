@@ -27,6 +27,11 @@ std::optional<std::string> read_cache_file(const std::string& path);
 // damaged entry; a cache that cannot be written is silently skipped.
 void write_cache_file(const std::string& path, std::string_view bytes);
 
+// The entry for `key` (see cached_compile), or nullopt when there is none (or it is damaged, or
+// DISABLE_COMPILER_CACHE=1); and storing one.
+std::optional<std::string> cache_lookup(std::string_view kind, const std::string& key);
+void cache_store(std::string_view kind, const std::string& key, const std::string& output);
+
 // A compiler's output for `key` (everything the output depends on: source, target, compiler
 // version, options): read from cache_dir()/<kind>/ when an intact entry for this exact key is
 // there, else made by `compile` and stored. An entry holds its key and a checksum of the

@@ -6,7 +6,11 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "tinycore/error.h"
 #include "tinycore/runtime/disk_cache.h"
 #include "tinycore/runtime/dynamic_library.h"
@@ -153,23 +157,74 @@ std::vector<int> nvrtc_supported_archs() {
   return archs;
 }
 
-std::string nvrtc_compile(const std::string& name, const std::string& source,
-                          const std::string& arch, bool cubin) {
-  const Nvrtc& api = nvrtc();
+namespace {
+
+// NVRTC's options for `arch`, and the cache key of kernel `name` compiled with them.
+// PTX for the virtual architecture skips ptxas; CUBIN needs the real one.
+std::vector<std::string> compile_options(const std::string& name, const std::string& arch,
+                                         bool cubin) {
   if (!valid_arch(arch))
     fail(
         "CUDA: kernel %s: '%s' is not a GPU architecture (expected sm_ and a compute "
         "capability, e.g. sm_90)",
         name, arch);
-  // PTX for the virtual architecture skips ptxas; CUBIN needs the real one.
   std::vector<std::string> options = {"--gpu-architecture=" +
                                       (cubin ? arch : "compute_" + arch.substr(3))};
   for (std::string& o : include_options()) options.push_back(std::move(o));
-  std::string key =
-      absl::StrCat("tinycore nvrtc v1|NVRTC ", api.version, "|", cubin ? "cubin" : "ptx", "|",
-                   absl::StrJoin(options, " "), "|", name, "\n", source);
-  return cached_compile("nvrtc", key,
+  return options;
+}
+std::string cache_key(const Nvrtc& api, const std::vector<std::string>& options, bool cubin,
+                      const NamedSource& k) {
+  return absl::StrCat("tinycore nvrtc v1|NVRTC ", api.version, "|", cubin ? "cubin" : "ptx", "|",
+                      absl::StrJoin(options, " "), "|", k.name, "\n", k.source);
+}
+
+// The kernels as one program: their #include lines first, once each, then each kernel in a
+// namespace of its own with C++ names, so equal kernel and helper names do not clash.
+std::string one_program(const std::vector<const NamedSource*>& kernels) {
+  std::string includes, body;
+  absl::flat_hash_set<absl::string_view> seen;
+  for (size_t i = 0; i < kernels.size(); i++) {
+    absl::StrAppend(&body, "namespace k", i, " {\n");
+    for (absl::string_view line : absl::StrSplit(kernels[i]->source, '\n')) {
+      if (absl::StartsWith(line, "#include")) {
+        if (seen.insert(line).second) absl::StrAppend(&includes, line, "\n");
+        continue;
+      }
+      absl::StrAppend(&body, absl::StripPrefix(line, "extern \"C\" "), "\n");
+    }
+    absl::StrAppend(&body, "}  // namespace k", i, "\n");
+  }
+  return includes + body;
+}
+
+}  // namespace
+
+std::string nvrtc_compile(const std::string& name, const std::string& source,
+                          const std::string& arch, bool cubin) {
+  const Nvrtc& api = nvrtc();
+  std::vector<std::string> options = compile_options(name, arch, cubin);
+  return cached_compile("nvrtc", cache_key(api, options, cubin, {name, source}),
                         [&] { return compile_now(api, name, source, options, cubin); });
+}
+
+void nvrtc_check(const std::vector<NamedSource>& kernels, const std::string& arch) {
+  const Nvrtc& api = nvrtc();
+  std::vector<std::string> options = compile_options("check", arch, /*cubin=*/false);
+  std::vector<const NamedSource*> todo;
+  std::vector<std::string> keys;
+  for (const NamedSource& k : kernels) {
+    std::string key = cache_key(api, options, false, k);
+    if (!cache_lookup("nvrtc-check", key)) todo.push_back(&k), keys.push_back(std::move(key));
+  }
+  if (todo.empty()) return;
+  try {
+    compile_now(api, "check", one_program(todo), options, /*cubin=*/false);
+  } catch (const Error&) {  // which kernel: each alone, the first to fail says so
+    for (const NamedSource* k : todo) compile_now(api, k->name, k->source, options, false);
+    throw;
+  }
+  for (const std::string& key : keys) cache_store("nvrtc-check", key, "compiles");
 }
 
 }  // namespace tc::runtime

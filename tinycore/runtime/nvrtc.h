@@ -25,4 +25,15 @@ std::vector<int> nvrtc_supported_archs();
 std::string nvrtc_compile(const std::string& name, const std::string& source,
                           const std::string& arch, bool cubin);
 
+// A kernel's name and source.
+struct NamedSource {
+  std::string name, source;
+};
+
+// Checks that each kernel compiles to PTX for `arch`, as one NVRTC program (NVRTC spends ~30 ms
+// on any program and ~1 ms more a kernel): the test suites' CHECK_RENDER=cuda. Kernels that
+// compiled before are remembered on disk (kind "nvrtc-check") and skipped. Throws nvrtc_compile's
+// error for the first kernel that does not compile.
+void nvrtc_check(const std::vector<NamedSource>& kernels, const std::string& arch);
+
 }  // namespace tc::runtime

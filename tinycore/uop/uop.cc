@@ -107,10 +107,9 @@ UOpRef UOp::make(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg) {
     if (UOpRef alive = u->weak_from_this().lock()) return alive;  // else it is being freed
   }
   std::shared_ptr<UOp> node(new UOp(op, dtype, std::move(src), std::move(arg), h), Deleter());
+  node->infer();  // before another thread can find it (kernels are built on several threads)
   bucket.push_back(node.get());
   t.live++;
-  lock.unlock();
-  node->infer();
   return node;
 }
 
