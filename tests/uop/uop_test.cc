@@ -1,14 +1,22 @@
 // UOp interning, freeing, replace, toposort and shape inference.
+#include "tinycore/uop/uop.h"
+
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
-
-#include "tinycore/uop/uop.h"
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
 
 namespace tc {
 namespace {
 
-UOpRef range(int64_t id, int64_t end) { return UOp::make(Ops::RANGE, dtypes::index, {index_const(end)}, id); }
+UOpRef range(int64_t id, int64_t end) {
+  return UOp::make(Ops::RANGE, dtypes::index, {index_const(end)}, id);
+}
 
 TEST(UOp, EqualNodesAreTheSameObject) {
   UOpRef a = range(0, 10) + 3;
@@ -64,11 +72,13 @@ TEST(UOp, ToposortPutsSourcesFirst) {
   EXPECT_EQ(order.back(), e.get());
   for (size_t i = 0; i < order.size(); i++)
     for (const UOpRef& s : order[i]->src)
-      EXPECT_LT(std::find(order.begin(), order.end(), s.get()) - order.begin(), static_cast<long>(i));
+      EXPECT_LT(std::find(order.begin(), order.end(), s.get()) - order.begin(),
+                static_cast<long>(i));
 }
 
 TEST(UOp, MovementShapes) {
-  UOpRef buf = UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.as_ptr(), {}, std::vector<int64_t>{0, 24});
+  UOpRef buf =
+      UOp::make(Ops::DEFINE_GLOBAL, dtypes::float32.as_ptr(), {}, std::vector<int64_t>{0, 24});
   EXPECT_EQ(buf->shape(), (Shape{24}));
   UOpRef r = UOp::make(Ops::RESHAPE, dtypes::float32, {buf}, Shape{2, 3, 4});
   EXPECT_EQ(r->shape(), (Shape{2, 3, 4}));
@@ -78,7 +88,8 @@ TEST(UOp, MovementShapes) {
   EXPECT_EQ(pad->shape(), (Shape{7, 2, 6}));
   UOpRef s = UOp::make(Ops::SHRINK, dtypes::float32, {pad}, std::vector<int64_t>{1, 5, 0, 1, 2, 6});
   EXPECT_EQ(s->shape(), (Shape{4, 1, 4}));
-  UOpRef red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {s}, std::vector<int64_t>{int64_t(Ops::ADD), 0, 2});
+  UOpRef red = UOp::make(Ops::REDUCE_AXIS, dtypes::float32, {s},
+                         std::vector<int64_t>{int64_t(Ops::ADD), 0, 2});
   EXPECT_EQ(red->shape(), (Shape{1, 1, 1}));
 }
 
@@ -100,6 +111,40 @@ TEST(UOp, Bounds) {
   UOpRef d = lt(x, 5);
   EXPECT_EQ(d->vmin(), 0);
   EXPECT_EQ(d->vmax(), 1);
+}
+
+}  // namespace
+}  // namespace tc
+
+namespace tc {
+namespace {
+
+// Threads making and dropping the same nodes at once (kernels are built on several threads): a
+// node found in the table while another thread frees it must neither be returned half-freed nor
+// deadlock the table. A watchdog fails the run instead of hanging it.
+TEST(UOp, ThreadsMakingAndDroppingTheSameNodes) {
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 600 && !done; i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!done) {
+      std::fprintf(stderr, "UOp interning deadlocked under concurrent make/free\n");
+      std::abort();
+    }
+  });
+  const size_t before = UOp::live_count();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([t] {
+      for (int i = 0; i < 200000; i++) {
+        UOpRef n = range(900 + (i + t) % 4, 8) * (i % 3 + 2);  // equal nodes across threads
+        ASSERT_EQ(n->vmax(), 7 * (i % 3 + 2));                 // inferred before it is found
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  done = true;
+  watchdog.join();
+  EXPECT_EQ(UOp::live_count(), before);  // every node freed and removed from the table
 }
 
 }  // namespace

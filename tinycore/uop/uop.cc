@@ -44,10 +44,12 @@ size_t hash_arg(const Arg& a) {
 }
 
 // The intern table. It holds raw pointers only, so it never keeps a node alive; a node removes
-// itself when its last reference goes.
+// itself when its last reference goes. Nothing may drop a reference while holding the lock: the
+// node's removal would take the lock again. (So the pointers are not const: a const node's
+// weak_from_this() converts, locking and dropping a temporary reference.)
 struct InternTable {
   std::mutex mu;
-  absl::flat_hash_map<size_t, std::vector<const UOp*>> buckets;
+  absl::flat_hash_map<size_t, std::vector<UOp*>> buckets;
   size_t live = 0;
 };
 InternTable& table() {
@@ -101,7 +103,7 @@ UOpRef UOp::make(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   InternTable& t = table();
   std::unique_lock<std::mutex> lock(t.mu);
   auto& bucket = t.buckets[h];
-  for (const UOp* u : bucket) {
+  for (UOp* u : bucket) {
     if (u->op != op || !(u->dtype == dtype) || !ArgEq()(u->arg, arg) || !same_sources(u->src, src))
       continue;
     if (UOpRef alive = u->weak_from_this().lock()) return alive;  // else it is being freed
