@@ -207,11 +207,16 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   absl::flat_hash_set<std::string> seen;
   std::vector<Timed> beam;
   auto try_all = [&](const std::vector<KernelOpts>& candidates, int round) {
+    std::vector<KernelOpts> fresh;
+    for (const KernelOpts& o : candidates)
+      if (seen.insert(o.key()).second) fresh.push_back(o);
+    // compiled on every core first, then timed one at a time on a quiet machine
+    parallel_each(fresh.size(), device.compile_threads(),
+                  [&](size_t i) { get_kernel(ast, device, fresh[i]); });
     std::vector<Timed> timed;
     int done = 0;
     double best = beam.empty() ? 0 : beam[0].ms;
-    for (const KernelOpts& o : candidates) {
-      if (!seen.insert(o.key()).second) continue;
+    for (const KernelOpts& o : fresh) {
       // a candidate predicted at twice the best so far is not timed whole
       timed.push_back({time_opts(ast, device, o, 2 * best), o});
       best = best > 0 ? std::min(best, timed.back().ms) : timed.back().ms;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -161,6 +162,29 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
   return get_kernel(ast, device, *opts);
 }
 
+void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+        next = n;  // the others stop early
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < std::min<int64_t>(threads, static_cast<int64_t>(n)); t++)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
+  if (error) std::rethrow_exception(error);
+}
+
 std::vector<std::shared_ptr<const Kernel>> get_kernels(const std::vector<UOpRef>& asts,
                                                        runtime::Device& device) {
   std::vector<std::shared_ptr<const Kernel>> kernels(asts.size());
@@ -168,27 +192,9 @@ std::vector<std::shared_ptr<const Kernel>> get_kernels(const std::vector<UOpRef>
   for (size_t i = 0; i < asts.size(); i++)
     if (!(kernels[i] = KernelCache::get().find(asts[i], device))) missing.push_back(i);
   // BEAM times its candidates on the device: one search at a time
-  int threads =
-      getenv_int("BEAM") > 0 ? 1 : std::min<int>(device.compile_threads(), missing.size());
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mu;
-  auto work = [&] {
-    for (size_t j; (j = next++) < missing.size();) {
-      try {
-        kernels[missing[j]] = get_kernel(asts[missing[j]], device);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (!error) error = std::current_exception();
-        next = missing.size();  // the others stop early
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (int t = 1; t < threads; t++) helpers.emplace_back(work);
-  work();
-  for (std::thread& h : helpers) h.join();
-  if (error) std::rethrow_exception(error);
+  int threads = getenv_int("BEAM") > 0 ? 1 : device.compile_threads();
+  parallel_each(missing.size(), threads,
+                [&](size_t j) { kernels[missing[j]] = get_kernel(asts[missing[j]], device); });
   return kernels;
 }
 

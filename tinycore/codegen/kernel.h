@@ -2,6 +2,7 @@
 //   lower (rangeify) -> simplify (symbolic + decompositions) -> linearize -> render -> compile.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
 // runs of a model build their kernels on every core).
 std::vector<std::shared_ptr<const Kernel>> get_kernels(const std::vector<UOpRef>& asts,
                                                        runtime::Device& device);
+// Runs fn(i) for each i in [0, n) on up to `threads` threads, the caller's among them (kernel
+// builds); the first exception is rethrown once all have stopped.
+void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn);
 // The same with explicit opts (BEAM and tests).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,
                                          const KernelOpts& opts);
