@@ -518,7 +518,7 @@ int run_on_device(const Options& o) {
     results.push_back(jit_suite(small));
     print(results.back());
     if (!small) {  // the smoke test skips it: its compile alone would double the run
-      results.push_back(mnist_step_suite(512, 2));
+      results.push_back(mnist_step_suite(512, 7));
       print(results.back());
     }
   }
