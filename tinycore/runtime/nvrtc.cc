@@ -211,17 +211,17 @@ std::string nvrtc_compile(const std::string& name, const std::string& source,
 void nvrtc_check(const std::vector<NamedSource>& kernels, const std::string& arch) {
   const Nvrtc& api = nvrtc();
   std::vector<std::string> options = compile_options("check", arch, /*cubin=*/false);
-  std::vector<const NamedSource*> todo;
+  std::vector<const NamedSource*> unchecked;
   std::vector<std::string> keys;
   for (const NamedSource& k : kernels) {
     std::string key = cache_key(api, options, false, k);
-    if (!cache_lookup("nvrtc-check", key)) todo.push_back(&k), keys.push_back(std::move(key));
+    if (!cache_lookup("nvrtc-check", key)) unchecked.push_back(&k), keys.push_back(std::move(key));
   }
-  if (todo.empty()) return;
+  if (unchecked.empty()) return;
   try {
-    compile_now(api, "check", one_program(todo), options, /*cubin=*/false);
+    compile_now(api, "check", one_program(unchecked), options, /*cubin=*/false);
   } catch (const Error&) {  // which kernel: each alone, the first to fail says so
-    for (const NamedSource* k : todo) compile_now(api, k->name, k->source, options, false);
+    for (const NamedSource* k : unchecked) compile_now(api, k->name, k->source, options, false);
     throw;
   }
   for (const std::string& key : keys) cache_store("nvrtc-check", key, "compiles");
