@@ -84,6 +84,8 @@ void DataLoader::start_epoch(int64_t epoch) {
 
 Batch DataLoader::assemble(int64_t b) const {
   Batch batch;
+  batch.x = runtime::PinnedVector<float>(runtime::PinnedAllocator<float>(o_.pin_memory));
+  batch.y = runtime::PinnedVector<int32_t>(runtime::PinnedAllocator<int32_t>(o_.pin_memory));
   {
     std::lock_guard<std::mutex> lock(pool_->mu);
     if (!pool_->spare.empty()) {

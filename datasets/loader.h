@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "tinycore/runtime/pinned.h"
+
 namespace tc::datasets {
 
 struct BatchPool;
@@ -22,10 +24,10 @@ struct BatchPool;
 // A batch owns its arrays. When it is destroyed they go back to the loader that made it, which
 // fills them again for a later batch: steady-state loading allocates (and page-faults) nothing.
 struct Batch {
-  int64_t size = 0;            // samples in it (the last batch may be short)
-  std::vector<float> x;        // size * sample_numel inputs, sample-major
-  std::vector<int32_t> y;      // size labels
-  std::vector<int64_t> index;  // which dataset samples they are
+  int64_t size = 0;                  // samples in it (the last batch may be short)
+  runtime::PinnedVector<float> x;    // size * sample_numel inputs, sample-major
+  runtime::PinnedVector<int32_t> y;  // size labels
+  std::vector<int64_t> index;        // which dataset samples they are
 
   Batch() = default;
   Batch(const Batch&) = default;
@@ -46,6 +48,10 @@ struct LoaderOpts {
   bool drop_last = false;
   int workers = 2;   // 0: batches are assembled by next() itself, on the caller's thread
   int prefetch = 4;  // batches ready ahead at most
+  // The device allocator whose pinned host memory holds the batches, so they reach its device in
+  // one copy with no staging (page-locked memory for a GPU, as PyTorch's pin_memory); none: plain
+  // host memory.
+  runtime::Allocator* pin_memory = nullptr;
 };
 
 class DataLoader {

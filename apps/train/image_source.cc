@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tinycore/error.h"
+#include "tinycore/runtime/device.h"
 
 namespace tc::train {
 namespace {
@@ -22,11 +23,13 @@ class ImageSource : public DataSource {
            c.train.batch_size, n_train_);
     loader_ = std::make_unique<datasets::DataLoader>(
         n_train_, numel_, set_.train,
-        datasets::LoaderOpts{.batch_size = c.train.batch_size,
-                             .shuffle = true,
-                             .seed = static_cast<uint64_t>(c.train.seed),
-                             .drop_last = true,
-                             .workers = static_cast<int>(c.data.workers)});
+        datasets::LoaderOpts{
+            .batch_size = c.train.batch_size,
+            .shuffle = true,
+            .seed = static_cast<uint64_t>(c.train.seed),
+            .drop_last = true,
+            .workers = static_cast<int>(c.data.workers),
+            .pin_memory = &runtime::get_device(runtime::default_device()).allocator()});
   }
 
   int64_t batches_per_epoch() const override { return loader_->batches_per_epoch(); }
@@ -39,8 +42,8 @@ class ImageSource : public DataSource {
   StepBatch next_train() override {
     std::optional<datasets::Batch> b = loader_->next();
     if (!b) fail("%s: read past the end of an epoch", set_.name);
-    return {Tensor::from_vector<float>(b->x, batch_shape(b->size)),
-            Tensor::from_vector<int32_t>(b->y, Shape{b->size}), b->size};
+    return {Tensor::from_blob(b->x.data(), batch_shape(b->size), dtypes::float32),
+            Tensor::from_blob(b->y.data(), Shape{b->size}, dtypes::int32), b->size};
   }
 
   int64_t eval_batches() const override { return (n_test_ + eval_batch_ - 1) / eval_batch_; }

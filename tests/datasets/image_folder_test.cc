@@ -186,7 +186,7 @@ TEST_F(ImageFolders, LoaderBatchesDoNotDependOnWorkers) {
     for (int64_t e = 0; e < 2; e++) {
       loader.start_epoch(e);
       while (std::optional<tc::datasets::Batch> b = loader.next()) {
-        xs.push_back(b->x);
+        xs.emplace_back(b->x.begin(), b->x.end());
         for (int64_t k = 0; k < b->size; k++) {
           EXPECT_EQ(b->y[k], set.label(b->index[k]));
           ys.push_back(b->y[k]);

@@ -1,17 +1,21 @@
 // The data loader: every sample exactly once per epoch, in a seeded order that changes per epoch
 // and does not depend on the number of workers; batch contents are what the fetch function
 // wrote; drop_last; a fetch error reaches next(); batches assembled inline (no workers) are the
-// same; the fetch can be told the epoch; a batch's arrays are refilled after it is dropped.
+// same; the fetch can be told the epoch; a batch's arrays are refilled after it is dropped; with
+// pin_memory, they are the device's pinned host memory.
 #include "datasets/loader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 
 #include "tinycore/error.h"
+#include "tinycore/runtime/allocator.h"
 
 namespace {
 
@@ -150,6 +154,83 @@ TEST(DataLoader, DroppedBatchesAreRefilledNotReallocated) {
   }
   EXPECT_EQ(kept->x[2], 1.0f);
   kept.reset();
+}
+
+// A device allocator whose pinned memory is tracked: what is live, and how much was ever taken.
+class TrackedPinnedMemory : public tc::runtime::Allocator {
+ public:
+  void* pinned_alloc(size_t bytes) override {
+    void* p = Allocator::pinned_alloc(bytes);
+    std::lock_guard<std::mutex> lock(mu_);
+    live_[p] = bytes;
+    allocations_++;
+    return p;
+  }
+  void pinned_free(void* p, size_t bytes) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      EXPECT_EQ(live_.count(p), 1u) << "freed a block it did not allocate";
+      EXPECT_EQ(live_[p], bytes) << "freed with another size";
+      live_.erase(p);
+    }
+    Allocator::pinned_free(p, bytes);
+  }
+  // Whether [p, p + bytes) lies in one live block.
+  bool holds(const void* p, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto [block, size] : live_) {
+      const char* b = static_cast<const char*>(block);
+      if (p >= b && static_cast<const char*>(p) + bytes <= b + size) return true;
+    }
+    return false;
+  }
+  size_t live() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return live_.size();
+  }
+  int allocations() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return allocations_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<void*, size_t> live_;
+  int allocations_ = 0;
+};
+
+TEST(DataLoader, BatchesAreInTheDevicesPinnedMemory) {
+  for (int workers : {0, 2}) {
+    TrackedPinnedMemory device;
+    {
+      DataLoader d(95, 2, fetch,
+                   {.batch_size = 10,
+                    .shuffle = true,
+                    .seed = 3,
+                    .workers = workers,
+                    .pin_memory = &device});
+      for (int epoch = 0; epoch < 2; epoch++) {
+        d.start_epoch(epoch);
+        int64_t seen = 0;
+        while (std::optional<Batch> b = d.next()) {
+          ASSERT_TRUE(device.holds(b->x.data(), b->x.size() * sizeof(float)));
+          ASSERT_TRUE(device.holds(b->y.data(), b->y.size() * sizeof(int32_t)));
+          for (int64_t k = 0; k < b->size; k++, seen++) {
+            EXPECT_EQ(b->x[k * 2], static_cast<float>(b->index[k]));
+            EXPECT_EQ(b->y[k], b->index[k] % 7);
+          }
+          Batch copy = *b;  // a copy is pinned too, in arrays of its own
+          EXPECT_TRUE(device.holds(copy.x.data(), copy.x.size() * sizeof(float)));
+          EXPECT_NE(copy.x.data(), b->x.data());
+        }
+        EXPECT_EQ(seen, 95);
+      }
+      // 20 batches and their copies (40 arrays): the batches' arrays are reused, not allocated
+      // per batch (which would take 40 more)
+      EXPECT_LT(device.allocations(), 40 + 20) << workers << " workers";
+    }
+    EXPECT_EQ(device.live(), 0u) << "the loader's pinned arrays outlive it";
+  }
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "tinycore/runtime/cublas.h"
 #include "tinycore/runtime/cuda_device.h"
 #include "tinycore/runtime/nvrtc.h"
+#include "tinycore/runtime/pinned.h"
 #endif
 
 namespace tc::runtime {
@@ -326,6 +327,22 @@ TEST_F(CudaGpu, CachesFreedDeviceMemory) {
   EXPECT_EQ(q, p);
   EXPECT_EQ(a.cache_hits(), hits + 1);
   a.free(q, 4096);
+}
+
+// Pinned host memory is page-locked memory the DMA reads itself: copyin waits for the copy, so
+// the caller may overwrite the source (a loader refilling a batch) as soon as it returns.
+TEST_F(CudaGpu, CopiesFromPinnedHostMemory) {
+  Allocator& a = gpu().allocator();
+  const size_t n = 1 << 22;  // 16 MiB: a DMA that takes a while
+  tc::runtime::PinnedVector<float> host(n, 0.0f, tc::runtime::PinnedAllocator<float>(&a));
+  for (size_t i = 0; i < n; i++) host[i] = static_cast<float>(i % 1000) - 0.5f;
+  void* p = a.alloc(n * sizeof(float));
+  buffers_.push_back({p, n * sizeof(float)});
+  a.copyin(p, host.data() + 1, (n - 1) * sizeof(float));  // from inside the block too
+  std::fill(host.begin(), host.end(), -1.0f);
+  std::vector<float> got = download<float>(p, n - 1);
+  for (size_t i = 0; i + 1 < n; i++)
+    ASSERT_EQ(got[i], static_cast<float>((i + 1) % 1000) - 0.5f) << "at " << i;
 }
 
 TEST_F(CudaGpu, ErrorsNameTheKernelAndTheProblem) {

@@ -24,6 +24,11 @@ class Allocator {
   virtual void copyin(void* dst, const void* src, size_t bytes);
   virtual void copyout(void* dst, const void* src, size_t bytes);
 
+  // Pinned host memory (see pinned.h): host memory that copyin reads fastest. Here plain
+  // 64-byte-aligned memory; a GPU's allocator returns page-locked memory.
+  virtual void* pinned_alloc(size_t bytes);
+  virtual void pinned_free(void* ptr, size_t bytes);
+
  protected:
   // A new block of `bytes` (a multiple of 64, never 0), and its release. Device allocators
   // clear the cache in their destructor (clear_cache calls raw_free, virtual).

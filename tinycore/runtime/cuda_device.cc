@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -38,6 +39,8 @@ namespace {
   X(cuStreamSynchronize, "cuStreamSynchronize")                                 \
   X(cuMemAlloc, "cuMemAlloc_v2")                                                \
   X(cuMemFree, "cuMemFree_v2")                                                  \
+  X(cuMemHostAlloc, "cuMemHostAlloc")                                           \
+  X(cuMemFreeHost, "cuMemFreeHost")                                             \
   X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                                  \
   X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                                  \
   X(cuModuleLoadData, "cuModuleLoadData")                                       \
@@ -161,15 +164,37 @@ class CudaAllocator : public Allocator {
 
   void copyin(void* dst, const void* src, size_t bytes) override {
     ctx_->make_current();
-    // Returns once pageable `src` is staged, so the caller may reuse it at once.
+    // Returns once pageable `src` is staged, so the caller may reuse it at once. From pinned
+    // memory the DMA reads `src` itself, after the call returns: it is waited for, so a loader
+    // may refill the batch as soon as the tensor is made.
     ctx_->cu.check(ctx_->cu.cuMemcpyHtoDAsync(handle(dst), src, bytes, ctx_->stream),
                    "cuMemcpyHtoDAsync");
+    if (is_pinned(src)) ctx_->synchronize();
   }
   void copyout(void* dst, const void* src, size_t bytes) override {
     ctx_->make_current();
     ctx_->cu.check(ctx_->cu.cuMemcpyDtoHAsync(dst, handle(src), bytes, ctx_->stream),
                    "cuMemcpyDtoHAsync");
     ctx_->synchronize();
+  }
+  void* pinned_alloc(size_t bytes) override {
+    ctx_->make_current();
+    void* p = nullptr;
+    ctx_->cu.check(
+        ctx_->cu.cuMemHostAlloc(&p, std::max<size_t>(bytes, 1), CU_MEMHOSTALLOC_PORTABLE),
+        absl::StrCat("cuMemHostAlloc of ", bytes, " bytes"));
+    std::lock_guard<std::mutex> lock(pinned_mu_);
+    pinned_[static_cast<const char*>(p)] = bytes;
+    return p;
+  }
+  void pinned_free(void* ptr, size_t) override {
+    if (!ptr) return;
+    {
+      std::lock_guard<std::mutex> lock(pinned_mu_);
+      pinned_.erase(static_cast<const char*>(ptr));
+    }
+    ctx_->make_current();
+    ctx_->cu.cuMemFreeHost(ptr);  // called from destructors: nothing to do on failure
   }
 
  protected:
@@ -190,7 +215,19 @@ class CudaAllocator : public Allocator {
   }
 
  private:
+  // Whether `p` lies in a block from pinned_alloc.
+  bool is_pinned(const void* p) const {
+    const char* c = static_cast<const char*>(p);
+    std::lock_guard<std::mutex> lock(pinned_mu_);
+    auto it = pinned_.upper_bound(c);
+    if (it == pinned_.begin()) return false;
+    --it;
+    return c < it->first + it->second;
+  }
+
   std::shared_ptr<CudaContext> ctx_;
+  mutable std::mutex pinned_mu_;
+  std::map<const char*, size_t> pinned_;  // pinned blocks by start address: their sizes
 };
 
 // A loaded module; unloaded when the last program from it is gone.
