@@ -13,6 +13,7 @@
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
+#include "tinycore/codegen/merge_axes.h"
 #include "tinycore/codegen/render_check.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
@@ -105,6 +106,7 @@ struct KernelCache {
   using OptsKey = std::tuple<UOpRef, std::string, int, int>;
   using KernelKey = std::tuple<UOpRef, std::string, std::string>;
   std::mutex mu;
+  absl::flat_hash_map<UOpRef, UOpRef> merged;  // each scheduled AST with its reduce axes merged
   absl::flat_hash_map<OptsKey, KernelOpts> chosen;
   absl::flat_hash_map<KernelKey, std::shared_ptr<Kernel>> kernels;
 
@@ -124,6 +126,17 @@ struct KernelCache {
     if (auto it = chosen.find(key); it != chosen.end()) return it->second;
     return std::nullopt;
   }
+  // The AST the kernel is built from: `ast` with its reduce axes merged (merge_axes.h), made
+  // once per AST.
+  UOpRef prepared(const UOpRef& ast) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (auto it = merged.find(ast); it != merged.end()) return it->second;
+    }
+    UOpRef m = merge_reduce_axes(ast);
+    std::lock_guard<std::mutex> lock(mu);
+    return merged.try_emplace(ast, m).first->second;
+  }
   std::shared_ptr<Kernel> find(const KernelKey& key) {
     std::lock_guard<std::mutex> lock(mu);
     auto it = kernels.find(key);
@@ -131,8 +144,15 @@ struct KernelCache {
   }
   // the kernel if it was built before, else nullptr (no building)
   std::shared_ptr<Kernel> find(const UOpRef& ast, const runtime::Device& device) {
-    std::optional<KernelOpts> opts = find_opts(opts_key(ast, device), device);
-    return opts ? find({ast, device.name(), opts->key()}) : nullptr;
+    UOpRef m;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = merged.find(ast);
+      if (it == merged.end()) return nullptr;
+      m = it->second;
+    }
+    std::optional<KernelOpts> opts = find_opts(opts_key(m, device), device);
+    return opts ? find({m, device.name(), opts->key()}) : nullptr;
   }
 };
 
@@ -148,8 +168,9 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
   return c.kernels.try_emplace(key, k).first->second;
 }
 
-std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device) {
+std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {
   KernelCache& c = KernelCache::get();
+  UOpRef ast = c.prepared(scheduled);
   KernelCache::OptsKey key = KernelCache::opts_key(ast, device);
   std::optional<KernelOpts> opts = c.find_opts(key, device);
   if (!opts) {  // the heuristic lowers trial kernels: its choice is remembered

@@ -38,8 +38,9 @@ LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts);
 // waking threads costs more than they save.
 int launch_shares(const Kernel& k, const runtime::Device& device);
 
-// Compiles `ast` (see schedule::ScheduleItem) for `device` with the heuristic's opts (BEAM=N:
-// the best of a search, see beam.h); cached per (ast, device, opts).
+// Compiles `ast` (see schedule::ScheduleItem), its reduce axes merged (merge_axes.h), for
+// `device` with the heuristic's opts (BEAM=N: the best of a search, see beam.h); cached per
+// (ast, device, opts).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device);
 // get_kernel for each of `asts`, built on as many threads as the device compiles with (first
 // runs of a model build their kernels on every core).

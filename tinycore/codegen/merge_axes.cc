@@ -1,0 +1,84 @@
+#include "tinycore/codegen/merge_axes.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "tinycore/codegen/decompose.h"
+#include "tinycore/codegen/lower.h"
+
+namespace tc::codegen {
+namespace {
+
+// `ast` with node `from` replaced by `to`.
+UOpRef substitute(const UOpRef& ast, const UOp* from, const UOpRef& to) {
+  absl::flat_hash_map<const UOp*, UOpRef> memo;
+  std::function<UOpRef(const UOpRef&)> walk = [&](const UOpRef& u) -> UOpRef {
+    if (u.get() == from) return to;
+    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+    std::vector<UOpRef> src;
+    bool changed = false;
+    for (const UOpRef& s : u->src) {
+      src.push_back(walk(s));
+      changed |= src.back() != s;
+    }
+    return memo[u.get()] = changed ? u->replace(std::move(src)) : u;
+  };
+  return walk(ast);
+}
+
+// `reduce` with its reduced axes `axis` and `axis + 1` as one: the same sum, over a view of its
+// source with those two axes merged, viewed back in the original output shape.
+UOpRef merged(const UOpRef& reduce, int64_t axis) {
+  const UOpRef& src = reduce->src[0];
+  Shape in = src->shape();
+  in[axis] *= in[axis + 1];
+  in.erase(in.begin() + axis + 1);
+  std::vector<int64_t> arg = {reduce->arg_ints()[0]};
+  for (size_t i = 1; i < reduce->arg_ints().size(); i++) {
+    int64_t a = reduce->arg_ints()[i];
+    if (a != axis + 1) arg.push_back(a > axis + 1 ? a - 1 : a);
+  }
+  UOpRef flat = UOp::make(Ops::RESHAPE, src->dtype, {src}, in);
+  UOpRef sum = UOp::make(Ops::REDUCE_AXIS, reduce->dtype, {flat}, arg);
+  return UOp::make(Ops::RESHAPE, reduce->dtype, {sum}, reduce->shape());
+}
+
+// Whether some division or remainder in the lowered kernel depends on a loop of `size`
+// iterations: the merged loop would pay for index arithmetic the two loops did not need.
+bool divides_a_loop_of(const UOpRef& ast, int64_t size) {
+  UOpRef sink = simplify_kernel(lower(ast).sink);
+  for (const UOp* u : sink->toposort()) {
+    if (u->op != Ops::IDIV && u->op != Ops::MOD) continue;
+    for (const UOp* n : u->toposort())
+      if (n->op == Ops::RANGE && n->src[0]->arg_int() == size) return true;
+  }
+  return false;
+}
+
+// One merge that holds, or nullopt.
+std::optional<UOpRef> merge_one(const UOpRef& ast) {
+  for (const UOp* u : ast->toposort()) {
+    if (u->op != Ops::REDUCE_AXIS) continue;
+    const Shape& in = u->src[0]->shape();
+    std::vector<int64_t> axes(u->arg_ints().begin() + 1, u->arg_ints().end());
+    for (int64_t a : axes) {
+      if (std::find(axes.begin(), axes.end(), a + 1) == axes.end() || in[a] == 1 || in[a + 1] == 1)
+        continue;
+      UOpRef candidate = substitute(ast, u, merged(u->ref(), a));
+      if (!divides_a_loop_of(candidate, in[a] * in[a + 1])) return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+UOpRef merge_reduce_axes(const UOpRef& ast) {
+  UOpRef out = ast;
+  while (std::optional<UOpRef> next = merge_one(out)) out = *next;
+  return out;
+}
+
+}  // namespace tc::codegen
