@@ -38,10 +38,18 @@ std::vector<std::shared_ptr<const codegen::Kernel>> kernels_of(
   }
   return kernels;
 }
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+// of the last run_schedule on this thread: getting its kernels (built, or found built)
+thread_local double build_seconds = 0;
 }  // namespace
 
 void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
+  auto t_build = std::chrono::steady_clock::now();
   std::vector<std::shared_ptr<const codegen::Kernel>> kernels = kernels_of(items);
+  build_seconds = seconds_since(t_build);
   for (size_t i = 0; i < items.size(); i++) {
     const schedule::ScheduleItem& item = items[i];
     runtime::Device& device = item.bufs[0]->buffer->device();
@@ -57,7 +65,7 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
     int shares = codegen::launch_shares(*kernel, device);
     kernel->binary->run(ptrs.data(), shares);
     if (debug_level() >= 2) device.synchronize();  // a GPU launch only enqueues: time the run
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double s = seconds_since(t0);
     if (capturing) {
       Launch l{kernel, {}, std::move(fresh), shares};
       for (const UOpRef& b : item.bufs) l.bufs.push_back(b->buffer);
@@ -82,11 +90,13 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<UOpRef>& targets) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule(roots, targets);
+  double schedule_s = seconds_since(t0);
   run_schedule(items);
   if (debug_level() >= 1 && !items.empty()) {
-    double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
-    std::printf("realize: %zu kernel%s in %.2f ms\n", items.size(), items.size() == 1 ? "" : "s",
-                ms);
+    double s = seconds_since(t0);
+    std::printf("realize: %zu kernel%s in %.2f ms (schedule %.2f, kernels %.2f, runs %.2f)\n",
+                items.size(), items.size() == 1 ? "" : "s", s * 1e3, schedule_s * 1e3,
+                build_seconds * 1e3, (s - schedule_s - build_seconds) * 1e3);
   }
   std::vector<UOpRef> views;
   for (size_t i = 0; i < roots.size(); i++) {
