@@ -177,6 +177,25 @@ TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
   EXPECT_EQ(choose_opts(rows, avx512).reduce_lanes, 32);
 }
 
+TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
+  // NCHW -> NHWC: lanes on C gather 16 channel planes, walked along H and W inside; the batch,
+  // laid out outside them, is the outermost loop (the one cores share), not the 2 lane blocks
+  Target avx512{64, 32, true};
+  Tensor x = Tensor::empty({64, 32, 6, 6});
+  UOpRef copy = schedule::create_schedule({x.permute({0, 2, 3, 1}).contiguous().uop()})[0].ast;
+  KernelOpts o = choose_opts(copy, avx512);
+  EXPECT_EQ(o.lane_axis, 3);  // (N, H, W, C)
+  EXPECT_EQ(o.lanes, 16);
+  EXPECT_EQ(o.order, (std::vector<int>{0, 3, 1, 2}));
+  EXPECT_TRUE(o.parallel);
+  // a plain 2-D transpose: the lanes' blocks outermost, as the source's rows are
+  Tensor m = Tensor::empty({48, 64});
+  KernelOpts t = choose_opts(
+      schedule::create_schedule({m.permute({1, 0}).contiguous().uop()})[0].ast, avx512);
+  EXPECT_EQ(t.lane_axis, 1);
+  EXPECT_EQ(t.order, (std::vector<int>{1, 0}));
+}
+
 TEST(Heuristic, PutsConvLanesOnOutputChannels) {
   // a 7x7 output (too short for lanes) and a strided one (its positions gather): with the
   // weight laid out cout-last, lanes go on cout, where every load is contiguous, and the

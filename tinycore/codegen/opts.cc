@@ -192,17 +192,16 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   }
 
   // an elementwise kernel without lanes (a transposing copy, its input strided along the output's
-  // last axis) is tiled: lanes gather one register of rows of the input, and the loops inside
-  // run in the order of the input's layout, so each gathered cache line is used whole while it
-  // stays in L1 and every store writes whole lines (in output order each read fetches a line)
+  // last axis) is tiled: lanes gather one register of rows of the input, and the loops run in
+  // the order of the input's layout, so the loops inside the lanes' own walk each gathered cache
+  // line whole while it stays in L1, and every store writes whole lines (in output order each
+  // read fetches a line). The axes laid out outside the lanes' (an NCHW batch) stay outermost,
+  // so the loop that cores share is long.
   if (!reduce && o.lane_axis < 0 && last > 0) {
     std::vector<int> order = source_order(ast, nd);
     int w = target.simd_bytes / itemsize;
-    if (!order.empty() && order.back() != last && shape[last] % w == 0) {
-      order.erase(std::find(order.begin(), order.end(), last));
-      order.insert(order.begin(), last);
+    if (!order.empty() && order.back() != last && shape[last] % w == 0)
       o.order = order, o.lane_axis = last, o.lanes = w;
-    }
   }
 
   // a reduce with no lanes on its outputs (a row sum: lanes over rows would gather), or narrow
