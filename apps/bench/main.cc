@@ -231,8 +231,8 @@ std::vector<Result> infer_suite(bool small) {
 
 // Images per second out of the DataLoader (loader construction included), into the device's
 // pinned host memory: Fashion-MNIST bytes to floats in batches of 512, assembled inline and by
-// workers, and a folder of 32x32 PNGs decoded
-// and augmented by OpenCV (pad 4 and crop, flip, normalize) as CIFAR training does.
+// workers, and a folder of 32x32 PNGs decoded and augmented by OpenCV (pad 4 and crop, flip,
+// normalize) as CIFAR training does.
 std::vector<Result> loader_suite(bool small) {
   namespace ds = tc::datasets;
   namespace fs = std::filesystem;
