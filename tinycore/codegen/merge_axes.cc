@@ -57,18 +57,22 @@ bool divides_a_loop_of(const UOpRef& ast, int64_t size) {
   return false;
 }
 
-// One merge that holds, or nullopt.
+// One merge that holds, or nullopt. Only a reduce's two innermost axes are tried: that is where
+// a longer loop takes wider SIMD lanes, and each try lowers the whole kernel (a conv's window
+// axes, which never merge, cost one try, not one per pair).
 std::optional<UOpRef> merge_one(const UOpRef& ast) {
   for (const UOp* u : ast->toposort()) {
     if (u->op != Ops::REDUCE_AXIS) continue;
     const Shape& in = u->src[0]->shape();
-    std::vector<int64_t> axes(u->arg_ints().begin() + 1, u->arg_ints().end());
-    for (int64_t a : axes) {
-      if (std::find(axes.begin(), axes.end(), a + 1) == axes.end() || in[a] == 1 || in[a + 1] == 1)
-        continue;
-      UOpRef candidate = substitute(ast, u, merged(u->ref(), a));
-      if (!divides_a_loop_of(candidate, in[a] * in[a + 1])) return candidate;
-    }
+    std::vector<int64_t> axes;  // reduced axes of more than one element, in order
+    for (size_t i = 1; i < u->arg_ints().size(); i++)
+      if (in[u->arg_ints()[i]] > 1) axes.push_back(u->arg_ints()[i]);
+    std::sort(axes.begin(), axes.end());
+    if (axes.size() < 2) continue;
+    int64_t a = axes[axes.size() - 2];
+    if (axes.back() != a + 1) continue;
+    UOpRef candidate = substitute(ast, u, merged(u->ref(), a));
+    if (!divides_a_loop_of(candidate, in[a] * in[a + 1])) return candidate;
   }
   return std::nullopt;
 }
