@@ -244,10 +244,7 @@ std::vector<Result> loader_suite(bool small) {
       double t0 = now();
       ds::DataLoader loader(
           n, numel, fetch,
-          {.batch_size = batch,
-           .seed = 1,
-           .workers = w,
-           .pin_memory = &tc::runtime::get_device(tc::runtime::default_device()).allocator()});
+          {.batch_size = batch, .seed = 1, .workers = w, .pin_memory = &device().allocator()});
       int64_t images = 0, batches = 0;
       for (int e = 0; e < epochs; e++) {
         if (e > 0) loader.start_epoch(e);

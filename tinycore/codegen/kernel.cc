@@ -126,13 +126,16 @@ struct KernelCache {
     if (auto it = chosen.find(key); it != chosen.end()) return it->second;
     return std::nullopt;
   }
+  // `ast` with its reduce axes merged if that was made before, else nullptr
+  UOpRef merged_before(const UOpRef& ast) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = merged.find(ast);
+    return it == merged.end() ? nullptr : it->second;
+  }
   // The AST the kernel is built from: `ast` with its reduce axes merged (merge_axes.h), made
   // once per AST.
   UOpRef prepared(const UOpRef& ast) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (auto it = merged.find(ast); it != merged.end()) return it->second;
-    }
+    if (UOpRef m = merged_before(ast)) return m;
     UOpRef m = merge_reduce_axes(ast);
     std::lock_guard<std::mutex> lock(mu);
     return merged.try_emplace(ast, m).first->second;
@@ -144,13 +147,8 @@ struct KernelCache {
   }
   // the kernel if it was built before, else nullptr (no building)
   std::shared_ptr<Kernel> find(const UOpRef& ast, const runtime::Device& device) {
-    UOpRef m;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = merged.find(ast);
-      if (it == merged.end()) return nullptr;
-      m = it->second;
-    }
+    UOpRef m = merged_before(ast);
+    if (!m) return nullptr;
     std::optional<KernelOpts> opts = find_opts(opts_key(m, device), device);
     return opts ? find({m, device.name(), opts->key()}) : nullptr;
   }

@@ -47,27 +47,6 @@ RangeSet loops_of(const UOp& u, const absl::flat_hash_map<const UOp*, RangeSet>&
   return s;
 }
 
-// `root` with the nodes in `to` replaced (their own sources are not visited).
-UOpRef substitute(const UOpRef& root, const absl::flat_hash_map<const UOp*, UOpRef>& to,
-                  absl::flat_hash_map<const UOp*, UOpRef>& memo) {
-  if (auto it = to.find(root.get()); it != to.end()) return it->second;
-  if (auto it = memo.find(root.get()); it != memo.end()) return it->second;
-  std::vector<UOpRef> src;
-  bool changed = false;
-  for (const UOpRef& s : root->src) {
-    src.push_back(substitute(s, to, memo));
-    changed = changed || src.back() != s;
-  }
-  UOpRef out = changed ? root->replace(std::move(src)) : root;
-  memo[root.get()] = out;
-  return out;
-}
-
-UOpRef substitute(const UOpRef& root, const absl::flat_hash_map<const UOp*, UOpRef>& to) {
-  absl::flat_hash_map<const UOp*, UOpRef> memo;
-  return substitute(root, to, memo);
-}
-
 // A loop is opened once, and the REDUCEs over the same RANGEs share it (the unrolled copies of a
 // register tile). Lowering gives every read of one reduce the same RANGEs, so when two reads
 // run inside different outer loops (one at a fixed index, one per output element), the later

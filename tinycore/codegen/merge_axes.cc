@@ -1,32 +1,14 @@
 #include "tinycore/codegen/merge_axes.h"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 
-#include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/lower.h"
+#include "tinycore/uop/pattern_matcher.h"
 
 namespace tc::codegen {
 namespace {
-
-// `ast` with node `from` replaced by `to`.
-UOpRef substitute(const UOpRef& ast, const UOp* from, const UOpRef& to) {
-  absl::flat_hash_map<const UOp*, UOpRef> memo;
-  std::function<UOpRef(const UOpRef&)> walk = [&](const UOpRef& u) -> UOpRef {
-    if (u.get() == from) return to;
-    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
-    std::vector<UOpRef> src;
-    bool changed = false;
-    for (const UOpRef& s : u->src) {
-      src.push_back(walk(s));
-      changed |= src.back() != s;
-    }
-    return memo[u.get()] = changed ? u->replace(std::move(src)) : u;
-  };
-  return walk(ast);
-}
 
 // `reduce` with its reduced axes `axis` and `axis + 1` as one: the same sum, over a view of its
 // source with those two axes merged, viewed back in the original output shape.
@@ -71,7 +53,7 @@ std::optional<UOpRef> merge_one(const UOpRef& ast) {
     if (axes.size() < 2) continue;
     int64_t a = axes[axes.size() - 2];
     if (axes.back() != a + 1) continue;
-    UOpRef candidate = substitute(ast, u, merged(u->ref(), a));
+    UOpRef candidate = substitute(ast, {{u, merged(u->ref(), a)}});
     if (!divides_a_loop_of(candidate, in[a] * in[a + 1])) return candidate;
   }
   return std::nullopt;

@@ -59,6 +59,6 @@ void* Allocator::raw_alloc(size_t bytes) {
 void Allocator::raw_free(void* ptr, size_t) { std::free(ptr); }
 
 void* Allocator::pinned_alloc(size_t bytes) { return Allocator::raw_alloc(rounded(bytes)); }
-void Allocator::pinned_free(void* ptr, size_t bytes) { Allocator::raw_free(ptr, bytes); }
+void Allocator::pinned_free(void* ptr, size_t bytes) { Allocator::raw_free(ptr, rounded(bytes)); }
 
 }  // namespace tc::runtime

@@ -66,7 +66,8 @@ const UOpRef& Captures::operator[](std::string_view name) const {
   __builtin_unreachable();
 }
 bool Captures::has(std::string_view name) const {
-  return std::any_of(items_.begin(), items_.end(), [&](const auto& it) { return it.first == name; });
+  return std::any_of(items_.begin(), items_.end(),
+                     [&](const auto& it) { return it.first == name; });
 }
 bool Captures::bind(const std::string& name, const UOpRef& u) {
   for (const auto& [n, v] : items_)
@@ -187,6 +188,29 @@ class Rewriter {
 
 UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm) {
   return Rewriter(pm).rewrite(root);
+}
+
+namespace {
+UOpRef substitute_memoized(const UOpRef& root, const absl::flat_hash_map<const UOp*, UOpRef>& to,
+                           absl::flat_hash_map<const UOp*, UOpRef>& memo) {
+  if (auto it = to.find(root.get()); it != to.end()) return it->second;
+  if (auto it = memo.find(root.get()); it != memo.end()) return it->second;
+  std::vector<UOpRef> src;
+  bool changed = false;
+  for (const UOpRef& s : root->src) {
+    src.push_back(substitute_memoized(s, to, memo));
+    changed = changed || src.back() != s;
+  }
+  UOpRef out = changed ? root->replace(std::move(src)) : root;
+  memo[root.get()] = out;
+  return out;
+}
+
+}  // namespace
+
+UOpRef substitute(const UOpRef& root, const absl::flat_hash_map<const UOp*, UOpRef>& to) {
+  absl::flat_hash_map<const UOp*, UOpRef> memo;
+  return substitute_memoized(root, to, memo);
 }
 
 }  // namespace tc

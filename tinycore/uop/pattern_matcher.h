@@ -9,22 +9,23 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc {
 
 class UPat {
  public:
-  static UPat var(std::string name = "");  // matches any node
+  static UPat var(std::string name = "");   // matches any node
   static UPat cvar(std::string name = "");  // matches any CONST
-  static UPat cnst(double value);  // matches a CONST equal to value
+  static UPat cnst(double value);           // matches a CONST equal to value
   static UPat op(Ops op, std::vector<UPat> src = {}, std::string name = "");
   static UPat ops(std::vector<Ops> ops, std::vector<UPat> src = {}, std::string name = "");
   static UPat any(std::vector<UPat> alternatives);  // matches when one alternative does
 
   UPat named(std::string name) const;
   UPat dtype(std::vector<DType> ds) const;
-  UPat commutative() const;  // a two-source pattern that also matches with sources swapped
+  UPat commutative() const;   // a two-source pattern that also matches with sources swapped
   UPat no_src_check() const;  // match the op only, whatever the sources
 
   // Pattern algebra: `x + c` builds a commutative ADD pattern, as in tinygrad's rule tables.
@@ -37,10 +38,10 @@ class UPat {
   friend UPat operator/(const UPat& a, double b) { return a / cnst(b); }
   friend UPat operator%(const UPat& a, double b) { return a % cnst(b); }
 
-  std::vector<Ops> ops_;  // empty: any op
-  std::vector<DType> dtypes_;  // empty: any dtype
+  std::vector<Ops> ops_;                  // empty: any op
+  std::vector<DType> dtypes_;             // empty: any dtype
   std::optional<std::vector<UPat>> src_;  // unset: any sources
-  std::optional<double> value_;  // CONST value
+  std::optional<double> value_;           // CONST value
   std::vector<UPat> any_of_;
   std::string name_;
   bool commutative_ = false;
@@ -85,5 +86,9 @@ class PatternMatcher {
 // Rewrites every node of the graph, sources first, until no rule applies anywhere (memoized, so
 // a shared node is rewritten once).
 UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm);
+
+// `root` with the nodes in `to` replaced by their values (the replaced nodes' own sources are
+// not visited); nodes above a replacement are rebuilt, the rest shared.
+UOpRef substitute(const UOpRef& root, const absl::flat_hash_map<const UOp*, UOpRef>& to);
 
 }  // namespace tc
