@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 namespace bench {
@@ -73,66 +74,70 @@ double peak_fma_gflops(int threads) {
   return best;
 }
 
+Workload stream_triad(size_t bytes, int threads) {
+  const size_t n = bytes / 3 / sizeof(double);
+  auto a = std::make_shared<std::vector<double>>(n),
+       b = std::make_shared<std::vector<double>>(n, 1.0),
+       c = std::make_shared<std::vector<double>>(n, 2.0);
+  return [=] {
+    double *pa = a->data(), *pb = b->data(), *pc = c->data();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t i = 0; i < n; i++) pa[i] = pb[i] + 3.0 * pc[i];
+  };
+}
+
 double stream_triad_gbps(int threads) {
-  const size_t n = 64 * 1024 * 1024 / sizeof(double);
-  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
+  const size_t bytes = 3 * 64 * 1024 * 1024;
+  Workload triad = stream_triad(bytes, threads);
   double best = 0;
   for (int run = 0; run < 5; run++) {
     double t0 = now();
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (size_t i = 0; i < n; i++) a[i] = b[i] + 3.0 * c[i];
-    best = std::max(best, 3.0 * n * sizeof(double) / (now() - t0) / 1e9);
+    triad();
+    best = std::max(best, bytes / (now() - t0) / 1e9);
   }
   return best;
 }
 
 namespace {
-// Best time of `reps` calls of f after one warm-up call.
-template <typename F>
-double best_ms(F&& f, int reps = 3) {
-  f();
-  double best = 1e30;
-  for (int run = 0; run < reps; run++) {
-    double t0 = now();
-    f();
-    best = std::min(best, now() - t0);
-  }
-  return best * 1e3;
-}
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 }  // namespace
 
-double eigen_sgemm_ms(int m, int k, int n, int threads) {
-  Eigen::setNbThreads(threads);
-  RowMajor a = RowMajor::Random(m, k), b = RowMajor::Random(k, n), c(m, n);
-  return best_ms([&] { c.noalias() = a * b; });
+Workload eigen_sgemm(int m, int k, int n, int threads) {
+  auto a = std::make_shared<RowMajor>(RowMajor::Random(m, k)),
+       b = std::make_shared<RowMajor>(RowMajor::Random(k, n)), c = std::make_shared<RowMajor>(m, n);
+  return [=] {
+    Eigen::setNbThreads(threads);
+    c->noalias() = *a * *b;
+  };
 }
 
-double openblas_sgemm_ms(int m, int k, int n, int threads) {
-  openblas_set_num_threads(threads);
-  std::vector<float> a(static_cast<size_t>(m) * k, 0.5f), b(static_cast<size_t>(k) * n, 0.25f),
-      c(static_cast<size_t>(m) * n);
-  return best_ms([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
-                0.0f, c.data(), n);
-  });
+Workload openblas_sgemm(int m, int k, int n, int threads) {
+  auto a = std::make_shared<std::vector<float>>(static_cast<size_t>(m) * k, 0.5f),
+       b = std::make_shared<std::vector<float>>(static_cast<size_t>(k) * n, 0.25f),
+       c = std::make_shared<std::vector<float>>(static_cast<size_t>(m) * n);
+  return [=] {
+    openblas_set_num_threads(threads);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a->data(), k, b->data(),
+                n, 0.0f, c->data(), n);
+  };
 }
 
 const char* openblas_core() { return openblas_get_corename(); }
 
-double eigen_im2col_conv_ms(const ConvShape& s, int threads) {
-  Eigen::setNbThreads(threads);
+Workload eigen_im2col_conv(const ConvShape& s, int threads) {
   const int oh = s.out_h(), ow = s.out_w(), kk = s.cin * s.k * s.k;
-  RowMajor x = RowMajor::Random(s.batch * s.cin, s.h * s.w);
-  RowMajor w = RowMajor::Random(s.cout, kk);
-  RowMajor cols(kk, oh * ow), out(s.cout, oh * ow);
-  return best_ms([&] {
+  auto x = std::make_shared<RowMajor>(RowMajor::Random(s.batch * s.cin, s.h * s.w));
+  auto w = std::make_shared<RowMajor>(RowMajor::Random(s.cout, kk));
+  auto cols = std::make_shared<RowMajor>(kk, oh * ow),
+       out = std::make_shared<RowMajor>(s.cout, oh * ow);
+  return [=] {
+    Eigen::setNbThreads(threads);
     for (int b = 0; b < s.batch; b++) {
 #pragma omp parallel for num_threads(threads) schedule(static)
       for (int r = 0; r < kk; r++) {
         int ci = r / (s.k * s.k), ky = r / s.k % s.k, kx = r % s.k;
-        const float* plane = x.data() + static_cast<size_t>(b * s.cin + ci) * s.h * s.w;
-        float* dst = cols.data() + static_cast<size_t>(r) * oh * ow;
+        const float* plane = x->data() + static_cast<size_t>(b * s.cin + ci) * s.h * s.w;
+        float* dst = cols->data() + static_cast<size_t>(r) * oh * ow;
         for (int oy = 0; oy < oh; oy++) {
           int iy = oy * s.stride - s.pad + ky;
           for (int ox = 0; ox < ow; ox++) {
@@ -142,9 +147,9 @@ double eigen_im2col_conv_ms(const ConvShape& s, int threads) {
           }
         }
       }
-      out.noalias() = w * cols;
+      out->noalias() = *w * *cols;
     }
-  });
+  };
 }
 
 }  // namespace bench

@@ -1,15 +1,23 @@
 // What tinycore is measured against, in the same process: the machine's FMA peak and memory
 // bandwidth, Eigen (built -O3 -march=native with OpenMP, as in shared/reference) and OpenBLAS.
-// Times are the best of a few runs, in milliseconds.
+// The anchors of a case are workloads (a call runs them once, on buffers they own) that bench
+// times in turns with tinycore's kernels (bench::best_ms_in_turns).
 #pragma once
+
+#include <cstddef>
+#include <functional>
 
 namespace bench {
 
+using Workload = std::function<void()>;
+
 double peak_fma_gflops(int threads);    // GFLOP/s
-double stream_triad_gbps(int threads);  // a[i] = b[i] + s*c[i] over 3 x 64 MiB, GB/s
+double stream_triad_gbps(int threads);  // best of a few triads over 3 x 64 MiB, GB/s
+// a[i] = b[i] + s*c[i] on doubles, `bytes` moved a run (3 x 64 MiB above)
+Workload stream_triad(size_t bytes, int threads);
 // C = A*B with A m x k, B k x n, fp32 row-major
-double eigen_sgemm_ms(int m, int k, int n, int threads);
-double openblas_sgemm_ms(int m, int k, int n, int threads);
+Workload eigen_sgemm(int m, int k, int n, int threads);
+Workload openblas_sgemm(int m, int k, int n, int threads);
 const char* openblas_core();  // the kernels OpenBLAS chose ("SkylakeX", "Haswell", ...)
 
 // A 2-D convolution (NCHW input, OIHW weight, no bias) as im2col + Eigen GEMM, the way a
@@ -19,6 +27,6 @@ struct ConvShape {
   int out_h() const { return (h + 2 * pad - k) / stride + 1; }
   int out_w() const { return (w + 2 * pad - k) / stride + 1; }
 };
-double eigen_im2col_conv_ms(const ConvShape& s, int threads);
+Workload eigen_im2col_conv(const ConvShape& s, int threads);
 
 }  // namespace bench

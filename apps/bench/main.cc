@@ -410,18 +410,24 @@ void gemm_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
       std::string name = absl::StrFormat("%dx%dx%d", m, k, n);
       if (dtype != tc::dtypes::float32) name += " " + dtype.name();
       Result r{"gemm", name, true};
-      r.time_ms = time_ms(a.matmul(b), reps);
+      if (device().renderer() == "llvm") {  // the CPU: the anchors in turns with tinycore
+        int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
+        std::vector<double> ms = bench::best_ms_in_turns(
+            {bench::kernels_of(a.matmul(b)), bench::eigen_sgemm(mi, ki, ni, threads),
+             bench::openblas_sgemm(mi, ki, ni, threads)},
+            reps);
+        r.time_ms = ms[0];
+        r.ratios["ratio_vs_eigen"] = ms[1] / r.time_ms;
+        r.ratios["ratio_vs_openblas"] = ms[2] / r.time_ms;
+      } else {
+        r.time_ms = time_ms(a.matmul(b), reps);
+      }
       r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
       if (dtype == tc::dtypes::float32) r.ratios["fraction_of_peak"] = r.rate / p.gflops;
       if (p.vendor)
         r.ratios["fraction_of_vendor_peak"] =
             r.rate / 1e3 /
             (dtype == tc::dtypes::float32 ? p.vendor->fp32_tflops : p.vendor->fp16_tensor_tflops);
-      if (device().renderer() == "llvm") {  // the CPU
-        int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
-        r.ratios["ratio_vs_eigen"] = bench::eigen_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
-        r.ratios["ratio_vs_openblas"] = bench::openblas_sgemm_ms(mi, ki, ni, threads) / r.time_ms;
-      }
 #ifdef TC_HAVE_CUDA
       if (p.cuda)
         r.ratios["ratio_vs_cublas"] = bench::cublas_gemm_ms(dtype, m, k, n, reps) / r.time_ms;
@@ -448,11 +454,17 @@ void conv_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
   for (const auto& [name, c] : layers) {
     Tensor x = random({c.batch, c.cin, c.h, c.w}), w = random({c.cout, c.cin, c.k, c.k});
     Result r{"conv", name, true};
-    r.time_ms = time_ms(x.conv2d(w, {.stride = c.stride, .padding = c.pad}), o.small ? 1 : 3);
+    Tensor y = x.conv2d(w, {.stride = c.stride, .padding = c.pad});
+    const int reps = o.small ? 1 : 3;
+    if (device().renderer() == "llvm") {  // the CPU: Eigen in turns with tinycore
+      std::vector<double> ms = bench::best_ms_in_turns(
+          {bench::kernels_of(y), bench::eigen_im2col_conv(c, tc::runtime::cpu_threads())}, reps);
+      r.time_ms = ms[0];
+      r.ratios["ratio_vs_eigen_im2col"] = ms[1] / r.time_ms;
+    } else {
+      r.time_ms = time_ms(y, reps);
+    }
     r.rate = 2.0 * c.batch * c.cout * c.out_h() * c.out_w() * c.cin * c.k * c.k / r.time_ms / 1e6;
-    if (device().renderer() == "llvm")
-      r.ratios["ratio_vs_eigen_im2col"] =
-          bench::eigen_im2col_conv_ms(c, tc::runtime::cpu_threads()) / r.time_ms;
     r.ratios["fraction_of_peak"] = r.rate / p.gflops;
     print(r);
     results.push_back(r);
@@ -463,24 +475,35 @@ void conv_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
 void memory_suites(const Options& o, const Peaks& p, std::vector<Result>& results) {
   const int reps = o.small ? 2 : 5;
   const int64_t big = o.small ? (1 << 16) : (16 << 20);  // floats: 64 MiB a tensor in full runs
-  auto add = [&](Result r) {
-    r.ratios["fraction_of_bandwidth"] = r.rate / p.gbps;
+  // Times `t`, moving `bytes`, into r. On the CPU a STREAM triad runs in turns with it and is
+  // the bandwidth it is a fraction of; elsewhere the device's bandwidth measured at the start.
+  const size_t triad_bytes = 3 * 64 * 1024 * 1024;
+  bench::Workload triad;
+  if (device().renderer() == "llvm")
+    triad = bench::stream_triad(triad_bytes, tc::runtime::cpu_threads());
+  auto add = [&](Result r, const Tensor& t, double bytes) {
+    double bandwidth = p.gbps;
+    if (triad) {
+      std::vector<double> ms = bench::best_ms_in_turns({bench::kernels_of(t), triad}, reps);
+      r.time_ms = ms[0];
+      bandwidth = triad_bytes / ms[1] / 1e6;
+    } else {
+      r.time_ms = time_ms(t, reps);
+    }
+    r.rate = bytes / r.time_ms / 1e6;
+    r.ratios["fraction_of_bandwidth"] = r.rate / bandwidth;
     print(r);
     results.push_back(r);
   };
   if (o.want("elementwise")) {
     Tensor x = random({big}), y = random({big});
     Result r{"elementwise", absl::StrFormat("x*2+y %lld", static_cast<long long>(big)), false};
-    r.time_ms = time_ms(x * 2 + y, reps);
-    r.rate = 3.0 * big * 4 / r.time_ms / 1e6;
-    add(r);
+    add(r, x * 2 + y, 3.0 * big * 4);
   }
   if (o.want("reduce")) {
     Tensor x = random({big / 1024, 1024});
     Result r{"reduce", absl::StrFormat("sum %lld", static_cast<long long>(big)), false};
-    r.time_ms = time_ms(x.sum(), reps);
-    r.rate = 1.0 * big * 4 / r.time_ms / 1e6;
-    add(r);
+    add(r, x.sum(), 1.0 * big * 4);
   }
   if (o.want("softmax")) {
     int64_t rows = o.small ? 64 : 4096, cols = 1024;
@@ -490,9 +513,7 @@ void memory_suites(const Options& o, const Peaks& p, std::vector<Result>& result
         "softmax",
         absl::StrFormat("%lldx%lld", static_cast<long long>(rows), static_cast<long long>(cols)),
         false};
-    r.time_ms = time_ms(e / e.sum(1, true), reps);
-    r.rate = 2.0 * rows * cols * 4 / r.time_ms / 1e6;  // one read, one write at best
-    add(r);
+    add(r, e / e.sum(1, true), 2.0 * rows * cols * 4);  // one read, one write at best
   }
 }
 

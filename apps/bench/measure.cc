@@ -49,9 +49,30 @@ double device_time_ms(const std::function<void()>& launches, int reps) {
   return best;
 }
 
+Workload kernels_of(const tc::Tensor& t) {
+  auto items = std::make_shared<std::vector<tc::schedule::ScheduleItem>>(
+      tc::schedule::create_schedule({t.uop()}));
+  return [items] {
+    tc::engine::run_schedule(*items);
+    device().synchronize();
+  };
+}
+
 double time_ms(const tc::Tensor& t, int reps) {
   auto items = tc::schedule::create_schedule({t.uop()});
   return device_time_ms([&] { tc::engine::run_schedule(items); }, reps);
+}
+
+std::vector<double> best_ms_in_turns(const std::vector<Workload>& workloads, int rounds) {
+  for (const Workload& w : workloads) w();
+  std::vector<double> best(workloads.size(), 1e30);
+  for (int r = 0; r < rounds; r++)
+    for (size_t i = 0; i < workloads.size(); i++) {
+      double t0 = now();
+      workloads[i]();
+      best[i] = std::min(best[i], (now() - t0) * 1e3);
+    }
+  return best;
 }
 
 }  // namespace bench

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
+#include "apps/bench/anchors.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/tensor.h"
 
@@ -22,7 +24,15 @@ tc::runtime::Device& device();
 // waited for on `device`: timed by CUDA events on the CUDA device, else by the wall clock.
 double device_time_ms(const std::function<void()>& launches, int reps);
 
-// The same for the kernels that compute `t` (scheduled and compiled once, before timing).
+// The kernels that compute `t`, scheduled once: a call runs them and waits for the device.
+Workload kernels_of(const tc::Tensor& t);
+
+// device_time_ms of kernels_of(t).
 double time_ms(const tc::Tensor& t, int reps);
+
+// Best times in milliseconds of each workload, measured in turns: each runs once to warm up, then
+// every round runs each of them once. A busy moment of the shared machine then falls on a case
+// and its anchors alike, not on whichever was being measured, so their ratio holds still.
+std::vector<double> best_ms_in_turns(const std::vector<Workload>& workloads, int rounds);
 
 }  // namespace bench
