@@ -403,7 +403,9 @@ void gemm_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
               : std::vector<Shape3>{
                     {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1024, 1024}};
   if (!o.small && device().is_accelerator()) shapes.push_back({4096, 4096, 4096});
-  const int threads = tc::runtime::cpu_threads(), reps = o.small ? 2 : 5;
+  // 15 rounds: on a shared machine the neighbours' load comes and goes over seconds (the same
+  // kernel takes 60 ms, then 110 ms), and more rounds give every workload its quiet moments
+  const int threads = tc::runtime::cpu_threads(), reps = o.small ? 2 : 15;
   for (tc::DType dtype : p.gemm_dtypes)
     for (const auto& [m, k, n] : shapes) {
       Tensor a = random({m, k}).cast(dtype).realize(), b = random({k, n}).cast(dtype).realize();
