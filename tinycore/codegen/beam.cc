@@ -7,13 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <sstream>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/error.h"
@@ -27,35 +23,6 @@ namespace {
 
 // The output shape of a kernel AST, SINK(STORE(out, value)).
 const Shape& output_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape(); }
-
-// opts as one line of text, and back (nullopt for anything malformed: a damaged cache entry is
-// searched again, never trusted).
-std::string serialize(const KernelOpts& o) {
-  return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
-                      o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","),
-                      " ", o.reduce_lanes);
-}
-std::optional<KernelOpts> parse(const std::string& line, int nd) {
-  std::istringstream in(line);
-  KernelOpts o;
-  int par = 0;
-  std::string order;
-  if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order >>
-        o.reduce_lanes))
-    return {};
-  o.parallel = par != 0;
-  if (order != "-")
-    for (absl::string_view p : absl::StrSplit(order, ',')) {
-      int v = 0;
-      if (!absl::SimpleAtoi(p, &v) || v < 0 || v >= nd) return {};
-      o.order.push_back(v);
-    }
-  if (!o.order.empty() && static_cast<int>(o.order.size()) != nd) return {};
-  if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
-      o.lanes < 1 || o.unroll < 1 || o.reduce_lanes < 1 || (o.lanes > 1 && o.reduce_lanes > 1))
-    return {};
-  return o;
-}
 
 // Whether `o` can lower `ast`: split axes divide, lanes and tile on different axes.
 bool valid(const UOpRef& ast, const KernelOpts& o) {
@@ -189,7 +156,7 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   std::string file = cache_file(ast, device, width);
   if (std::optional<std::string> text = runtime::read_cache_file(file)) {
     std::string line = text->substr(0, text->find('\n'));
-    if (std::optional<KernelOpts> o = parse(line, nd); o && valid(ast, *o)) {
+    if (std::optional<KernelOpts> o = parse_opts(line, nd); o && valid(ast, *o)) {
       BeamStats::disk_hits++;
       return *o;
     }
@@ -250,7 +217,7 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
     std::fprintf(stderr, "\rBEAM %s: %.3f ms with %s (%zu candidates, %.1f s)\n", name.c_str(),
                  beam[0].ms, beam[0].opts.key().c_str(), seen.size(), now() - t_start);
 
-  runtime::write_cache_file(file, serialize(beam[0].opts) + "\n");
+  runtime::write_cache_file(file, opts_line(beam[0].opts) + "\n");
   return beam[0].opts;
 }
 

@@ -15,6 +15,7 @@
 #include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/merge_axes.h"
 #include "tinycore/codegen/render_check.h"
+#include "tinycore/codegen/saved_kernel.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
 #include "tinycore/renderer/cstyle.h"
@@ -109,6 +110,7 @@ struct KernelCache {
   absl::flat_hash_map<UOpRef, UOpRef> merged;  // each scheduled AST with its reduce axes merged
   absl::flat_hash_map<OptsKey, KernelOpts> chosen;
   absl::flat_hash_map<KernelKey, std::shared_ptr<Kernel>> kernels;
+  absl::flat_hash_map<OptsKey, std::shared_ptr<const Kernel>> of_scheduled;  // get_kernel's answers
 
   static KernelCache& get() {
     static auto* c = new KernelCache();
@@ -126,16 +128,13 @@ struct KernelCache {
     if (auto it = chosen.find(key); it != chosen.end()) return it->second;
     return std::nullopt;
   }
-  // `ast` with its reduce axes merged if that was made before, else nullptr
-  UOpRef merged_before(const UOpRef& ast) {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = merged.find(ast);
-    return it == merged.end() ? nullptr : it->second;
-  }
   // The AST the kernel is built from: `ast` with its reduce axes merged (merge_axes.h), made
   // once per AST.
   UOpRef prepared(const UOpRef& ast) {
-    if (UOpRef m = merged_before(ast)) return m;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (auto it = merged.find(ast); it != merged.end()) return it->second;
+    }
     UOpRef m = merge_reduce_axes(ast);
     std::lock_guard<std::mutex> lock(mu);
     return merged.try_emplace(ast, m).first->second;
@@ -145,12 +144,16 @@ struct KernelCache {
     auto it = kernels.find(key);
     return it == kernels.end() ? nullptr : it->second;
   }
-  // the kernel if it was built before, else nullptr (no building)
-  std::shared_ptr<Kernel> find(const UOpRef& ast, const runtime::Device& device) {
-    UOpRef m = merged_before(ast);
-    if (!m) return nullptr;
-    std::optional<KernelOpts> opts = find_opts(opts_key(m, device), device);
-    return opts ? find({m, device.name(), opts->key()}) : nullptr;
+  // the kernel of a scheduled AST if it was built or loaded before, else nullptr (no building)
+  std::shared_ptr<const Kernel> find(const UOpRef& scheduled, const runtime::Device& device) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = of_scheduled.find(opts_key(scheduled, device));
+    return it == of_scheduled.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<const Kernel> remember(const UOpRef& scheduled, const runtime::Device& device,
+                                         std::shared_ptr<const Kernel> k) {
+    std::lock_guard<std::mutex> lock(mu);
+    return of_scheduled.try_emplace(opts_key(scheduled, device), std::move(k)).first->second;
   }
 };
 
@@ -166,7 +169,11 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
   return c.kernels.try_emplace(key, k).first->second;
 }
 
-std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {
+namespace {
+
+// get_kernel's kernel, built here: the AST with its reduce axes merged, lowered with the
+// heuristic's (or BEAM's) opts.
+std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::Device& device) {
   KernelCache& c = KernelCache::get();
   UOpRef ast = c.prepared(scheduled);
   KernelCache::OptsKey key = KernelCache::opts_key(ast, device);
@@ -179,6 +186,20 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Devic
     opts = c.chosen.try_emplace(key, o).first->second;
   }
   return get_kernel(ast, device, *opts);
+}
+
+}  // namespace
+
+std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {
+  KernelCache& c = KernelCache::get();
+  if (auto k = c.find(scheduled, device)) return k;
+  std::string key = saved_kernel_key(scheduled, device);
+  std::shared_ptr<const Kernel> k = load_kernel(key, device);
+  if (!k) {
+    k = build_scheduled(scheduled, device);
+    save_kernel(key, *k);
+  }
+  return c.remember(scheduled, device, std::move(k));
 }
 
 void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn) {

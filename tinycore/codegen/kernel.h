@@ -16,7 +16,7 @@ namespace tc::codegen {
 struct Kernel {
   std::string name;
   std::string source;
-  std::vector<UOpRef> program;  // the linearized UOps
+  std::vector<UOpRef> program;  // the linearized UOps (none in a kernel loaded from disk)
   double flops = 0;             // ALU operations per run
   double bytes = 0;             // bytes of all its buffers
   KernelOpts opts;

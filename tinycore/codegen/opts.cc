@@ -1,11 +1,14 @@
 #include "tinycore/codegen/opts.h"
 
 #include <optional>
+#include <sstream>
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
@@ -17,6 +20,34 @@ std::string KernelOpts::key() const {
   return absl::StrCat("lanes", lane_axis, "x", lanes, ",unroll", unroll_axis, "x", unroll, ",order",
                       absl::StrJoin(order, "."), parallel ? ",par" : "",
                       reduce_lanes > 1 ? absl::StrCat(",rlanes", reduce_lanes) : "");
+}
+
+std::string opts_line(const KernelOpts& o) {
+  return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
+                      o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","),
+                      " ", o.reduce_lanes);
+}
+
+std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
+  std::istringstream in(line);
+  KernelOpts o;
+  int par = 0;
+  std::string order;
+  if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order >>
+        o.reduce_lanes))
+    return {};
+  o.parallel = par != 0;
+  if (order != "-")
+    for (absl::string_view p : absl::StrSplit(order, ',')) {
+      int v = 0;
+      if (!absl::SimpleAtoi(p, &v) || v < 0 || v >= nd) return {};
+      o.order.push_back(v);
+    }
+  if (!o.order.empty() && static_cast<int>(o.order.size()) != nd) return {};
+  if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
+      o.lanes < 1 || o.unroll < 1 || o.reduce_lanes < 1 || (o.lanes > 1 && o.reduce_lanes > 1))
+    return {};
+  return o;
 }
 
 namespace {

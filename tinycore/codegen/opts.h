@@ -9,6 +9,7 @@
 //           SIMD lanes, the lanes combined after its loop (a row sum reading consecutive elements)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct KernelOpts {
 
   std::string key() const;  // for caches: every field
 };
+
+// opts as one line of text (the disk caches), and back for a kernel of `nd` output axes: nullopt
+// for anything malformed or out of range, so a damaged entry is made again, never trusted.
+std::string opts_line(const KernelOpts& o);
+std::optional<KernelOpts> parse_opts(const std::string& line, int nd);
 
 // What the heuristic needs to know of the device.
 struct Target {

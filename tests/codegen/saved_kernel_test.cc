@@ -1,0 +1,123 @@
+// Saved kernels: a kernel get_kernel built is read back from disk (as a warm start reads it) with
+// the same name, source, launch, opts and counts, and computes the right values; an entry that
+// does not parse is no kernel; the key changes with everything that steers codegen.
+#include "tinycore/codegen/saved_kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+#include "tests/temp_cache_dir.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/runtime/disk_cache.h"
+#include "tinycore/schedule/schedule.h"
+#include "tinycore/tensor.h"
+
+namespace tc::codegen {
+namespace {
+
+std::vector<float> random_values(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// relu(a @ b + 0.25) for a (m, k) and b (k, n): a reduce with an epilogue, one kernel.
+struct Product {
+  int64_t m = 16, k, n = 32;
+  std::vector<float> a = random_values(m * k, 1), b = random_values(k * n, 2);
+  schedule::ScheduleItem item;
+  explicit Product(int64_t shared = 40) : k(shared) {
+    Tensor ta = Tensor(a, Shape{m, k}).realize(), tb = Tensor(b, Shape{k, n}).realize();
+    std::vector<schedule::ScheduleItem> items =
+        schedule::create_schedule({(ta.matmul(tb) + 0.25f).relu().uop()});
+    EXPECT_EQ(items.size(), 1u);
+    item = items.back();
+  }
+  runtime::Device& device() const { return item.bufs[0]->buffer->device(); }
+  // The kernel run on the item's buffers, its output read back.
+  std::vector<float> run(const Kernel& kernel) const {
+    std::vector<void*> ptrs;
+    for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
+    std::vector<float> poison(item.bufs[0]->buffer->size(), -7.f);
+    item.bufs[0]->buffer->copyin(poison.data(), poison.size() * 4);
+    kernel.binary->run(ptrs.data(), launch_shares(kernel, device()));
+    std::vector<float> out(poison.size());
+    item.bufs[0]->buffer->copyout(out.data(), out.size() * 4);
+    return out;
+  }
+  void expect_right(const std::vector<float>& got) const {
+    ASSERT_EQ(got.size(), static_cast<size_t>(m * n));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double want = 0.25;
+        for (int64_t l = 0; l < k; l++) want += static_cast<double>(a[i * k + l]) * b[l * n + j];
+        ASSERT_NEAR(got[i * n + j], std::max(want, 0.0), 1e-4) << "element " << i << "," << j;
+      }
+  }
+};
+
+TEST_F(TempCacheDir, BuiltKernelIsReadBackWhole) {
+  Product p;
+  std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
+  ASSERT_EQ(entries("kernel").size(), 1u);
+  std::shared_ptr<Kernel> loaded =
+      load_kernel(saved_kernel_key(p.item.ast, p.device()), p.device());
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_EQ(loaded->name, built->name);
+  EXPECT_EQ(loaded->source, built->source);
+  EXPECT_EQ(loaded->opts.key(), built->opts.key());
+  EXPECT_EQ(loaded->flops, built->flops);
+  EXPECT_EQ(loaded->bytes, built->bytes);
+  EXPECT_EQ(loaded->parallel, built->parallel);
+  EXPECT_EQ(loaded->launch.global, built->launch.global);
+  EXPECT_EQ(loaded->launch.local, built->launch.local);
+  EXPECT_EQ(loaded->launch.nargs, built->launch.nargs);
+  EXPECT_GT(built->flops, 2.0 * p.m * p.n * p.k - 1);
+  EXPECT_TRUE(loaded->program.empty());
+  p.expect_right(p.run(*built));
+  p.expect_right(p.run(*loaded));
+}
+
+TEST_F(TempCacheDir, EntryThatDoesNotParseIsNoKernel) {
+  Product p;
+  std::string key = saved_kernel_key(p.item.ast, p.device());
+  for (const char* junk :
+       {"", "E_4\n", "E_4\n1 2 x\n", "E_4\n1 2 0 1 1 1 1 1 1 2 2\n0 4 9 9 0 - 1\n",
+        "E_4\n1 2 0 1 1 1 1 1 1 2 2\nnot opts\nsource"}) {
+    runtime::cache_store("kernel", key, junk);
+    EXPECT_EQ(load_kernel(key, p.device()), nullptr) << "entry '" << junk << "'";
+  }
+  // a damaged file (its checksum no longer matches) is a miss too
+  save_kernel(key, *get_kernel(p.item.ast, p.device()));
+  ASSERT_EQ(entries("kernel").size(), 1u);
+  std::filesystem::resize_file(entries("kernel")[0],
+                               std::filesystem::file_size(entries("kernel")[0]) - 10);
+  EXPECT_EQ(load_kernel(key, p.device()), nullptr);
+}
+
+TEST(SavedKernel, KeyChangesWithWhatSteersCodegen) {
+  Product p;
+  std::string plain = saved_kernel_key(p.item.ast, p.device());
+  EXPECT_NE(plain.find("codegen_test"), std::string::npos) << "the key names this build";
+  for (const char* var : {"NOOPT", "BEAM", "TRANSCENDENTAL", "CHECK_RENDER"}) {
+    const char* before = std::getenv(var);
+    std::string saved = before ? before : "";
+    setenv(var, "3", 1);
+    EXPECT_NE(saved_kernel_key(p.item.ast, p.device()), plain) << var;
+    if (before)
+      setenv(var, saved.c_str(), 1);
+    else
+      unsetenv(var);
+  }
+  EXPECT_EQ(saved_kernel_key(p.item.ast, p.device()), plain);
+  EXPECT_EQ(saved_kernel_key(Product().item.ast, p.device()), plain);  // new buffers, same AST
+  EXPECT_NE(saved_kernel_key(Product(8).item.ast, p.device()), plain);
+}
+
+}  // namespace
+}  // namespace tc::codegen
