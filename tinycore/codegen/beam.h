@@ -1,7 +1,10 @@
 // BEAM search (BEAM=N): the kernel's opts chosen by timing candidates on the device. Starting
 // from the heuristic's choice and from no opts, each round applies every single action to each of
 // the N best so far, compiles and times the new candidates on scratch buffers, and keeps the N
-// fastest; it stops when a round finds nothing faster. The winner is cached on disk, keyed by the
+// fastest; it stops when a round finds nothing faster. The heuristic's choice and the N best are
+// then timed again in turns (a round runs each once), and the heuristic's choice stays unless
+// another beats it by 2% there: on a shared machine whose load comes and goes, a candidate timed
+// in a quiet moment would otherwise win by luck. The winner is cached on disk, keyed by the
 // kernel, the device and its features, and N, so a second run pays nothing.
 //
 // Actions, as tinygrad's codegen/opt: UPCAST an output axis into SIMD lanes (2..32 wide), UPCAST
