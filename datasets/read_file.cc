@@ -2,16 +2,31 @@
 
 #include <zlib.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "tinycore/error.h"
+#include "tinycore/runtime/disk_cache.h"
 
 namespace tc::datasets {
+namespace {
 
-std::vector<uint8_t> read_file(const std::string& path, std::string_view who) {
-  std::error_code ec;
-  // zlib would open a directory and fail later with a puzzling read error
-  if (!std::filesystem::is_regular_file(path, ec)) fail("%s: cannot open %s", who, path);
+namespace fs = std::filesystem;
+
+// gzip files this large are kept decompressed in the disk cache: inflating Fashion-MNIST's 26 MB
+// of training images takes a quarter of a second, every start, where reading them back from the
+// cache takes a few milliseconds (torchvision keeps its "processed" copy for the same reason).
+constexpr uintmax_t kCachedGzipBytes = 1 << 20;
+
+bool is_gzip(const std::string& path) {
+  unsigned char magic[2] = {0, 0};
+  std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(magic), 2);
+  return magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+std::vector<uint8_t> inflate_file(const std::string& path, std::string_view who) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) fail("%s: cannot open %s", who, path);
   std::vector<uint8_t> out;
@@ -29,6 +44,26 @@ std::vector<uint8_t> read_file(const std::string& path, std::string_view who) {
   }
   gzclose(f);
   return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> read_file(const std::string& path, std::string_view who) {
+  std::error_code ec;
+  // zlib would open a directory and fail later with a puzzling read error
+  if (!fs::is_regular_file(path, ec)) fail("%s: cannot open %s", who, path);
+  // the cached copy is the file's as long as its path, size and modification time are
+  std::string key;
+  if (uintmax_t size = fs::file_size(path, ec); !ec && size >= kCachedGzipBytes && is_gzip(path)) {
+    auto mtime = fs::last_write_time(path, ec).time_since_epoch();
+    key = absl::StrCat("gunzip v1|", fs::absolute(path, ec).string(), "|", size, "|",
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(mtime).count());
+    if (std::optional<std::string> hit = runtime::cache_lookup("data", key))
+      return std::vector<uint8_t>(hit->begin(), hit->end());
+  }
+  std::vector<uint8_t> bytes = inflate_file(path, who);
+  if (!key.empty()) runtime::cache_store("data", key, std::string(bytes.begin(), bytes.end()));
+  return bytes;
 }
 
 }  // namespace tc::datasets

@@ -7,8 +7,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "tinycore/error.h"
 
@@ -85,6 +87,51 @@ TEST_F(IdxFiles, DamageIsAnErrorNamingTheFile) {
     gz.assign(std::istreambuf_iterator<char>(f), {});
   }
   EXPECT_THAT(error_of(write("cut2.gz", gz.substr(0, gz.size() / 2))), HasSubstr("cut2.gz"));
+}
+
+// A gzip file of 1 MiB or more is inflated once and read back from the disk cache: a copy of the
+// file damaged in place (same size and time) still reads right, from the cache; a damaged cache
+// entry is inflated again; a rewritten file is read anew.
+TEST_F(IdxFiles, LargeGzipIsInflatedOnce) {
+  const char* saved = std::getenv("TC_CACHE_DIR");
+  std::string restore = saved ? saved : "";
+  setenv("TC_CACHE_DIR", (dir_ / "cache").c_str(), 1);
+  std::mt19937 rng(7);
+  std::vector<uint8_t> px(1300 * 1000);
+  for (uint8_t& v : px) v = static_cast<uint8_t>(rng());
+  std::string p = write("big.gz", idx_bytes({1300, 1000}, px), true);
+  ASSERT_GE(fs::file_size(p), 1u << 20);
+  EXPECT_EQ(read_idx(p).data, px);
+  ASSERT_EQ(std::distance(fs::directory_iterator(dir_ / "cache" / "data"), {}), 1);
+  fs::path entry = fs::directory_iterator(dir_ / "cache" / "data")->path();
+
+  std::string gz;
+  {
+    std::ifstream f(p, std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  auto when = fs::last_write_time(p);
+  std::string bad = gz;
+  bad[bad.size() / 2] ^= 0x55;
+  write("big.gz", bad);
+  fs::last_write_time(p, when);
+  EXPECT_EQ(read_idx(p).data, px) << "read from the cache";
+
+  write("big.gz", gz);
+  fs::last_write_time(p, when);
+  fs::resize_file(entry, fs::file_size(entry) / 2);
+  EXPECT_EQ(read_idx(p).data, px) << "a damaged entry is inflated again";
+  EXPECT_GT(fs::file_size(entry), px.size()) << "and stored again";
+
+  std::vector<uint8_t> other(px.rbegin(), px.rend());
+  write("big.gz", idx_bytes({1000, 1300}, other), true);
+  tc::datasets::IdxArray a = read_idx(p);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{1000, 1300}));
+  EXPECT_EQ(a.data, other);
+  if (saved)
+    setenv("TC_CACHE_DIR", restore.c_str(), 1);
+  else
+    unsetenv("TC_CACHE_DIR");
 }
 
 TEST_F(IdxFiles, MnistSplitChecksCounts) {
