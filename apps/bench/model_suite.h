@@ -20,7 +20,7 @@ struct StepTiming {
 
 // Training steps of `model` on inputs x and labels y (cross-entropy loss, then `opt`'s step,
 // batchnorm statistics updated) under TinyJit: the first, the capture, then `steps` timed one by
-// one; step_s is their median.
+// one; step_s is their median. With steps = 0 only the first is run (first_s).
 StepTiming time_train_step(tc::nn::Module& model, tc::nn::Optimizer& opt, const tc::Tensor& x,
                            const tc::Tensor& y, int steps);
 

@@ -299,11 +299,10 @@ Entry read_entry(const std::string& path) {
   size_t end = bytes->find('\0');
   return {bytes->substr(0, end), bytes->substr(end + 1 + 16)};  // after the 16-digit checksum
 }
+// Replaces the entry at `path`: `e.key`'s entry is that file (cache_store names it by its key).
 void write_entry(const std::string& path, const Entry& e) {
-  char hash[17];
-  std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(stable_hash(e.binary)));
-  write_cache_file(path, e.key + '\0' + hash + e.binary);
+  EXPECT_EQ(cache_path("cl", e.key, ".bin"), path);
+  cache_store("cl", e.key, e.binary);
 }
 
 // Program binaries go to the disk cache, and a fresh device runs the cached binary (shown by
