@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "tinycore/error.h"
@@ -55,10 +56,14 @@ std::vector<uint8_t> read_file(const std::string& path, std::string_view who) {
   // the cached copy is the file's as long as its path, size and modification time are
   std::string key;
   if (uintmax_t size = fs::file_size(path, ec); !ec && size >= kCachedGzipBytes && is_gzip(path)) {
-    auto mtime = fs::last_write_time(path, ec).time_since_epoch();
-    key = absl::StrCat("gunzip v1|", fs::absolute(path, ec).string(), "|", size, "|",
-                       std::chrono::duration_cast<std::chrono::nanoseconds>(mtime).count());
-    if (std::optional<std::string> hit = runtime::cache_lookup("data", key))
+    std::error_code time_ec, path_ec;
+    auto mtime = fs::last_write_time(path, time_ec).time_since_epoch();
+    std::string absolute = fs::absolute(path, path_ec).string();
+    if (!time_ec && !path_ec)
+      key = absl::StrCat("gunzip v1|", absolute, "|", size, "|",
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(mtime).count());
+    if (std::optional<std::string> hit =
+            key.empty() ? std::nullopt : runtime::cache_lookup("data", key))
       return std::vector<uint8_t>(hit->begin(), hit->end());
   }
   std::vector<uint8_t> bytes = inflate_file(path, who);

@@ -74,8 +74,8 @@ double peak_fma_gflops(int threads) {
   return best;
 }
 
-Workload stream_triad(size_t bytes, int threads) {
-  const size_t n = bytes / 3 / sizeof(double);
+Workload stream_triad(int threads) {
+  const size_t n = kTriadBytes / 3 / sizeof(double);
   auto a = std::make_shared<std::vector<double>>(n),
        b = std::make_shared<std::vector<double>>(n, 1.0),
        c = std::make_shared<std::vector<double>>(n, 2.0);
@@ -87,13 +87,12 @@ Workload stream_triad(size_t bytes, int threads) {
 }
 
 double stream_triad_gbps(int threads) {
-  const size_t bytes = 3 * 64 * 1024 * 1024;
-  Workload triad = stream_triad(bytes, threads);
+  Workload triad = stream_triad(threads);
   double best = 0;
   for (int run = 0; run < 5; run++) {
     double t0 = now();
     triad();
-    best = std::max(best, bytes / (now() - t0) / 1e9);
+    best = std::max(best, kTriadBytes / (now() - t0) / 1e9);
   }
   return best;
 }

@@ -11,10 +11,11 @@ namespace bench {
 
 using Workload = std::function<void()>;
 
-double peak_fma_gflops(int threads);    // GFLOP/s
-double stream_triad_gbps(int threads);  // best of a few triads over 3 x 64 MiB, GB/s
-// a[i] = b[i] + s*c[i] on doubles, `bytes` moved a run (3 x 64 MiB above)
-Workload stream_triad(size_t bytes, int threads);
+double peak_fma_gflops(int threads);                  // GFLOP/s
+constexpr size_t kTriadBytes = 3 * 64 * 1024 * 1024;  // moved by one STREAM triad
+double stream_triad_gbps(int threads);                // best of a few triads, GB/s
+// a[i] = b[i] + s*c[i] on doubles, kTriadBytes moved a run
+Workload stream_triad(int threads);
 // C = A*B with A m x k, B k x n, fp32 row-major
 Workload eigen_sgemm(int m, int k, int n, int threads);
 Workload openblas_sgemm(int m, int k, int n, int threads);

@@ -58,6 +58,51 @@ using bench::random;
 using bench::Result;
 using bench::time_ms;
 
+// The anchors (Eigen, OpenBLAS, STREAM) run on the host: they are measured beside the CPU device.
+bool on_cpu() { return device().renderer() == "llvm"; }
+
+// A fresh folder under the system's temporary one, removed with everything in it at the end of
+// its scope (also when a suite throws).
+struct TempFolder {
+  std::string path;
+  explicit TempFolder(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (name + std::to_string(getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// Runs this program again with `args` (argv[0] first) and this process's environment with `env`
+// ("NAME=value") set, and waits for it: true when it exits with 0. Its argv and environment are
+// built before the fork, since the child of a process with threads may only exec.
+bool run_again(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> vars = env;
+  for (char** e = environ; *e; e++) {
+    std::string var = *e;
+    std::string name = var.substr(0, var.find('=') + 1);
+    if (std::none_of(env.begin(), env.end(),
+                     [&](const std::string& v) { return v.compare(0, name.size(), name) == 0; }))
+      vars.push_back(var);
+  }
+  std::vector<char*> argv, envp;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& v : vars) envp.push_back(const_cast<char*>(v.c_str()));
+  argv.push_back(nullptr), envp.push_back(nullptr);
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve("/proc/self/exe", argv.data(), envp.data());
+    _exit(127);
+  }
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
 // A step of `n` tiny kernels (one elementwise op each on 16 floats), run with and without the
 // JIT: per-kernel overheads, the first call's time, and replays per second.
 Result jit_suite(bool small) {
@@ -111,20 +156,11 @@ constexpr const char* kFirstStepEnv = "TC_BENCH_FIRST_STEP";  // a child's file 
 // is `cache_dir`: cold when the folder is empty, warm when a run before filled it.
 double first_step_in_child(const std::string& cache_dir, int64_t batch) {
   const std::string answer = cache_dir + "/first_step_s";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("TC_CACHE_DIR", cache_dir.c_str(), 1);
-    setenv(kFirstStepEnv, answer.c_str(), 1);
-    setenv("TC_BENCH_BATCH", std::to_string(batch).c_str(), 1);
-    setenv("DEVICE", device().name().c_str(), 1);
-    char* argv[] = {const_cast<char*>("bench"), nullptr};
-    execv("/proc/self/exe", argv);
-    _exit(127);
-  }
-  int status = 0;
   double s = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0 || !(std::ifstream(answer) >> s))
+  if (!run_again({"bench"},
+                 {"TC_CACHE_DIR=" + cache_dir, std::string(kFirstStepEnv) + "=" + answer,
+                  "TC_BENCH_BATCH=" + std::to_string(batch), "DEVICE=" + device().name()}) ||
+      !(std::ifstream(answer) >> s))
     tc::fail("bench: the first-step run (TC_CACHE_DIR=%s) failed", cache_dir);
   return s;
 }
@@ -141,12 +177,9 @@ int first_step_child(const char* answer) {
 // and the time to the first step (graphs, schedules, kernels, the run) in fresh processes, with a
 // cold disk cache (first_step_s: every kernel compiled) and then a warm one (first_step_warm_s).
 Result mnist_step_suite(int64_t batch, int steps) {
-  const std::string cache =
-      std::filesystem::temp_directory_path() / ("tc_bench_first_step_" + std::to_string(getpid()));
-  std::filesystem::remove_all(cache);
-  std::filesystem::create_directories(cache);
-  double cold = first_step_in_child(cache, batch), warm = first_step_in_child(cache, batch);
-  std::filesystem::remove_all(cache);
+  TempFolder cache("tc_bench_first_step_");
+  double cold = first_step_in_child(cache.path, batch);
+  double warm = first_step_in_child(cache.path, batch);
   bench::StepTiming t = mnist_steps(batch, steps);
   Result r{"jit", absl::StrFormat("mnist convnet step b%lld", static_cast<long long>(batch)),
            false};
@@ -457,17 +490,17 @@ void gemm_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
       std::string name = absl::StrFormat("%dx%dx%d", m, k, n);
       if (dtype != tc::dtypes::float32) name += " " + dtype.name();
       Result r{"gemm", name, true};
-      if (device().renderer() == "llvm") {  // the CPU: the anchors in turns with tinycore
-        int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
-        std::vector<double> ms = bench::best_ms_in_turns(
-            {bench::kernels_of(a.matmul(b)), bench::eigen_sgemm(mi, ki, ni, threads),
-             bench::openblas_sgemm(mi, ki, ni, threads)},
-            reps);
-        r.time_ms = ms[0];
+      int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
+      std::vector<double> ms = bench::time_beside(
+          a.matmul(b),
+          on_cpu() ? std::vector<bench::Workload>{bench::eigen_sgemm(mi, ki, ni, threads),
+                                                  bench::openblas_sgemm(mi, ki, ni, threads)}
+                   : std::vector<bench::Workload>{},
+          reps);
+      r.time_ms = ms[0];
+      if (on_cpu()) {
         r.ratios["ratio_vs_eigen"] = ms[1] / r.time_ms;
         r.ratios["ratio_vs_openblas"] = ms[2] / r.time_ms;
-      } else {
-        r.time_ms = time_ms(a.matmul(b), reps);
       }
       r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
       if (dtype == tc::dtypes::float32) r.ratios["fraction_of_peak"] = r.rate / p.gflops;
@@ -502,15 +535,14 @@ void conv_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
     Tensor x = random({c.batch, c.cin, c.h, c.w}), w = random({c.cout, c.cin, c.k, c.k});
     Result r{"conv", name, true};
     Tensor y = x.conv2d(w, {.stride = c.stride, .padding = c.pad});
-    const int reps = o.small ? 1 : 3;
-    if (device().renderer() == "llvm") {  // the CPU: Eigen in turns with tinycore
-      std::vector<double> ms = bench::best_ms_in_turns(
-          {bench::kernels_of(y), bench::eigen_im2col_conv(c, tc::runtime::cpu_threads())}, reps);
-      r.time_ms = ms[0];
-      r.ratios["ratio_vs_eigen_im2col"] = ms[1] / r.time_ms;
-    } else {
-      r.time_ms = time_ms(y, reps);
-    }
+    std::vector<double> ms = bench::time_beside(
+        y,
+        on_cpu()
+            ? std::vector<bench::Workload>{bench::eigen_im2col_conv(c, tc::runtime::cpu_threads())}
+            : std::vector<bench::Workload>{},
+        o.small ? 1 : 3);
+    r.time_ms = ms[0];
+    if (on_cpu()) r.ratios["ratio_vs_eigen_im2col"] = ms[1] / r.time_ms;
     r.rate = 2.0 * c.batch * c.cout * c.out_h() * c.out_w() * c.cin * c.k * c.k / r.time_ms / 1e6;
     r.ratios["fraction_of_peak"] = r.rate / p.gflops;
     print(r);
@@ -524,19 +556,12 @@ void memory_suites(const Options& o, const Peaks& p, std::vector<Result>& result
   const int64_t big = o.small ? (1 << 16) : (16 << 20);  // floats: 64 MiB a tensor in full runs
   // Times `t`, moving `bytes`, into r. On the CPU a STREAM triad runs in turns with it and is
   // the bandwidth it is a fraction of; elsewhere the device's bandwidth measured at the start.
-  const size_t triad_bytes = 3 * 64 * 1024 * 1024;
-  bench::Workload triad;
-  if (device().renderer() == "llvm")
-    triad = bench::stream_triad(triad_bytes, tc::runtime::cpu_threads());
+  std::vector<bench::Workload> triad;
+  if (on_cpu()) triad.push_back(bench::stream_triad(tc::runtime::cpu_threads()));
   auto add = [&](Result r, const Tensor& t, double bytes) {
-    double bandwidth = p.gbps;
-    if (triad) {
-      std::vector<double> ms = bench::best_ms_in_turns({bench::kernels_of(t), triad}, reps);
-      r.time_ms = ms[0];
-      bandwidth = triad_bytes / ms[1] / 1e6;
-    } else {
-      r.time_ms = time_ms(t, reps);
-    }
+    std::vector<double> ms = bench::time_beside(t, triad, reps);
+    r.time_ms = ms[0];
+    double bandwidth = on_cpu() ? bench::kTriadBytes / ms[1] / 1e6 : p.gbps;
     r.rate = bytes / r.time_ms / 1e6;
     r.ratios["fraction_of_bandwidth"] = r.rate / bandwidth;
     print(r);
@@ -613,9 +638,7 @@ int run_on_all_devices(const Options& o, bool small) {
   std::vector<std::string> devices = tc::runtime::available_devices();
   const std::string host_run =
       std::find(devices.begin(), devices.end(), "CPU") != devices.end() ? "CPU" : devices.at(0);
-  const std::string dir =
-      std::filesystem::temp_directory_path() / ("tc_bench_all_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  TempFolder dir("tc_bench_all_");
   bench::Rows rows = bench::Rows::array();
   std::vector<std::string> failed;
   for (const std::string& d : devices) {
@@ -623,31 +646,17 @@ int run_on_all_devices(const Options& o, bool small) {
     for (const std::string& s : o.suites)
       if (s != "loader" || d == host_run) suites.push_back(s);
     if (suites.empty()) continue;
-    const std::string json = dir + "/" + d + ".json";
+    const std::string json = dir.path + "/" + d + ".json";
     std::vector<std::string> args = {"bench", "--device",   d,         "--json",
                                      json,    "--no-table", "--suite", absl::StrJoin(suites, ",")};
     if (small) args.push_back("--small");
     std::printf("\n== bench --device %s ==\n", d.c_str());
-    std::fflush(stdout);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-      execv("/proc/self/exe", argv.data());
-      std::perror("bench: running bench again");
-      _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
+    if (!run_again(args, {})) {
       failed.push_back(d);
       continue;
     }
     for (auto& row : bench::read_json(json)) rows.push_back(row);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   write_outputs(o, rows);
   if (!failed.empty()) {
     std::fprintf(stderr, "bench: the run on %s failed\n", absl::StrJoin(failed, ", ").c_str());

@@ -63,6 +63,14 @@ double time_ms(const tc::Tensor& t, int reps) {
   return device_time_ms([&] { tc::engine::run_schedule(items); }, reps);
 }
 
+std::vector<double> time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors,
+                                int reps) {
+  if (anchors.empty()) return {time_ms(t, reps)};
+  std::vector<Workload> all = {kernels_of(t)};
+  all.insert(all.end(), anchors.begin(), anchors.end());
+  return best_ms_in_turns(all, reps);
+}
+
 std::vector<double> best_ms_in_turns(const std::vector<Workload>& workloads, int rounds) {
   for (const Workload& w : workloads) w();
   std::vector<double> best(workloads.size(), 1e30);

@@ -27,8 +27,13 @@ double device_time_ms(const std::function<void()>& launches, int reps);
 // The kernels that compute `t`, scheduled once: a call runs them and waits for the device.
 Workload kernels_of(const tc::Tensor& t);
 
-// device_time_ms of kernels_of(t).
+// The best time of the kernels that compute `t` (scheduled once), by device_time_ms.
 double time_ms(const tc::Tensor& t, int reps);
+
+// The best times of the kernels that compute `t` and of each anchor, in milliseconds, timed in
+// turns (best_ms_in_turns); with no anchors, {time_ms(t)}.
+std::vector<double> time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors,
+                                int reps);
 
 // Best times in milliseconds of each workload, measured in turns: each runs once to warm up, then
 // every round runs each of them once. A busy moment of the shared machine then falls on a case

@@ -63,6 +63,7 @@ struct Product {
 
 TEST_F(TempCacheDir, BuiltKernelIsReadBackWhole) {
   Product p;
+  forget_built_kernels();  // built here, whichever test ran before
   std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
   ASSERT_EQ(entries("kernel").size(), 1u);
   std::shared_ptr<Kernel> loaded =
@@ -83,12 +84,34 @@ TEST_F(TempCacheDir, BuiltKernelIsReadBackWhole) {
   p.expect_right(p.run(*loaded));
 }
 
+TEST_F(TempCacheDir, WarmStartLoadsTheSavedKernel) {
+  Product p(24);
+  forget_built_kernels();
+  std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
+  forget_built_kernels();  // as a new process starts
+  std::shared_ptr<const Kernel> loaded = get_kernel(p.item.ast, p.device());
+  EXPECT_NE(loaded, built);
+  EXPECT_FALSE(built->program.empty());
+  EXPECT_TRUE(loaded->program.empty()) << "read from disk, not lowered again";
+  EXPECT_EQ(loaded->source, built->source);
+  EXPECT_EQ(get_kernel(p.item.ast, p.device()), loaded) << "then kept in memory";
+  p.expect_right(p.run(*loaded));
+}
+
 TEST_F(TempCacheDir, EntryThatDoesNotParseIsNoKernel) {
   Product p;
   std::string key = saved_kernel_key(p.item.ast, p.device());
-  for (const char* junk :
-       {"", "E_4\n", "E_4\n1 2 x\n", "E_4\n1 2 0 1 1 1 1 1 1 2 2\n0 4 9 9 0 - 1\n",
-        "E_4\n1 2 0 1 1 1 1 1 1 2 2\nnot opts\nsource"}) {
+  for (const char* junk : {
+           "",
+           "E_4\n",
+           "E_4\n1 2 x\n",
+           "E_4\n1 2 0 1 1 1 1 1 1 2 2\n0 4 9 9 0 - 1\nsource",  // an axis past the kernel's
+           "E_4\n1 2 0 1 1 1 1 1 1 2 2\nnot opts\nsource",
+           "E_4\n1 2 0 1 1 1 1 1 1 2 2\n-1 1 -1 1 0 - 1",           // no source, no last newline
+           "E_4\n1 2 0 0 1 1 1 1 1 2 2\n-1 1 -1 1 0 - 1\nsource",   // a grid of 0
+           "E_4\n1 2 0 1 1 1 1 1 1 -2 2\n-1 1 -1 1 0 - 1\nsource",  // -2 arguments
+           "E_4\n1 2 0 1 1 1 1 1 1 2 2\n-1 1 -1 1 0 - 1\nnot LLVM IR",
+       }) {
     runtime::cache_store("kernel", key, junk);
     EXPECT_EQ(load_kernel(key, p.device()), nullptr) << "entry '" << junk << "'";
   }
@@ -103,7 +126,11 @@ TEST_F(TempCacheDir, EntryThatDoesNotParseIsNoKernel) {
 TEST(SavedKernel, KeyChangesWithWhatSteersCodegen) {
   Product p;
   std::string plain = saved_kernel_key(p.item.ast, p.device());
-  EXPECT_NE(plain.find("codegen_test"), std::string::npos) << "the key names this build";
+  size_t at = plain.find("|build ");
+  ASSERT_NE(at, std::string::npos) << "the key names this build";
+  std::string id = plain.substr(at + 7, plain.find('|', at + 1) - at - 7);
+  EXPECT_EQ(id.size(), 40u) << id;  // ld's default build ID: a SHA-1, in hex
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
   for (const char* var : {"NOOPT", "BEAM", "TRANSCENDENTAL", "CHECK_RENDER"}) {
     const char* before = std::getenv(var);
     std::string saved = before ? before : "";

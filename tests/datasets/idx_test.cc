@@ -7,11 +7,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "tests/temp_cache_dir.h"
 #include "tinycore/error.h"
 
 namespace {
@@ -29,15 +29,20 @@ std::string idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8
   return b;
 }
 
-class IdxFiles : public ::testing::Test {
+// Files in a folder of their own, and a disk cache of its own (TempCacheDir).
+class IdxFiles : public tc::TempCacheDir {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tinycore-idx-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
+    TempCacheDir::SetUp();
+    files_ = fs::temp_directory_path() / ("tinycore-idx-test-" + std::to_string(::getpid()));
+    fs::create_directories(files_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    fs::remove_all(files_);
+    TempCacheDir::TearDown();
+  }
   std::string write(const std::string& name, const std::string& bytes, bool gz = false) {
-    std::string p = (dir_ / name).string();
+    std::string p = (files_ / name).string();
     if (gz) {
       gzFile f = gzopen(p.c_str(), "wb");
       gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
@@ -55,7 +60,7 @@ class IdxFiles : public ::testing::Test {
     }
     return "(no error)";
   }
-  fs::path dir_;
+  fs::path files_;
 };
 
 TEST_F(IdxFiles, PlainAndGzipReadBack) {
@@ -78,7 +83,7 @@ TEST_F(IdxFiles, DamageIsAnErrorNamingTheFile) {
   EXPECT_THAT(error_of(write("tiny", "\0\0", false)), HasSubstr("too short for an IDX header"));
   EXPECT_THAT(error_of(write("dims", std::string("\0\0\x08\x03\0\0", 6))),
               HasSubstr("too short for its 3 dimensions"));
-  EXPECT_THAT(error_of((dir_ / "nope").string()), HasSubstr("cannot open"));
+  EXPECT_THAT(error_of((files_ / "nope").string()), HasSubstr("cannot open"));
   // a gzip stream cut short
   std::string gz_path = write("cut.gz", idx_bytes({64}, std::vector<uint8_t>(64, 7)), true);
   std::string gz;
@@ -93,17 +98,14 @@ TEST_F(IdxFiles, DamageIsAnErrorNamingTheFile) {
 // file damaged in place (same size and time) still reads right, from the cache; a damaged cache
 // entry is inflated again; a rewritten file is read anew.
 TEST_F(IdxFiles, LargeGzipIsInflatedOnce) {
-  const char* saved = std::getenv("TC_CACHE_DIR");
-  std::string restore = saved ? saved : "";
-  setenv("TC_CACHE_DIR", (dir_ / "cache").c_str(), 1);
   std::mt19937 rng(7);
   std::vector<uint8_t> px(1300 * 1000);
   for (uint8_t& v : px) v = static_cast<uint8_t>(rng());
   std::string p = write("big.gz", idx_bytes({1300, 1000}, px), true);
   ASSERT_GE(fs::file_size(p), 1u << 20);
   EXPECT_EQ(read_idx(p).data, px);
-  ASSERT_EQ(std::distance(fs::directory_iterator(dir_ / "cache" / "data"), {}), 1);
-  fs::path entry = fs::directory_iterator(dir_ / "cache" / "data")->path();
+  ASSERT_EQ(entries("data").size(), 1u);
+  fs::path entry = entries("data")[0];
 
   std::string gz;
   {
@@ -128,26 +130,24 @@ TEST_F(IdxFiles, LargeGzipIsInflatedOnce) {
   tc::datasets::IdxArray a = read_idx(p);
   EXPECT_EQ(a.shape, (std::vector<int64_t>{1000, 1300}));
   EXPECT_EQ(a.data, other);
-  if (saved)
-    setenv("TC_CACHE_DIR", restore.c_str(), 1);
-  else
-    unsetenv("TC_CACHE_DIR");
 }
 
 TEST_F(IdxFiles, MnistSplitChecksCounts) {
   write("train-images-idx3-ubyte", idx_bytes({2, 2, 2}, std::vector<uint8_t>(8, 1)));
   write("train-labels-idx1-ubyte.gz", idx_bytes({2}, {3, 4}), true);
-  tc::datasets::MnistSplit s = tc::datasets::load_mnist(dir_.string(), true);
+  tc::datasets::MnistSplit s = tc::datasets::load_mnist(files_.string(), true);
   EXPECT_EQ(s.labels.data, (std::vector<uint8_t>{3, 4}));
   write("t10k-images-idx3-ubyte", idx_bytes({3, 2, 2}, std::vector<uint8_t>(12, 1)));
   write("t10k-labels-idx1-ubyte", idx_bytes({2}, {3, 4}));
-  EXPECT_THAT([&] { tc::datasets::load_mnist(dir_.string(), false); },
+  EXPECT_THAT([&] { tc::datasets::load_mnist(files_.string(), false); },
               ::testing::ThrowsMessage<tc::Error>(HasSubstr("do not match labels")));
-  EXPECT_THAT([&] { tc::datasets::load_mnist((dir_ / "empty").string(), true); },
+  EXPECT_THAT([&] { tc::datasets::load_mnist((files_ / "empty").string(), true); },
               ::testing::ThrowsMessage<tc::Error>(HasSubstr("nor its .gz exists")));
 }
 
-TEST(FashionMnist, DebianPackageReads) {
+using FashionMnist = tc::TempCacheDir;  // its inflated images go to a cache of the test's own
+
+TEST_F(FashionMnist, DebianPackageReads) {
   // installed by tools/setup.sh (dataset-fashion-mnist)
   tc::datasets::MnistSplit test = tc::datasets::load_mnist(tc::datasets::kFashionMnistDir, false);
   EXPECT_EQ(test.images.shape, (std::vector<int64_t>{10000, 28, 28}));

@@ -35,7 +35,7 @@ bool valid(const UOpRef& ast, const KernelOpts& o) {
 }
 
 std::string cache_file(const UOpRef& ast, runtime::Device& device, int width) {
-  std::string key = absl::StrCat("tinycore beam v2|", device.name(), "|simd ", device.simd_bytes(),
+  std::string key = absl::StrCat("tinycore beam v3|", device.name(), "|simd ", device.simd_bytes(),
                                  "x", device.simd_registers(), "|threads ", device.parallelism(),
                                  "|width ", width, "|\n", print_graph(ast));
   return runtime::cache_path("beam", key, ".txt");

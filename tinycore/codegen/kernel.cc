@@ -190,6 +190,12 @@ std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::
 
 }  // namespace
 
+void forget_built_kernels() {
+  KernelCache& c = KernelCache::get();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.merged.clear(), c.chosen.clear(), c.kernels.clear(), c.of_scheduled.clear();
+}
+
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {
   KernelCache& c = KernelCache::get();
   if (auto k = c.find(scheduled, device)) return k;
