@@ -9,8 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
+#include "tests/codegen/random_values.h"
 #include "tests/temp_cache_dir.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/runtime/buffer.h"
@@ -21,13 +21,9 @@ namespace tc::codegen {
 namespace {
 
 Tensor random_tensor(const Shape& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return Tensor(v, shape).realize();
+  return Tensor(random_values(n, seed), shape).realize();
 }
 
 schedule::ScheduleItem matmul_item(int64_t m, int64_t k, int64_t n) {

@@ -5,8 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
-
+#include "tests/codegen/random_values.h"
 #include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
 
@@ -24,14 +23,6 @@ std::vector<Shape> reduce_inputs(const UOpRef& ast) {
 // The last kernel of `t`'s schedule (its reduce). Scheduling claims `t`'s graph: the values are
 // computed from another tensor made the same way.
 UOpRef last_kernel(const Tensor& t) { return schedule::create_schedule({t.uop()}).back().ast; }
-
-std::vector<float> random_values(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 TEST(MergeReduceAxes, PerChannelSumOverFeatureMapsIsOneLoopPerMap) {
   const int64_t N = 6, C = 4, H = 5, W = 7;

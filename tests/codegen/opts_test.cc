@@ -190,8 +190,8 @@ TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
   EXPECT_TRUE(o.parallel);
   // a plain 2-D transpose: the lanes' blocks outermost, as the source's rows are
   Tensor m = Tensor::empty({48, 64});
-  KernelOpts t = choose_opts(
-      schedule::create_schedule({m.permute({1, 0}).contiguous().uop()})[0].ast, avx512);
+  KernelOpts t =
+      choose_opts(schedule::create_schedule({m.permute({1, 0}).contiguous().uop()})[0].ast, avx512);
   EXPECT_EQ(t.lane_axis, 1);
   EXPECT_EQ(t.order, (std::vector<int>{1, 0}));
 }

@@ -7,8 +7,8 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <random>
 
+#include "tests/codegen/random_values.h"
 #include "tests/temp_cache_dir.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/disk_cache.h"
@@ -17,14 +17,6 @@
 
 namespace tc::codegen {
 namespace {
-
-std::vector<float> random_values(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // relu(a @ b + 0.25) for a (m, k) and b (k, n): a reduce with an epilogue, one kernel.
 struct Product {
