@@ -142,8 +142,8 @@ double run_once(const Kernel& kernel, runtime::Device& device, const Scratch& s)
 // The heuristic's choice (finalists[0]) against the search's best, timed again in turns on the
 // same buffers: a round runs each once, so a busy moment of a shared machine falls on all of
 // them alike, not on whichever was being timed. Another wins only by beating the heuristic's
-// choice by 2% in these rounds: a noisy machine's luck does not
-// make the search's choice slower than no search.
+// choice by 2% in these rounds: a noisy machine's luck does not make the search's choice slower
+// than no search.
 KernelOpts confirm(const UOpRef& ast, runtime::Device& device,
                    const std::vector<KernelOpts>& finalists) {
   Scratch s(ast, device);
