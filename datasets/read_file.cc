@@ -47,25 +47,29 @@ std::vector<uint8_t> inflate_file(const std::string& path, std::string_view who)
   return out;
 }
 
+// The disk cache's key for `path`'s inflated bytes, as long as its path, size and modification
+// time stay; empty for a file not worth caching (plain, or small) or one that cannot be stat'ed.
+std::string inflated_key(const std::string& path) {
+  std::error_code size_ec, time_ec, path_ec;
+  uintmax_t size = fs::file_size(path, size_ec);
+  if (size_ec || size < kCachedGzipBytes || !is_gzip(path)) return "";
+  auto mtime = fs::last_write_time(path, time_ec).time_since_epoch();
+  std::string absolute = fs::absolute(path, path_ec).string();
+  if (time_ec || path_ec) return "";
+  return absl::StrCat("gunzip v1|", absolute, "|", size, "|",
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(mtime).count());
+}
+
 }  // namespace
 
 std::vector<uint8_t> read_file(const std::string& path, std::string_view who) {
   std::error_code ec;
   // zlib would open a directory and fail later with a puzzling read error
   if (!fs::is_regular_file(path, ec)) fail("%s: cannot open %s", who, path);
-  // the cached copy is the file's as long as its path, size and modification time are
-  std::string key;
-  if (uintmax_t size = fs::file_size(path, ec); !ec && size >= kCachedGzipBytes && is_gzip(path)) {
-    std::error_code time_ec, path_ec;
-    auto mtime = fs::last_write_time(path, time_ec).time_since_epoch();
-    std::string absolute = fs::absolute(path, path_ec).string();
-    if (!time_ec && !path_ec)
-      key = absl::StrCat("gunzip v1|", absolute, "|", size, "|",
-                         std::chrono::duration_cast<std::chrono::nanoseconds>(mtime).count());
-    if (std::optional<std::string> hit =
-            key.empty() ? std::nullopt : runtime::cache_lookup("data", key))
+  std::string key = inflated_key(path);
+  if (!key.empty())
+    if (std::optional<std::string> hit = runtime::cache_lookup("data", key))
       return std::vector<uint8_t>(hit->begin(), hit->end());
-  }
   std::vector<uint8_t> bytes = inflate_file(path, who);
   if (!key.empty()) runtime::cache_store("data", key, std::string(bytes.begin(), bytes.end()));
   return bytes;

@@ -107,7 +107,6 @@ struct KernelCache {
   using OptsKey = std::tuple<UOpRef, std::string, int, int>;
   using KernelKey = std::tuple<UOpRef, std::string, std::string>;
   std::mutex mu;
-  absl::flat_hash_map<UOpRef, UOpRef> merged;  // each scheduled AST with its reduce axes merged
   absl::flat_hash_map<OptsKey, KernelOpts> chosen;
   absl::flat_hash_map<KernelKey, std::shared_ptr<Kernel>> kernels;
   absl::flat_hash_map<OptsKey, std::shared_ptr<const Kernel>> of_scheduled;  // get_kernel's answers
@@ -127,17 +126,6 @@ struct KernelCache {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = chosen.find(key); it != chosen.end()) return it->second;
     return std::nullopt;
-  }
-  // The AST the kernel is built from: `ast` with its reduce axes merged (merge_axes.h), made
-  // once per AST.
-  UOpRef prepared(const UOpRef& ast) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (auto it = merged.find(ast); it != merged.end()) return it->second;
-    }
-    UOpRef m = merge_reduce_axes(ast);
-    std::lock_guard<std::mutex> lock(mu);
-    return merged.try_emplace(ast, m).first->second;
   }
   std::shared_ptr<Kernel> find(const KernelKey& key) {
     std::lock_guard<std::mutex> lock(mu);
@@ -171,11 +159,11 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
 
 namespace {
 
-// get_kernel's kernel, built here: the AST with its reduce axes merged, lowered with the
-// heuristic's (or BEAM's) opts.
+// get_kernel's kernel, built here (once per scheduled AST: get_kernel keeps its answers): the AST
+// with its reduce axes merged, lowered with the heuristic's (or BEAM's) opts.
 std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::Device& device) {
   KernelCache& c = KernelCache::get();
-  UOpRef ast = c.prepared(scheduled);
+  UOpRef ast = merge_reduce_axes(scheduled);
   KernelCache::OptsKey key = KernelCache::opts_key(ast, device);
   std::optional<KernelOpts> opts = c.find_opts(key, device);
   if (!opts) {  // the heuristic lowers trial kernels: its choice is remembered
@@ -193,7 +181,7 @@ std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::
 void forget_built_kernels() {
   KernelCache& c = KernelCache::get();
   std::lock_guard<std::mutex> lock(c.mu);
-  c.merged.clear(), c.chosen.clear(), c.kernels.clear(), c.of_scheduled.clear();
+  c.chosen.clear(), c.kernels.clear(), c.of_scheduled.clear();
 }
 
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {
