@@ -1,6 +1,7 @@
 // Merging a reduce's adjacent axes: merged where every access walks the two as one (a per-channel
 // sum over feature maps), left alone where the merged loop would need a division (a read through
-// a 2x upsample, a transposed view); results match a double-precision loop either way.
+// a 2x upsample, a transposed view); results match a double-precision loop either way. The same
+// for an elementwise kernel's short innermost output axes (an optimizer's update of conv weights).
 #include "tinycore/codegen/merge_axes.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +90,47 @@ TEST(MergeReduceAxes, AKernelWithNothingToMergeIsReturnedAsIs) {
   Tensor x(random_values(12, 7), Shape{3, 4});
   UOpRef ast = last_kernel(x.sum({1}));
   EXPECT_EQ(merge_reduce_axes(ast), ast);
+}
+
+// The shape of the value a kernel AST stores.
+Shape stored_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape(); }
+
+TEST(MergeOutputAxes, ConvWeightUpdateIsOneLongLoopPerFilter) {
+  const int64_t O = 6, I = 4, K = 3;
+  std::vector<float> mv = random_values(O * I * K * K, 8), gv = random_values(O * I * K * K, 9);
+  auto update = [&] {  // Adam's first moment
+    return Tensor(mv, Shape{O, I, K, K}) * 0.9f + Tensor(gv, Shape{O, I, K, K}) * 0.1f;
+  };
+  // 3x3 becomes 9, then 4x9 becomes 36: long enough for SIMD lanes, where merging stops
+  EXPECT_EQ(stored_shape(merge_output_axes(last_kernel(update()))), (Shape{O, I * K * K}));
+  std::vector<float> got = update().data<float>();
+  for (size_t i = 0; i < mv.size(); i++)
+    EXPECT_NEAR(got[i], 0.9 * mv[i] + 0.1 * static_cast<double>(gv[i]), 1e-6) << i;
+}
+
+TEST(MergeOutputAxes, ATransposedReadKeepsItsAxes) {
+  const int64_t C = 2, H = 3, W = 5;
+  std::vector<float> xv = random_values(C * H * W, 10), yv = random_values(C * W * H, 11);
+  auto sum = [&] {  // (C, W, H): y walks (W, H) as one, x does not
+    return Tensor(xv, Shape{C, H, W}).permute({0, 2, 1}) + Tensor(yv, Shape{C, W, H});
+  };
+  UOpRef ast = last_kernel(sum());
+  EXPECT_EQ(stored_shape(merge_output_axes(ast)), stored_shape(ast));
+  std::vector<float> got = sum().data<float>();
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t w = 0; w < W; w++)
+      for (int64_t h = 0; h < H; h++)
+        EXPECT_NEAR(got[(c * W + w) * H + h],
+                    static_cast<double>(xv[(c * H + h) * W + w]) + yv[(c * W + w) * H + h], 1e-6);
+}
+
+TEST(MergeOutputAxes, LongInnermostAxesAndReducesAreLeftAlone) {
+  Tensor x(random_values(4 * 64, 12), Shape{4, 64});
+  UOpRef ast = last_kernel(x * 2.0f);
+  EXPECT_EQ(merge_output_axes(ast), ast);
+  Tensor y(random_values(6 * 3 * 3, 13), Shape{6, 3, 3});
+  UOpRef reduce = last_kernel(y.sum({2}));
+  EXPECT_EQ(merge_output_axes(reduce), reduce);
 }
 
 }  // namespace

@@ -163,7 +163,7 @@ namespace {
 // with its reduce axes merged, lowered with the heuristic's (or BEAM's) opts.
 std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::Device& device) {
   KernelCache& c = KernelCache::get();
-  UOpRef ast = merge_reduce_axes(scheduled);
+  UOpRef ast = merge_output_axes(merge_reduce_axes(scheduled));
   KernelCache::OptsKey key = KernelCache::opts_key(ast, device);
   std::optional<KernelOpts> opts = c.find_opts(key, device);
   if (!opts) {  // the heuristic lowers trial kernels: its choice is remembered

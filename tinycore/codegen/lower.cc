@@ -208,6 +208,12 @@ class Lowerer {
 
 }  // namespace
 
+bool has_reduce(const UOpRef& ast) {
+  for (const UOp* u : ast->toposort())
+    if (u->op == Ops::REDUCE_AXIS) return true;
+  return false;
+}
+
 UOpRef reduce_identity(Ops op, DType dt) { return identity_of(op, dt); }
 
 LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {

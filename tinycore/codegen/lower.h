@@ -19,6 +19,9 @@ struct LoweredKernel {
 // the shape (an axis split by lanes/unroll is divisible by them).
 LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts = {});
 
+// Whether the kernel AST reduces (holds a REDUCE_AXIS).
+bool has_reduce(const UOpRef& ast);
+
 // The starting value of a reduction: 0 for ADD, 1 for MUL, the lowest value of the dtype for MAX.
 UOpRef reduce_identity(Ops op, DType dtype);
 

@@ -59,11 +59,40 @@ std::optional<UOpRef> merge_one(const UOpRef& ast) {
   return std::nullopt;
 }
 
+// The elementwise kernel `ast` storing its value viewed with output axes `axis` and `axis + 1` as
+// one.
+UOpRef with_output_axes_merged(const UOpRef& ast, size_t axis) {
+  const UOpRef& store = ast->src[0];
+  const UOpRef& value = store->src[1];
+  Shape out = value->shape();
+  out[axis] *= out[axis + 1];
+  out.erase(out.begin() + static_cast<int64_t>(axis) + 1);
+  UOpRef flat = UOp::make(Ops::RESHAPE, value->dtype, {value}, out);
+  return UOp::sink({store->replace({store->src[0], flat})});
+}
+
 }  // namespace
 
 UOpRef merge_reduce_axes(const UOpRef& ast) {
   UOpRef out = ast;
   while (std::optional<UOpRef> next = merge_one(out)) out = *next;
+  return out;
+}
+
+UOpRef merge_output_axes(const UOpRef& ast) {
+  if (ast->src.size() != 1 || has_reduce(ast)) return ast;
+  // only while the innermost axis is shorter than the widest SIMD lanes (32 floats): longer ones
+  // gain nothing, and a transposing copy's tiling depends on its axes
+  constexpr int64_t kShort = 32;
+  UOpRef out = ast;
+  for (size_t i = out->src[0]->src[1]->shape().size(); i-- > 1;) {
+    const Shape& shape = out->src[0]->src[1]->shape();
+    if (shape[i] >= kShort) break;
+    UOpRef candidate = with_output_axes_merged(out, i - 1);
+    if (shape[i - 1] != 1 && shape[i] != 1 && divides_a_loop_of(candidate, shape[i - 1] * shape[i]))
+      break;
+    out = candidate;
+  }
   return out;
 }
 

@@ -11,4 +11,9 @@ namespace tc::codegen {
 // needs no division or remainder to index anything (else the pair stays as it was).
 UOpRef merge_reduce_axes(const UOpRef& ast);
 
+// An elementwise kernel AST with its adjacent output axes merged the same way (an optimizer's
+// update of a 64x32x3x3 conv weight is one loop of 18432, with full SIMD lanes, not four loops
+// whose innermost is 3 long); a reduce's is returned as is.
+UOpRef merge_output_axes(const UOpRef& ast);
+
 }  // namespace tc::codegen

@@ -52,12 +52,6 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
 
 namespace {
 
-bool has_reduce(const UOpRef& ast) {
-  for (const UOp* u : ast->toposort())
-    if (u->op == Ops::REDUCE_AXIS) return true;
-  return false;
-}
-
 // The coefficient of `v` in the index `idx` when v appears only in terms `v` or `v * c` of a sum,
 // else nullopt.
 std::optional<int64_t> coefficient(const UOpRef& idx, const UOp* v) {
