@@ -175,7 +175,8 @@ int first_step_child(const char* answer) {
 
 // One training step of the MNIST convnet under the JIT: steady steps per second in this process,
 // and the time to the first step (graphs, schedules, kernels, the run) in fresh processes, with a
-// cold disk cache (first_step_s: every kernel compiled) and then a warm one (first_step_warm_s).
+// cold disk cache (first_step_s: every kernel compiled) and then a warm one (first_step_warm_s);
+// beside PyTorch's step of the same model, batch and optimizer where it is installed.
 Result mnist_step_suite(int64_t batch, int steps) {
   TempFolder cache("tc_bench_first_step_");
   double cold = first_step_in_child(cache.path, batch);
@@ -190,35 +191,16 @@ Result mnist_step_suite(int64_t batch, int steps) {
   r.fields["peak_bytes"] = t.planned_bytes;
   r.fields["unplanned_bytes"] = t.unplanned_bytes;
   r.fields["kernels_per_step"] = t.kernels;
+  // PyTorch's step on the same machine, right after ours (its CPU build: no GPU anchor)
+  if (!device().is_accelerator())
+    if (auto torch = bench::run_pytorch(absl::StrFormat("--mnist-train %lld --steps %d",
+                                                        static_cast<long long>(batch), steps))) {
+      double torch_step_s = (*torch)["mnist_step_s"].get<double>();
+      r.fields["pytorch_steps_per_s"] = 1 / torch_step_s;
+      r.fields["pytorch_first_step_s"] = (*torch)["mnist_first_step_s"].get<double>();
+      r.ratios["ratio_vs_pytorch"] = torch_step_s / t.step_s;
+    }
   return r;
-}
-
-// The PyTorch anchor of the infer suite: apps/bench/torch_infer.py (beside this program's source)
-// run by /usr/bin/python3 with `args`; nullopt (and why, on stderr) where PyTorch is missing.
-std::optional<nlohmann::json> run_torch_infer(const std::string& args) {
-  namespace fs = std::filesystem;
-  fs::path script =
-      fs::read_symlink("/proc/self/exe").parent_path() / "../../apps/bench/torch_infer.py";
-  if (!fs::exists(script) || !fs::exists("/usr/bin/python3")) {
-    std::fprintf(stderr, "bench: no PyTorch anchor (%s or /usr/bin/python3 missing)\n",
-                 script.c_str());
-    return std::nullopt;
-  }
-  std::string cmd = "/usr/bin/python3 " + script.string() + " " + args + " 2>/dev/null";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    if (pclose(p) != 0) out.clear();
-  }
-  nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) {
-    std::fprintf(stderr,
-                 "bench: no PyTorch anchor (torch_infer.py failed: is python3-torch "
-                 "installed?)\n");
-    return std::nullopt;
-  }
-  return j;
 }
 
 // Inference at batch 1, issue 8's targets: GPT decoding (configs/gpt.yaml's model) token by
@@ -257,7 +239,7 @@ std::vector<Result> infer_suite(bool small) {
   r.fields["tokens_per_s"] = 1e3 / r.time_ms;
   r.fields["first_token_s"] = first;
   r.fields["kernels_per_token"] = static_cast<double>(decode.kernel_count());
-  if (auto t = run_torch_infer(
+  if (auto t = bench::run_pytorch(
           absl::StrFormat("--gpt %s/gpt.safetensors --gpt-shape %d,%d,%d,%d,%d --tokens %d", dir,
                           g.vocab, g.context, g.layers, g.width, g.heads, g.context))) {
     r.ratios["ratio_vs_pytorch"] =
@@ -291,7 +273,7 @@ std::vector<Result> infer_suite(bool small) {
     c.time_ms = times[2 + reps / 2] * 1e3;
     c.rate = 2 * 1.814e9 / c.time_ms / 1e6;  // ResNet-18 at 224: 1.814 GMACs
     c.fields["first_run_s"] = times[0];
-    if (auto t = run_torch_infer(absl::StrFormat(
+    if (auto t = bench::run_pytorch(absl::StrFormat(
             "--resnet %s/resnet18.safetensors --side %d --reps %d", dir, side, reps))) {
       c.ratios["ratio_vs_pytorch"] = (*t)["resnet_ms"].get<double>() / c.time_ms;
       std::vector<double> want = (*t)["resnet_logits"].get<std::vector<double>>();

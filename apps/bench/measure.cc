@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <vector>
 
 #include "tinycore/engine/realize.h"
@@ -81,6 +83,32 @@ std::vector<double> best_ms_in_turns(const std::vector<Workload>& workloads, int
       best[i] = std::min(best[i], (now() - t0) * 1e3);
     }
   return best;
+}
+
+std::optional<nlohmann::json> run_pytorch(const std::string& args) {
+  namespace fs = std::filesystem;
+  fs::path script =
+      fs::read_symlink("/proc/self/exe").parent_path() / "../../apps/bench/torch_anchors.py";
+  if (!fs::exists(script) || !fs::exists("/usr/bin/python3")) {
+    std::fprintf(stderr, "bench: no PyTorch anchor (%s or /usr/bin/python3 missing)\n",
+                 script.c_str());
+    return std::nullopt;
+  }
+  std::string cmd = "/usr/bin/python3 " + script.string() + " " + args + " 2>/dev/null";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    if (pclose(p) != 0) out.clear();
+  }
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    std::fprintf(stderr,
+                 "bench: no PyTorch anchor (torch_anchors.py failed: is python3-torch "
+                 "installed?)\n");
+    return std::nullopt;
+  }
+  return j;
 }
 
 }  // namespace bench

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "apps/bench/anchors.h"
@@ -39,5 +42,10 @@ std::vector<double> time_beside(const tc::Tensor& t, const std::vector<Workload>
 // every round runs each of them once. A busy moment of the shared machine then falls on a case
 // and its anchors alike, not on whichever was being measured, so their ratio holds still.
 std::vector<double> best_ms_in_turns(const std::vector<Workload>& workloads, int rounds);
+
+// The PyTorch anchors: apps/bench/torch_anchors.py (beside this program's source) run by
+// /usr/bin/python3 with `args`, its JSON answer; nullopt (and why, on stderr) where PyTorch is
+// missing.
+std::optional<nlohmann::json> run_pytorch(const std::string& args);
 
 }  // namespace bench

@@ -146,9 +146,20 @@ std::vector<Result> model_suite(bool small) {
     Tensor tokens = labels({s.gpt_batch, g.context}, g.vocab);
     Tensor targets = labels({s.gpt_batch, g.context}, g.vocab - 1);
     StepTiming t = time_train_step(gpt, opt, tokens, targets, s.steps);
-    add(train_result(absl::StrFormat("gpt train b%dx%d (%d layers, d%d, vocab %d)", s.gpt_batch,
-                                     g.context, g.layers, g.width, g.vocab),
-                     t, "tokens_per_s", static_cast<double>(s.gpt_batch * g.context)));
+    Result r = train_result(absl::StrFormat("gpt train b%dx%d (%d layers, d%d, vocab %d)",
+                                            s.gpt_batch, g.context, g.layers, g.width, g.vocab),
+                            t, "tokens_per_s", static_cast<double>(s.gpt_batch * g.context));
+    // PyTorch's step of the same model on the same machine (its CPU build: no GPU anchor)
+    if (!device().is_accelerator())
+      if (auto torch = run_pytorch(
+              absl::StrFormat("--gpt-train %d,%d,%d,%d,%d --batch %d --steps %d", g.vocab,
+                              g.context, g.layers, g.width, g.heads, s.gpt_batch, s.steps))) {
+        double torch_step_s = (*torch)["gpt_step_s"].get<double>();
+        r.fields["pytorch_tokens_per_s"] =
+            static_cast<double>(s.gpt_batch * g.context) / torch_step_s;
+        r.ratios["ratio_vs_pytorch"] = torch_step_s / t.step_s;
+      }
+    add(r);
   }
   return results;
 }

@@ -1,12 +1,17 @@
 """bench's PyTorch anchor for the infer suite: the same weights tinycore saved, run by PyTorch
 (Debian's /usr/bin/python3, 2 threads as ../shared/reference sets). Prints one JSON object.
 
-  torch_infer.py --gpt FILE --gpt-shape vocab,context,layers,width,heads --tokens N
+  torch_anchors.py --gpt FILE --gpt-shape vocab,context,layers,width,heads --tokens N
       greedy decoding at batch 1 on a KV cache from token 0: tokens/s after the first 2 tokens,
       and the tokens (tinycore checks it made the same ones)
-  torch_infer.py --resnet FILE --side S --reps N
+  torch_anchors.py --resnet FILE --side S --reps N
       torchvision's resnet18 with those weights, batch 1, SxS: ms per image (median), and the
       logits of a fixed input (tinycore checks them)
+  torch_anchors.py --mnist-train BATCH --steps N
+      training steps of tinygrad's beautiful_mnist convnet (Adam, lr 1e-3) on random images, as
+      ../shared/reference/torch_mnist.py runs it: the first step's seconds and the median step's
+  torch_anchors.py --gpt-train vocab,context,layers,width,heads --batch B --steps N
+      training steps of the GPT (AdamW, lr 3e-4) on fixed tokens: the median step's seconds
 """
 import argparse
 import json
@@ -69,6 +74,57 @@ def resnet(path, side, reps):
   return {"resnet_ms": times[len(times) // 2] * 1e3, "resnet_logits": logits[0, :8].tolist()}
 
 
+def median_step_s(step, steps):
+  """The first step's seconds, and the median of the `steps` after it."""
+  times = []
+  for _ in range(steps + 1):
+    t0 = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - t0)
+  rest = sorted(times[1:])
+  return times[0], rest[len(rest) // 2]
+
+
+def mnist_train(batch, steps):
+  nn = torch.nn
+  model = nn.Sequential(nn.Conv2d(1, 32, 5), nn.ReLU(), nn.Conv2d(32, 32, 5), nn.ReLU(),
+                        nn.BatchNorm2d(32), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+                        nn.Conv2d(64, 64, 3), nn.ReLU(), nn.BatchNorm2d(64), nn.MaxPool2d(2),
+                        nn.Flatten(1), nn.Linear(576, 10))
+  opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+  x = torch.rand(batch, 1, 28, 28) * 2 - 1
+  y = torch.arange(batch) * 7 % 10
+
+  def step():
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    loss.item()
+
+  first, median = median_step_s(step, steps)
+  return {"mnist_first_step_s": first, "mnist_step_s": median}
+
+
+def gpt_train(shape, batch, steps):
+  vocab, context, layers, width, heads = shape
+  model = GPT(vocab, context, layers, width, heads).train()
+  opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+  n = torch.arange(batch * context).reshape(batch, context)
+  tokens, targets = n * 7919 % vocab, n * 7919 % (vocab - 1)
+
+  def step():
+    opt.zero_grad()
+    logits = model(tokens)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
+    loss.backward()
+    opt.step()
+    loss.item()
+
+  first, median = median_step_s(step, steps)
+  return {"gpt_first_step_s": first, "gpt_step_s": median}
+
+
 def main():
   p = argparse.ArgumentParser()
   p.add_argument("--gpt")
@@ -77,6 +133,10 @@ def main():
   p.add_argument("--resnet")
   p.add_argument("--side", type=int, default=224)
   p.add_argument("--reps", type=int, default=10)
+  p.add_argument("--mnist-train", type=int, metavar="BATCH")
+  p.add_argument("--gpt-train", metavar="SHAPE")
+  p.add_argument("--batch", type=int, default=8)
+  p.add_argument("--steps", type=int, default=5)
   a = p.parse_args()
   torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
   out = {"torch": torch.__version__}
@@ -84,6 +144,10 @@ def main():
     out.update(gpt(a.gpt, [int(v) for v in a.gpt_shape.split(",")], a.tokens))
   if a.resnet:
     out.update(resnet(a.resnet, a.side, a.reps))
+  if a.mnist_train:
+    out.update(mnist_train(a.mnist_train, a.steps))
+  if a.gpt_train:
+    out.update(gpt_train([int(v) for v in a.gpt_train.split(",")], a.batch, a.steps))
   print(json.dumps(out))
 
 
