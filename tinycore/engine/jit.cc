@@ -162,10 +162,16 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     // values cached by earlier calls (a weight's transposed copy) are computed again, so the
     // capture records their kernels rather than freezing today's result into the replays
     runtime::Buffer::invalidate_cached_values();
-    engine::LaunchCapture recording(&plan->launches);
+    std::vector<UOpRef> marked;
+    engine::LaunchCapture recording(&plan->launches, &marked);
     AssignLog assigns;
     out = fn_(in);
     realize_all(assigns.with_pending(out));
+    // The values the step cached in its graph (tinygrad replaces them with their buffers) let go
+    // of their buffers: those that nothing else holds (a gradient's graph, kept until the next
+    // zero_grad, holds every activation) are the step's own, and the planner shares their memory.
+    // A graph read after the step computes them again.
+    for (const UOpRef& n : marked) n->realized = nullptr;
   }
   std::vector<engine::Launch>& launches = plan->launches;
   if (debug_level() >= 1)

@@ -12,13 +12,15 @@
 namespace tc::engine {
 namespace {
 thread_local std::vector<Launch>* capturing = nullptr;
+thread_local std::vector<UOpRef>* capturing_marked = nullptr;
 }  // namespace
 
-LaunchCapture::LaunchCapture(std::vector<Launch>* launches) {
+LaunchCapture::LaunchCapture(std::vector<Launch>* launches, std::vector<UOpRef>* marked) {
   if (capturing) fail("TinyJit: a capture is already running on this thread (nested TinyJit?)");
   capturing = launches;
+  capturing_marked = marked;
 }
-LaunchCapture::~LaunchCapture() { capturing = nullptr; }
+LaunchCapture::~LaunchCapture() { capturing = nullptr, capturing_marked = nullptr; }
 bool LaunchCapture::active() { return capturing != nullptr; }
 
 namespace {
@@ -90,7 +92,8 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
 
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<UOpRef>& targets) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<schedule::ScheduleItem> items = schedule::create_schedule(roots, targets);
+  std::vector<schedule::ScheduleItem> items =
+      schedule::create_schedule(roots, targets, capturing_marked);
   double schedule_s = seconds_since(t0);
   std::vector<std::shared_ptr<const codegen::Kernel>> kernels = kernels_of(items);
   double kernels_s = seconds_since(t0) - schedule_s;

@@ -35,11 +35,12 @@ struct Launch {
   int shares = 1;
 };
 
-// While alive, every launch on this thread is appended to `launches` (after it ran). Captures do
-// not nest: a second one on the same thread throws.
+// While alive, every launch on this thread is appended to `launches` (after it ran), and every
+// node a schedule marked `realized` to `marked`. Captures do not nest: a second one on the same
+// thread throws.
 class LaunchCapture {
  public:
-  explicit LaunchCapture(std::vector<Launch>* launches);
+  LaunchCapture(std::vector<Launch>* launches, std::vector<UOpRef>* marked);
   ~LaunchCapture();
   LaunchCapture(const LaunchCapture&) = delete;
   LaunchCapture& operator=(const LaunchCapture&) = delete;

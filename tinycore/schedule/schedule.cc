@@ -35,11 +35,6 @@ const UOpRef& base_buffer(const UOpRef& view) {
   return view->op == Ops::BUFFER ? view : view->src[0];
 }
 
-void mark_realized(const UOpRef& n, const UOpRef& view) {
-  n->realized = view;
-  n->realized_clock = runtime::Buffer::clock();
-}
-
 bool expands(const UOp& u) {
   if (u.op != Ops::EXPAND) return false;
   const Shape& in = u.src[0]->shape();
@@ -53,7 +48,7 @@ class Scheduler {
   // `roots` are every value this schedule computes. A reduce read in more than one place (by two
   // nodes, or from two roots) is shared: it gets its own kernel instead of being recomputed by
   // each reader.
-  explicit Scheduler(const std::vector<UOpRef>& roots) {
+  Scheduler(const std::vector<UOpRef>& roots, std::vector<UOpRef>* marked) : marked_(marked) {
     for (const UOpRef& r : roots) {
       users_[r.get()]++;
       for (const UOp* u : r->toposort()) {
@@ -108,6 +103,12 @@ class Scheduler {
   std::vector<ScheduleItem> take() { return std::move(items_); }
 
  private:
+  void mark_realized(const UOpRef& n, const UOpRef& view) {
+    n->realized = view;
+    n->realized_clock = runtime::Buffer::clock();
+    if (marked_) marked_->push_back(n);
+  }
+
   // A CONST, or a movement of one: cheaper to compute than to load.
   static bool is_constant_view(const UOpRef& n) {
     if (n->op == Ops::CONST) return true;
@@ -319,16 +320,18 @@ class Scheduler {
   absl::flat_hash_map<const UOp*, int> users_, reaching_roots_, work_;
   // the latest write, before this schedule, of a buffer each node reads
   absl::flat_hash_map<const UOp*, uint64_t> last_write_;
+  std::vector<UOpRef>* marked_;
 };
 
 }  // namespace
 
 std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
-                                          const std::vector<UOpRef>& targets) {
+                                          const std::vector<UOpRef>& targets,
+                                          std::vector<UOpRef>* marked) {
   TC_CHECK(targets.empty() || targets.size() == roots.size(), "one target per root");
   auto target = [&](size_t i) { return targets.empty() ? nullptr : targets[i]; };
   auto base = [](const UOpRef& view) { return view->op == Ops::BUFFER ? view : view->src[0]; };
-  Scheduler s(roots);
+  Scheduler s(roots, marked);
   // readers first: roots computed into new buffers see every target's old value
   for (size_t i = 0; i < roots.size(); i++)
     if (!target(i)) s.realize(roots[i]);

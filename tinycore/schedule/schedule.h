@@ -24,8 +24,10 @@ struct ScheduleItem {
 // and dtype that the root's value is written into instead of a new buffer (in-place assign). A
 // root that reads its own target other than elementwise is computed first, then copied. Roots
 // with a target are not marked `realized`: the target's memory changes with later assigns.
+// `marked`, when given, gets every node marked `realized` (whose `realized` holds a buffer).
 std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
-                                          const std::vector<UOpRef>& targets = {});
+                                          const std::vector<UOpRef>& targets = {},
+                                          std::vector<UOpRef>* marked = nullptr);
 
 // A fresh BUFFER node with its (unallocated) memory on `device`.
 UOpRef new_buffer(const std::string& device, DType dtype, int64_t size);
