@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
 #include "tests/temp_cache_dir.h"
 #include "tinycore/error.h"
@@ -130,6 +132,53 @@ TEST_F(TempCacheDir, MachineCodeIsCachedOnDisk) {
     EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
     EXPECT_EQ(read_cache_file(entry), bytes);  // rewritten whole
   }
+}
+
+// A cache file of `kb` KiB last written `hours` ago.
+std::filesystem::path aged_file(const std::filesystem::path& path, int kb, int hours) {
+  write_cache_file(path.string(), std::string(static_cast<size_t>(kb) << 10, 'x'));
+  std::filesystem::last_write_time(
+      path, std::filesystem::file_time_type::clock::now() - std::chrono::hours(hours));
+  return path;
+}
+
+// Over its limit, the cache loses its least recently used files until it takes 3/4 of it; under
+// it, only the temporary files of writers that died.
+TEST_F(TempCacheDir, PruningRemovesTheLeastRecentlyUsed) {
+  std::vector<std::filesystem::path> files;  // oldest first, in two kinds
+  for (int i = 0; i < 8; i++)
+    files.push_back(aged_file(dir_ / (i % 2 ? "cpu" : "kernel") / std::to_string(i), 100, 8 - i));
+  auto fresh_tmp = aged_file(dir_ / "cpu" / "x.bin.tmp1.0", 1, 0);
+  auto dead_tmp = aged_file(dir_ / "cpu" / "y.bin.tmp2.0", 1, 2);
+
+  EXPECT_EQ(prune_cache(1000 << 10), 1u << 10);  // under the limit: the dead writer's file only
+  EXPECT_FALSE(std::filesystem::exists(dead_tmp));
+  EXPECT_TRUE(std::filesystem::exists(fresh_tmp));
+  for (const auto& f : files) EXPECT_TRUE(std::filesystem::exists(f)) << f;
+
+  // 801 KiB over a 500 KiB limit: the 5 oldest go, leaving 301 KiB (under 375)
+  EXPECT_EQ(prune_cache(500 << 10), 500u << 10);
+  for (size_t i = 0; i < files.size(); i++)
+    EXPECT_EQ(std::filesystem::exists(files[i]), i >= 5) << files[i];
+  EXPECT_TRUE(std::filesystem::exists(fresh_tmp));
+}
+
+TEST_F(TempCacheDir, AHitIsRecentlyUsed) {
+  cache_store("cpu", "key", "output");
+  std::filesystem::path entry = entries("cpu").at(0);
+  auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(10);
+  std::filesystem::last_write_time(entry, old);
+  EXPECT_EQ(cache_lookup("cpu", "key"), "output");
+  EXPECT_GT(std::filesystem::last_write_time(entry), old + std::chrono::hours(9));
+}
+
+TEST(DiskCache, LimitComesFromTheEnvironment) {
+  setenv("TC_CACHE_MAX_MB", "3", 1);
+  EXPECT_EQ(cache_limit_bytes(), 3u << 20);
+  setenv("TC_CACHE_MAX_MB", "0", 1);  // no limit
+  EXPECT_EQ(cache_limit_bytes(), 0u);
+  unsetenv("TC_CACHE_MAX_MB");
+  EXPECT_EQ(cache_limit_bytes(), 2048u << 20);
 }
 
 TEST(CpuDevice, InvalidSourceIsAnError) {

@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tinycore/helpers.h"
@@ -95,13 +99,62 @@ std::optional<std::string> read_entry(const std::string& path, const std::string
 }
 }  // namespace
 
+uint64_t prune_cache(uint64_t max_bytes) {
+  namespace fs = std::filesystem;
+  struct File {
+    fs::path path;
+    fs::file_time_type time;
+    uint64_t bytes;
+  };
+  std::vector<File> files;
+  uint64_t total = 0, removed = 0;
+  const fs::file_time_type stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(cache_dir(), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code fe;  // a file another process removes meanwhile is skipped
+    if (!it->is_regular_file(fe)) continue;
+    File f{it->path(), it->last_write_time(fe), it->file_size(fe)};
+    if (fe) continue;
+    if (f.path.filename().string().find(".tmp") != std::string::npos && f.time < stale) {
+      if (fs::remove(f.path, fe)) removed += f.bytes;
+      continue;
+    }
+    total += f.bytes;
+    files.push_back(std::move(f));
+  }
+  if (total <= max_bytes) return removed;
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.time < b.time; });
+  for (const File& f : files) {
+    if (total <= max_bytes / 4 * 3) break;
+    std::error_code fe;
+    if (fs::remove(f.path, fe)) removed += f.bytes;
+    total -= f.bytes;
+  }
+  return removed;
+}
+
+uint64_t cache_limit_bytes() {
+  return static_cast<uint64_t>(std::max(0, getenv_int("TC_CACHE_MAX_MB", 2048))) << 20;
+}
+
 std::optional<std::string> cache_lookup(std::string_view kind, const std::string& key) {
   if (getenv_int("DISABLE_COMPILER_CACHE")) return std::nullopt;
-  return read_entry(cache_path(kind, key, ".bin"), key);
+  std::string path = cache_path(kind, key, ".bin");
+  std::optional<std::string> output = read_entry(path, key);
+  std::error_code ec;  // a hit is recently used: pruning keeps it longest
+  if (output)
+    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);
+  return output;
 }
 
 void cache_store(std::string_view kind, const std::string& key, const std::string& output) {
   if (getenv_int("DISABLE_COMPILER_CACHE")) return;
+  static std::once_flag pruned;
+  std::call_once(pruned, [] {
+    if (uint64_t limit = cache_limit_bytes()) prune_cache(limit);
+  });
   write_cache_file(cache_path(kind, key, ".bin"), key + '\0' + checksum(output) + output);
 }
 

@@ -32,6 +32,16 @@ void write_cache_file(const std::string& path, std::string_view bytes);
 std::optional<std::string> cache_lookup(std::string_view kind, const std::string& key);
 void cache_store(std::string_view kind, const std::string& key, const std::string& output);
 
+// Keeps the cache small: when the files under cache_dir() take more than `max_bytes`, the least
+// recently used (oldest modification time: a hit refreshes it) are removed until they take 3/4
+// of it; a writer's temporary file left for an hour (its process died) goes too. Another process
+// may remove or write entries meanwhile: what it removed is skipped. Returns the bytes removed.
+uint64_t prune_cache(uint64_t max_bytes);
+
+// The cache's size limit: TC_CACHE_MAX_MB megabytes (default 2048; 0: no limit). cache_store
+// prunes to it once per process, before its first write.
+uint64_t cache_limit_bytes();
+
 // A compiler's output for `key` (everything the output depends on: source, target, compiler
 // version, options): read from cache_dir()/<kind>/ when an intact entry for this exact key is
 // there, else made by `compile` and stored. An entry holds its key and a checksum of the
