@@ -1,9 +1,12 @@
-// Kernel optimizations preserve results: every kernel run with lanes, register tiles, loop
-// orders and thread splits must match the unoptimized kernel; the thread pool runs each share
-// once.
+// Kernel optimizations preserve results: every kernel run with lanes, register tiles, cache
+// tiles, loop orders and thread splits must match the unoptimized kernel; the thread pool runs
+// each share once.
+#include "tinycore/codegen/opts.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 #include <random>
 
 #include "tinycore/codegen/kernel.h"
@@ -72,6 +75,14 @@ std::vector<KernelOpts> candidates(const Shape& shape) {
             out.push_back(r);
           }
           out.push_back(o);
+          // cache tiles: 2 blocks along each axis that allows them (of whole lanes or rows)
+          for (int axis = 0; axis < nd; axis++) {
+            int64_t split = axis == lane ? lanes : axis == unroll_axis ? unroll : 1;
+            if (shape[axis] % (2 * split) != 0) continue;
+            KernelOpts t = o;
+            t.tile_axis = axis, t.tile = static_cast<int>(shape[axis] / 2);
+            out.push_back(t);
+          }
           if (lane < 0)  // lanes on each reduce's innermost axis (where it divides) instead
             for (int rl : {4, 8}) {
               KernelOpts r = o;
@@ -148,6 +159,22 @@ TEST(Opts, RandomKernels) {
     Tensor y = (x * b + a.shrink({{0, 8}, {0, 1}})).relu();
     check_all_opts(trial % 3 == 0 ? y.sum(1, true) : trial % 3 == 1 ? y.max(0, true) : y);
   }
+}
+
+// The disk caches' line of opts reads back as every field, and a damaged one as nothing.
+TEST(Opts, LineReadsBackEveryField) {
+  KernelOpts o;
+  o.lane_axis = 2, o.lanes = 16, o.unroll_axis = 0, o.unroll = 8, o.order = {2, 0, 1, 3};
+  o.parallel = true, o.tile_axis = 1, o.tile = 64;
+  std::optional<KernelOpts> back = parse_opts(opts_line(o), 4);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->key(), o.key());
+  EXPECT_EQ(back->key(), "lanes2x16,unroll0x8,order2.0.1.3,par,tile1x64");
+  EXPECT_FALSE(parse_opts(opts_line(o), 1));  // axes beyond a 1-d kernel's
+  std::string line = opts_line(o);
+  EXPECT_FALSE(parse_opts(line.substr(0, line.rfind(' ')), 4));  // the tile's size cut off
+  o.tile_axis = -1;                                              // a tile on no axis
+  EXPECT_FALSE(parse_opts(opts_line(o), 4));
 }
 
 TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {

@@ -24,18 +24,24 @@ namespace {
 // The output shape of a kernel AST, SINK(STORE(out, value)).
 const Shape& output_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape(); }
 
-// Whether `o` can lower `ast`: split axes divide, lanes and tile on different axes.
+// Whether `o` can lower `ast`: split axes divide, lanes and register tile on different axes.
 bool valid(const UOpRef& ast, const KernelOpts& o) {
   const Shape& s = output_shape(ast);
   if (o.lanes > 1 && (o.lane_axis < 0 || s[o.lane_axis] % o.lanes != 0)) return false;
   if (o.unroll > 1 && (o.unroll_axis < 0 || s[o.unroll_axis] % o.unroll != 0)) return false;
   if (o.lanes > 1 && o.unroll > 1 && o.lane_axis == o.unroll_axis) return false;
   if (o.lanes > 1 && o.reduce_lanes > 1) return false;  // lanes go on outputs or on reduces
+  if (o.tiled()) {  // at least two blocks, each of whole lanes or rows
+    if (o.tile_axis < 0 || s[o.tile_axis] % o.tile != 0 || s[o.tile_axis] / o.tile < 2)
+      return false;
+    int split = o.tile_axis == o.lane_axis ? o.lanes : o.tile_axis == o.unroll_axis ? o.unroll : 1;
+    if (o.tile % split != 0) return false;
+  }
   return true;
 }
 
 std::string cache_file(const UOpRef& ast, runtime::Device& device, int width) {
-  std::string key = absl::StrCat("tinycore beam v3|", device.name(), "|simd ", device.simd_bytes(),
+  std::string key = absl::StrCat("tinycore beam v4|", device.name(), "|simd ", device.simd_bytes(),
                                  "x", device.simd_registers(), "|threads ", device.parallelism(),
                                  "|width ", width, "|\n", print_graph(ast));
   return runtime::cache_path("beam", key, ".txt");
@@ -72,6 +78,11 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
       o.unroll_axis = axis, o.unroll = u;
       add(o);
     }
+    for (int t : {16, 64, 256, 1024}) {  // TILE: blocks of this loop outermost
+      KernelOpts o = base;
+      o.tile_axis = axis, o.tile = t;
+      add(o);
+    }
     if (nd > 1) {  // ORDER: this loop outermost
       KernelOpts o = base;
       std::vector<int> order = o.order;
@@ -97,9 +108,14 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
       o.reduce_lanes = w;
       add(o);
     }
-  if (base.unroll > 1) {  // no tile
+  if (base.unroll > 1) {  // no register tile
     KernelOpts o = base;
     o.unroll_axis = -1, o.unroll = 1;
+    add(o);
+  }
+  if (base.tiled()) {  // no cache tile
+    KernelOpts o = base;
+    o.tile_axis = -1, o.tile = 1;
     add(o);
   }
   if (target.threads) {  // THREAD

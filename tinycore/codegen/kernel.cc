@@ -91,7 +91,7 @@ LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts) {
   LoweredKernel lowered = lower(ast, opts);
   UOpRef sink = simplify_kernel(lowered.sink);
   return {lowered.name, linearize(sink), sink,
-          static_cast<int>(ast->src[0]->src[1]->shape().size())};
+          static_cast<int>(ast->src[0]->src[1]->shape().size()) + (opts.tiled() ? 1 : 0)};
 }
 
 int launch_shares(const Kernel& k, const runtime::Device& device) {

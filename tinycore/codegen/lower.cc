@@ -225,12 +225,16 @@ LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
   const Shape& shape = value->shape();
   int nd = static_cast<int>(shape.size());
 
-  // loop order: range numbers follow it, and the linearizer opens ranges by number
+  // loop order: range numbers follow it, and the linearizer opens ranges by number; a tile's
+  // loop over its blocks is loop 0, outside them all
+  const int first = opts.tiled() ? 1 : 0;
   std::vector<int> order = opts.order;
   if (order.empty())
     for (int i = 0; i < nd; i++) order.push_back(i);
   std::vector<int64_t> loop_id(nd);
-  for (int k = 0; k < nd; k++) loop_id[order[k]] = k;
+  for (int k = 0; k < nd; k++) loop_id[order[k]] = k + first;
+  TC_CHECK(!opts.tiled() || (opts.tile_axis >= 0 && opts.tile_axis < nd), "opts tile axis ",
+           opts.tile_axis);
 
   Index idx(nd);
   std::string name;
@@ -242,15 +246,22 @@ LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
       continue;
     }
     absl::StrAppend(&name, "_", shape[i]);
-    UOpRef r = shape[i] == split ? index_const(0)
-                                 : UOp::make(Ops::RANGE, dtypes::index,
-                                             {index_const(shape[i] / split)}, loop_id[i]);
+    auto loop = [](int64_t size, int64_t id) {
+      return size == 1 ? index_const(0)
+                       : UOp::make(Ops::RANGE, dtypes::index, {index_const(size)}, id);
+    };
+    UOpRef r = loop(shape[i] / split, loop_id[i]);
+    if (opts.tiled() && i == opts.tile_axis) {  // the axis's loop, in blocks (of lanes, or rows)
+      TC_CHECK(opts.tile % split == 0 && shape[i] % opts.tile == 0, "opts tile axis ", i,
+               " of size ", shape[i], " by ", opts.tile, " (split by ", split, ")");
+      r = loop(shape[i] / opts.tile, 0) * (opts.tile / split) + loop(opts.tile / split, loop_id[i]);
+    }
     idx[i] = split == 1 ? r : r * split;
     if (i == opts.lane_axis) idx[i] = idx[i] + lane(opts.lanes);
   }
 
   TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1, "lanes on an output axis and on reduces");
-  Lowerer lowerer(nd, opts.reduce_lanes);
+  Lowerer lowerer(nd + first, opts.reduce_lanes);
   std::vector<UOpRef> stores;
   for (int64_t copy = 0; copy < opts.unroll; copy++) {
     Index at = idx;

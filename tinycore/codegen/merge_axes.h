@@ -1,7 +1,8 @@
 // Merging adjacent axes that every access walks as one. A reduce's: a batchnorm's sum over each
 // 20x20 feature map becomes one loop of 400, not two of 20. An elementwise kernel's short innermost
-// output axes: an optimizer's update of a 3x3 conv weight is one loop, not a nest ending in 3. Fewer,
-// longer loops (less for LLVM to compile), and an innermost axis long enough for full SIMD lanes.
+// output axes: an optimizer's update of a 3x3 conv weight is one loop, not a nest ending in 3.
+// Fewer, longer loops (less for LLVM to compile), and an innermost axis long enough for full SIMD
+// lanes.
 #pragma once
 
 #include "tinycore/uop/uop.h"

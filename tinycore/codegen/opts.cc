@@ -19,13 +19,14 @@ namespace tc::codegen {
 std::string KernelOpts::key() const {
   return absl::StrCat("lanes", lane_axis, "x", lanes, ",unroll", unroll_axis, "x", unroll, ",order",
                       absl::StrJoin(order, "."), parallel ? ",par" : "",
-                      reduce_lanes > 1 ? absl::StrCat(",rlanes", reduce_lanes) : "");
+                      reduce_lanes > 1 ? absl::StrCat(",rlanes", reduce_lanes) : "",
+                      tiled() ? absl::StrCat(",tile", tile_axis, "x", tile) : "");
 }
 
 std::string opts_line(const KernelOpts& o) {
   return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
                       o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","),
-                      " ", o.reduce_lanes);
+                      " ", o.reduce_lanes, " ", o.tile_axis, " ", o.tile);
 }
 
 std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
@@ -34,7 +35,7 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
   int par = 0;
   std::string order;
   if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order >>
-        o.reduce_lanes))
+        o.reduce_lanes >> o.tile_axis >> o.tile))
     return {};
   o.parallel = par != 0;
   if (order != "-")
@@ -45,7 +46,8 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
     }
   if (!o.order.empty() && static_cast<int>(o.order.size()) != nd) return {};
   if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
-      o.lanes < 1 || o.unroll < 1 || o.reduce_lanes < 1 || (o.lanes > 1 && o.reduce_lanes > 1))
+      o.tile_axis < -1 || o.tile_axis >= nd || o.lanes < 1 || o.unroll < 1 || o.tile < 1 ||
+      (o.tiled() && o.tile_axis < 0) || (o.lanes > 1 && o.reduce_lanes > 1))
     return {};
   return o;
 }

@@ -4,6 +4,9 @@
 //   unroll  an output axis computed `unroll` times per iteration, sharing every load that does
 //           not depend on it: a register tile (UPCAST of a second axis)
 //   order   the output loops, outermost first
+//   tile    an output axis split into blocks of `tile` iterations, the loop over the blocks
+//           outermost: what one block reads stays in cache while the other loops run over it
+//           (cache tiling of a large loop; the blocks' loop is the one cores share)
 //   threads the outermost loop is split across CPU cores (THREAD)
 //   reduce_lanes  with no lanes on an output axis: each reduce's innermost axis spread across
 //           SIMD lanes, the lanes combined after its loop (a row sum reading consecutive elements)
@@ -23,6 +26,9 @@ struct KernelOpts {
   std::vector<int> order;  // empty: natural order
   bool parallel = false;
   int reduce_lanes = 1;
+  int tile_axis = -1, tile = 1;
+
+  bool tiled() const { return tile > 1; }  // an extra output loop, over the blocks, is loop 0
 
   std::string key() const;  // for caches: every field
 };
