@@ -46,8 +46,8 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
     }
   if (!o.order.empty() && static_cast<int>(o.order.size()) != nd) return {};
   if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
-      o.tile_axis < -1 || o.tile_axis >= nd || o.lanes < 1 || o.unroll < 1 || o.tile < 1 ||
-      (o.tiled() && o.tile_axis < 0) || (o.lanes > 1 && o.reduce_lanes > 1))
+      o.tile_axis < -1 || o.tile_axis >= nd || o.lanes < 1 || o.unroll < 1 || o.reduce_lanes < 1 ||
+      o.tile < 1 || (o.tiled() && o.tile_axis < 0) || (o.lanes > 1 && o.reduce_lanes > 1))
     return {};
   return o;
 }
