@@ -175,6 +175,8 @@ TEST(Opts, LineReadsBackEveryField) {
   EXPECT_FALSE(parse_opts(line.substr(0, line.rfind(' ')), 4));  // the tile's size cut off
   o.tile_axis = -1;                                              // a tile on no axis
   EXPECT_FALSE(parse_opts(opts_line(o), 4));
+  o.tile = 1, o.reduce_lanes = 0;  // no lanes at all
+  EXPECT_FALSE(parse_opts(opts_line(o), 4));
 }
 
 TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
