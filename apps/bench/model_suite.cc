@@ -50,7 +50,7 @@ Sizes pick_sizes(bool small) {
           .resnet_side = 128,
           .gpt = {.vocab = 256, .context = 128, .layers = 4, .width = 256, .heads = 4},
           .gpt_batch = 8,
-          .steps = 2,
+          .steps = 4,
           .why =
               "sizes for a device that is not an accelerator, under a minute (the full sizes, "
               "ResNet-50 b64 at 224x224 and GPT-2 small, are for accelerators)"};

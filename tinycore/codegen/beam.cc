@@ -271,12 +271,12 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   for (const Timed& t : beam)
     if (t.opts.key() != start[0].key()) finalists.push_back(t.opts);
   KernelOpts chosen = confirm(ast, device, finalists);
-  if (tty || debug_level() >= 1)
-    std::fprintf(stderr,
-                 "\rBEAM %s: %s%s (%zu candidates, %.1f s; fastest in the search %s, %.3f ms)\n",
-                 name.c_str(), chosen.key().c_str(),
-                 chosen.key() == start[0].key() ? ", the heuristic's choice" : "", seen.size(),
-                 now() - t_start, beam[0].opts.key().c_str(), beam[0].ms);
+  // always: in a log (no terminal) this line per kernel is the search's progress
+  std::fprintf(stderr,
+               "%sBEAM %s: %s%s (%zu candidates, %.1f s; fastest in the search %s, %.3f ms)\n",
+               tty ? "\r" : "", name.c_str(), chosen.key().c_str(),
+               chosen.key() == start[0].key() ? ", the heuristic's choice" : "", seen.size(),
+               now() - t_start, beam[0].opts.key().c_str(), beam[0].ms);
 
   runtime::write_cache_file(file, opts_line(chosen) + "\n");
   return chosen;
