@@ -1,5 +1,7 @@
-"""bench's PyTorch anchor for the infer suite: the same weights tinycore saved, run by PyTorch
-(Debian's /usr/bin/python3, 2 threads as ../shared/reference sets). Prints one JSON object.
+"""bench's PyTorch anchors, run by Debian's /usr/bin/python3 with 2 threads as ../shared/reference
+sets. Inference runs the same weights tinycore saved; training runs the same model, batch and
+optimizer from PyTorch's own initialization (a step's time does not depend on the values). Prints
+one JSON object.
 
   torch_anchors.py --gpt FILE --gpt-shape vocab,context,layers,width,heads --tokens N
       greedy decoding at batch 1 on a KV cache from token 0: tokens/s after the first 2 tokens,
