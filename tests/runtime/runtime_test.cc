@@ -36,6 +36,26 @@ TEST(Allocator, ReusesFreedBlocksOfTheSameSize) {
   EXPECT_EQ(a.cached_bytes(), 0u);
 }
 
+TEST(Allocator, LargeBlocksAreWholeAndReused) {
+  HostAllocator a;
+  size_t bytes = (size_t{5} << 20) + 12;  // past a huge page, not a multiple of one
+  auto* p = static_cast<unsigned char*>(a.alloc(bytes));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  for (size_t i = 0; i < bytes; i += 4096) p[i] = static_cast<unsigned char>(i >> 12);
+  p[bytes - 1] = 7;
+  size_t sum = 0;
+  for (size_t i = 0; i < bytes; i += 4096) sum += p[i];
+  size_t want = 0;
+  for (size_t i = 0; i < bytes; i += 4096) want += static_cast<unsigned char>(i >> 12);
+  EXPECT_EQ(sum, want);
+  a.free(p, bytes);
+  EXPECT_EQ(a.alloc(bytes), p);  // cached, not mapped again
+  a.free(p, bytes);
+  a.clear_cache();
+  EXPECT_EQ(a.cached_bytes(), 0u);
+}
+
 TEST(Buffer, CopiesInAndOut) {
   Buffer b(get_device("CPU"), dtypes::int32, 4);
   EXPECT_FALSE(b.allocated());
