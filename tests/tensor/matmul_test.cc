@@ -3,9 +3,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "tests/error_message.h"
 #include "tests/tensor/reference.h"
+#include "tinycore/codegen/lower.h"
+#include "tinycore/codegen/opts.h"
 #include "tinycore/engine/realize.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
 
 namespace {
@@ -163,6 +171,47 @@ TEST(Matmul, Gradients) {
       ref::matmul(ref::permute(a, {1, 0}), ref::generate({3, 5}, [](int64_t) { return 1.0; }));
   ref::expect_close(*ta.grad(), ga, 1e-5, 1e-5, "dA");
   ref::expect_close(*tb.grad(), gb, 1e-5, 1e-5, "dB");
+}
+
+TEST(Matmul, GradientsAreProductsWithLanesOnTheirOutputs) {
+  // a linear layer's x @ Wᵀ and attention's q @ kᵀ, with a random upstream gradient G: dx and dw
+  // match float64 products, and every kernel that sums (the gradients' products) puts SIMD lanes
+  // on an output axis, as autograd's sums along both operands' rows could not
+  auto check = [](const NDArray& x, const NDArray& w, const NDArray& g,
+                  const std::function<Tensor(const Tensor&, const Tensor&)>& product,
+                  const NDArray& want_x, const NDArray& want_w, const std::string& what) {
+    auto gradients = [&] {
+      Tensor tx = ref::tensor(x).requires_grad_(), tw = ref::tensor(w).requires_grad_();
+      product(tx, tw).mul(ref::tensor(g)).sum().backward();
+      return std::vector<Tensor>{*tx.grad(), *tw.grad()};
+    };
+    std::vector<Tensor> got = gradients();
+    ref::expect_close(got[0], want_x, 1e-4, 1e-4, what + " dx");
+    ref::expect_close(got[1], want_w, 1e-4, 1e-4, what + " dw");
+    // a second graph's kernels (scheduling marks a graph computed without running it)
+    for (const Tensor& grad : gradients())
+      for (const tc::schedule::ScheduleItem& item : tc::schedule::create_schedule({grad.uop()})) {
+        if (!tc::codegen::has_reduce(item.ast)) continue;
+        tc::runtime::Device& dev = item.bufs[0]->buffer->device();
+        tc::codegen::KernelOpts o =
+            tc::codegen::choose_opts(item.ast, {dev.simd_bytes(), dev.simd_registers(), true});
+        EXPECT_GE(o.lane_axis, 0) << what << ": a gradient's sum without output lanes";
+      }
+  };
+  // y = x Wᵀ: dx = G W, dW = Gᵀ x (over all 96 rows)
+  NDArray x = ref::random({2, 48, 64}, 30), W = ref::random({96, 64}, 31),
+          g = ref::random({2, 48, 96}, 32);
+  NDArray gr = ref::reshape(g, {96, 96});
+  check(
+      x, W, g, [](const Tensor& a, const Tensor& b) { return a.matmul(b.transpose()); },
+      ref::reshape(ref::matmul(gr, W), {2, 48, 64}),
+      ref::matmul(ref::permute(gr, {1, 0}), ref::reshape(x, {96, 64})), "linear");
+  // s = q kᵀ: dq = G k, dk = Gᵀ q, per batch and head
+  NDArray q = ref::random({2, 2, 64, 64}, 33), k = ref::random({2, 2, 64, 64}, 34),
+          ga = ref::random({2, 2, 64, 64}, 35);
+  check(
+      q, k, ga, [](const Tensor& a, const Tensor& b) { return a.matmul(b.transpose(-1, -2)); },
+      batched_matmul(ga, k), batched_matmul(ref::permute(ga, {0, 1, 3, 2}), q), "attention");
 }
 
 // The largest relative rounding error of a narrow float: 2^-11 (float16), 2^-8 (bfloat16).
