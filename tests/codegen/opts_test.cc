@@ -8,8 +8,10 @@
 #include <atomic>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/thread_pool.h"
 #include "tinycore/schedule/schedule.h"
@@ -75,6 +77,9 @@ std::vector<KernelOpts> candidates(const Shape& shape) {
             out.push_back(r);
           }
           out.push_back(o);
+          KernelOpts unrolled = o;  // each reduce's innermost loop unrolled (where it divides)
+          unrolled.reduce_unroll = 2;
+          out.push_back(unrolled);
           // cache tiles: 2 blocks along each axis that allows them (of whole lanes or rows)
           for (int axis = 0; axis < nd; axis++) {
             int64_t split = axis == lane ? lanes : axis == unroll_axis ? unroll : 1;
@@ -87,6 +92,8 @@ std::vector<KernelOpts> candidates(const Shape& shape) {
             for (int rl : {4, 8}) {
               KernelOpts r = o;
               r.reduce_lanes = rl;
+              out.push_back(r);
+              r.reduce_unroll = 4;  // runs of lanes, unrolled
               out.push_back(r);
             }
           if (unroll_axis < 0) break;
@@ -161,18 +168,44 @@ TEST(Opts, RandomKernels) {
   }
 }
 
+TEST(Lower, ReduceUnrollReadsRunsOfElementsPerIteration) {
+  // a row sum of 64: unrolled by 4, the loop runs 16 times with 4 loads each; with 8 reduce lanes
+  // too, 2 times with 4 vector loads; where 64 does not divide, it is not unrolled
+  Tensor a = Tensor::empty({4, 64});
+  UOpRef ast = schedule::create_schedule({a.sum(1).uop()})[0].ast;
+  auto count = [&](const KernelOpts& o) {
+    LoweredKernel k = lower(ast, o);
+    int loads = 0;
+    int64_t trips = 0;
+    for (const UOp* u : k.sink->toposort()) {
+      loads += u->op == Ops::LOAD;
+      if (u->op == Ops::REDUCE)
+        for (size_t i = 1; i < u->src.size(); i++) trips = u->src[i]->vmax() + 1;
+    }
+    return std::make_pair(loads, trips);
+  };
+  KernelOpts o;
+  EXPECT_EQ(count(o), std::make_pair(1, int64_t{64}));
+  o.reduce_unroll = 4;
+  EXPECT_EQ(count(o), std::make_pair(4, int64_t{16}));
+  o.reduce_lanes = 8;
+  EXPECT_EQ(count(o), std::make_pair(4, int64_t{2}));
+  o.reduce_lanes = 1, o.reduce_unroll = 128;
+  EXPECT_EQ(count(o), std::make_pair(1, int64_t{64}));
+}
+
 // The disk caches' line of opts reads back as every field, and a damaged one as nothing.
 TEST(Opts, LineReadsBackEveryField) {
   KernelOpts o;
   o.lane_axis = 2, o.lanes = 16, o.unroll_axis = 0, o.unroll = 8, o.order = {2, 0, 1, 3};
-  o.parallel = true, o.tile_axis = 1, o.tile = 64;
+  o.parallel = true, o.tile_axis = 1, o.tile = 64, o.reduce_unroll = 4;
   std::optional<KernelOpts> back = parse_opts(opts_line(o), 4);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->key(), o.key());
-  EXPECT_EQ(back->key(), "lanes2x16,unroll0x8,order2.0.1.3,par,tile1x64");
+  EXPECT_EQ(back->key(), "lanes2x16,unroll0x8,order2.0.1.3,par,runroll4,tile1x64");
   EXPECT_FALSE(parse_opts(opts_line(o), 1));  // axes beyond a 1-d kernel's
   std::string line = opts_line(o);
-  EXPECT_FALSE(parse_opts(line.substr(0, line.rfind(' ')), 4));  // the tile's size cut off
+  EXPECT_FALSE(parse_opts(line.substr(0, line.rfind(' ')), 4));  // the last field cut off
   o.tile_axis = -1;                                              // a tile on no axis
   EXPECT_FALSE(parse_opts(opts_line(o), 4));
   o.tile = 1, o.reduce_lanes = 0;  // no lanes at all

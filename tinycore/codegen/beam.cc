@@ -31,6 +31,16 @@ bool valid(const UOpRef& ast, const KernelOpts& o) {
   if (o.unroll > 1 && (o.unroll_axis < 0 || s[o.unroll_axis] % o.unroll != 0)) return false;
   if (o.lanes > 1 && o.unroll > 1 && o.lane_axis == o.unroll_axis) return false;
   if (o.lanes > 1 && o.reduce_lanes > 1) return false;  // lanes go on outputs or on reduces
+  if (o.reduce_unroll > 1) {  // some reduce's innermost loop takes whole runs of that many
+    bool unrolls = false;
+    for (const UOp* u : ast->toposort())
+      if (u->op == Ops::REDUCE_AXIS) {
+        int64_t inner = u->src[0]->shape()[u->arg_ints().back()];
+        int64_t step = o.reduce_lanes > 1 && inner % o.reduce_lanes == 0 ? o.reduce_lanes : 1;
+        unrolls = unrolls || (inner % (step * o.reduce_unroll) == 0 && inner > step);
+      }
+    if (!unrolls) return false;
+  }
   if (o.tiled()) {  // at least two blocks, each of whole lanes or rows
     if (o.tile_axis < 0 || s[o.tile_axis] % o.tile != 0 || s[o.tile_axis] / o.tile < 2)
       return false;
@@ -41,7 +51,7 @@ bool valid(const UOpRef& ast, const KernelOpts& o) {
 }
 
 std::string cache_file(const UOpRef& ast, runtime::Device& device, int width) {
-  std::string key = absl::StrCat("tinycore beam v4|", device.name(), "|simd ", device.simd_bytes(),
+  std::string key = absl::StrCat("tinycore beam v5|", device.name(), "|simd ", device.simd_bytes(),
                                  "x", device.simd_registers(), "|threads ", device.parallelism(),
                                  "|width ", width, "|\n", print_graph(ast));
   return runtime::cache_path("beam", key, ".txt");
@@ -108,6 +118,11 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
       o.reduce_lanes = w;
       add(o);
     }
+  for (int u : {1, 2, 4, 8}) {  // UNROLL each reduce's innermost loop, or not
+    KernelOpts o = base;
+    o.reduce_unroll = u;
+    if (u != base.reduce_unroll) add(o);
+  }
   if (base.unroll > 1) {  // no register tile
     KernelOpts o = base;
     o.unroll_axis = -1, o.unroll = 1;

@@ -39,8 +39,8 @@ UOpRef identity_of(Ops op, DType dt) {
 
 class Lowerer {
  public:
-  Lowerer(int first_range, int reduce_lanes)
-      : next_range_(first_range), reduce_lanes_(reduce_lanes) {}
+  Lowerer(int first_range, int reduce_lanes, int reduce_unroll)
+      : next_range_(first_range), reduce_lanes_(reduce_lanes), reduce_unroll_(reduce_unroll) {}
 
   UOpRef value(const UOpRef& n, const Index& idx, const UOpRef& valid) {
     std::vector<UOpRef> key = {n, valid};
@@ -136,7 +136,9 @@ class Lowerer {
       case Ops::REDUCE_AXIS: {
         // one set of ranges per reduce node: unrolled copies accumulate in the same loop. With
         // reduce lanes, the innermost reduce axis is range * lanes + lane, and the lanes of the
-        // accumulated vector are combined after the loop.
+        // accumulated vector are combined after the loop. With reduce unroll, each iteration of
+        // the innermost loop takes that many consecutive elements (of lanes), combined before
+        // they reach the accumulator.
         const auto& a = n->arg_ints();
         auto [it, fresh] = reduce_ranges_.try_emplace(n.get());
         ReduceRanges& rr = it->second;
@@ -144,16 +146,28 @@ class Lowerer {
           keep_.push_back(n);
           int64_t inner = in[a.back()], lanes = reduce_lanes_;
           rr.lanes = lanes > 1 && inner % lanes == 0;
+          int64_t step = rr.lanes ? lanes : 1;
+          rr.unroll =
+              reduce_unroll_ > 1 && inner % (step * reduce_unroll_) == 0 ? reduce_unroll_ : 1;
           for (size_t i = 1; i < a.size(); i++) {
-            bool split = rr.lanes && i + 1 == a.size();
-            UOpRef r = new_range(split ? in[a[i]] / lanes : in[a[i]]);
+            bool innermost = i + 1 == a.size();
+            int64_t split = innermost ? step * rr.unroll : 1;
+            UOpRef r = new_range(in[a[i]] / split);
             if (r->op == Ops::RANGE) rr.ranges.push_back(r), reduce_sizes.push_back(in[a[i]]);
-            rr.index.push_back(split ? r * lanes + lane(lanes) : r);
+            UOpRef at = split == 1 ? r : r * split;
+            rr.index.push_back(innermost && rr.lanes ? at + lane(lanes) : at);
           }
         }
-        Index out = idx;
-        for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
-        UOpRef v = value(n->src[0], out, valid);
+        // each unrolled copy reads the next run of elements (of lanes) along the innermost axis
+        UOpRef v;
+        int64_t step = rr.lanes ? reduce_lanes_ : 1;
+        for (int64_t copy = 0; copy < rr.unroll; copy++) {
+          Index out = idx;
+          for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
+          if (copy > 0) out[a.back()] = out[a.back()] + copy * step;
+          UOpRef c = value(n->src[0], out, valid);
+          v = copy == 0 ? c : alu(static_cast<Ops>(a[0]), v, c);
+        }
         if (!rr.ranges.empty()) {
           std::vector<UOpRef> src = {v};
           src.insert(src.end(), rr.ranges.begin(), rr.ranges.end());
@@ -197,9 +211,10 @@ class Lowerer {
     Index index;                 // per reduce axis
     std::vector<UOpRef> ranges;  // the loops
     bool lanes = false;          // the innermost axis is spread across lanes
+    int64_t unroll = 1;          // elements (of lanes) of the innermost axis per iteration
   };
 
-  int next_range_, reduce_lanes_;
+  int next_range_, reduce_lanes_, reduce_unroll_;
   absl::flat_hash_map<const UOp*, bool> divides_;
   absl::flat_hash_map<std::vector<UOpRef>, UOpRef> memo_;
   absl::flat_hash_map<const UOp*, ReduceRanges> reduce_ranges_;
@@ -261,7 +276,7 @@ LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
   }
 
   TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1, "lanes on an output axis and on reduces");
-  Lowerer lowerer(nd + first, opts.reduce_lanes);
+  Lowerer lowerer(nd + first, opts.reduce_lanes, opts.reduce_unroll);
   std::vector<UOpRef> stores;
   for (int64_t copy = 0; copy < opts.unroll; copy++) {
     Index at = idx;

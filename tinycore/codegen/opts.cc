@@ -20,13 +20,14 @@ std::string KernelOpts::key() const {
   return absl::StrCat("lanes", lane_axis, "x", lanes, ",unroll", unroll_axis, "x", unroll, ",order",
                       absl::StrJoin(order, "."), parallel ? ",par" : "",
                       reduce_lanes > 1 ? absl::StrCat(",rlanes", reduce_lanes) : "",
+                      reduce_unroll > 1 ? absl::StrCat(",runroll", reduce_unroll) : "",
                       tiled() ? absl::StrCat(",tile", tile_axis, "x", tile) : "");
 }
 
 std::string opts_line(const KernelOpts& o) {
   return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
                       o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","),
-                      " ", o.reduce_lanes, " ", o.tile_axis, " ", o.tile);
+                      " ", o.reduce_lanes, " ", o.tile_axis, " ", o.tile, " ", o.reduce_unroll);
 }
 
 std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
@@ -35,7 +36,7 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
   int par = 0;
   std::string order;
   if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order >>
-        o.reduce_lanes >> o.tile_axis >> o.tile))
+        o.reduce_lanes >> o.tile_axis >> o.tile >> o.reduce_unroll))
     return {};
   o.parallel = par != 0;
   if (order != "-")
@@ -47,7 +48,8 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
   if (!o.order.empty() && static_cast<int>(o.order.size()) != nd) return {};
   if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
       o.tile_axis < -1 || o.tile_axis >= nd || o.lanes < 1 || o.unroll < 1 || o.reduce_lanes < 1 ||
-      o.tile < 1 || (o.tiled() && o.tile_axis < 0) || (o.lanes > 1 && o.reduce_lanes > 1))
+      o.reduce_unroll < 1 || o.tile < 1 || (o.tiled() && o.tile_axis < 0) ||
+      (o.lanes > 1 && o.reduce_lanes > 1))
     return {};
   return o;
 }

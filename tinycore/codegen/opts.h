@@ -10,6 +10,9 @@
 //   threads the outermost loop is split across CPU cores (THREAD)
 //   reduce_lanes  with no lanes on an output axis: each reduce's innermost axis spread across
 //           SIMD lanes, the lanes combined after its loop (a row sum reading consecutive elements)
+//   reduce_unroll  each reduce's innermost loop unrolled: one iteration takes this many
+//           consecutive elements (or runs of lanes), combined before they reach the accumulator
+//           (tinygrad's UNROLL), so the loop-carried chain is that many times shorter
 #pragma once
 
 #include <optional>
@@ -26,6 +29,7 @@ struct KernelOpts {
   std::vector<int> order;  // empty: natural order
   bool parallel = false;
   int reduce_lanes = 1;
+  int reduce_unroll = 1;
   int tile_axis = -1, tile = 1;
 
   bool tiled() const { return tile > 1; }  // an extra output loop, over the blocks, is loop 0
