@@ -30,6 +30,8 @@ class Vocab {
   int32_t size() const { return static_cast<int32_t>(bytes_.size()); }
   std::vector<int32_t> encode(std::string_view text) const;      // throws on a byte not in it
   std::string decode(const std::vector<int32_t>& tokens) const;  // throws on a token out of range
+  // The tokens' bytes in token order: Vocab::chars(symbols()) is this vocabulary again.
+  std::string symbols() const { return std::string(bytes_.begin(), bytes_.end()); }
 
  private:
   std::vector<uint8_t> bytes_;      // token -> byte

@@ -27,6 +27,8 @@ std::unique_ptr<nn::Module> build_model(const ModelConfig& m) {
   if (m.name == "gpt") {
     if (m.dim % m.heads != 0)
       fail("model.heads: %d heads do not divide model.dim %d", m.heads, m.dim);
+    if (m.vocab == 0)  // train sets it from its data before building; a run's config has it set
+      fail("model.vocab: 0 (the data's) is only known to train, give the vocabulary size");
     return std::make_unique<nn::GPT>(nn::GPTConfig{.vocab = m.vocab,
                                                    .context = m.context,
                                                    .layers = m.layers,

@@ -94,8 +94,10 @@ const std::vector<Field>& schema() {
             {.choices = {"cifar", "imagenet"}}),
       field("model.width", &C::model, &ModelConfig::width,
             "resnet cifar: channels of the first stage", positive),
-      field("model.vocab", &C::model, &ModelConfig::vocab, "gpt: vocabulary size (256: bytes)",
-            positive),
+      field("model.vocab", &C::model, &ModelConfig::vocab,
+            "gpt: vocabulary size, at least the data's (0: the data's: 256 for data.vocab bytes, "
+            "the corpus's characters for chars; the run's config.yaml records the number)",
+            non_negative),
       field("model.context", &C::model, &ModelConfig::context, "gpt: tokens per sequence",
             positive),
       field("model.layers", &C::model, &ModelConfig::layers, "gpt: transformer blocks", positive),
@@ -109,6 +111,10 @@ const std::vector<Field>& schema() {
             "where the data is (empty: the data set's default location; cifar10, cifar100: the "
             "folder of the .bin files; image_folder: a folder of train/<class>/ and val/<class>/ "
             "or test/<class>/)"),
+      field("data.vocab", &C::data, &DataConfig::vocab,
+            "text: tokens are bytes (all 256) or chars (the bytes the corpus holds, sorted; the "
+            "run keeps them in vocab.bin for infer)",
+            {.choices = {"bytes", "chars"}}),
       field("data.limit", &C::data, &DataConfig::limit, "training samples used (0: all)",
             non_negative),
       field("data.eval_limit", &C::data, &DataConfig::eval_limit, "test samples used (0: all)",
@@ -245,25 +251,29 @@ std::string value_text(const Field& f, Config& c) {
   return "";
 }
 
-// Sets field `f` of `c` from the scalar `text`; `where` ("file:line") prefixes any error.
+// "file:line: key: expected <kind>, got <got>".
+Error wrong_type(const Field& f, const std::string& where, const std::string& got) {
+  return Error(absl::StrCat(where, ": ", f.key, ": expected ", kind_name(f.kind), ", got ", got));
+}
+
+// Sets field `f` of `c` from the scalar `text`; `where` ("file:line") prefixes any error. Every
+// kind of value is stored without surrounding whitespace (an override "key=value " has it).
 void assign(const Field& f, Config& c, const std::string& text, const std::string& where) {
   auto bad = [&](const std::string& why) {
     throw Error(absl::StrCat(where, ": ", f.key, ": ", why));
   };
-  auto wrong_type = [&] {
-    bad(absl::StrCat("expected ", kind_name(f.kind), ", got '", text, "'"));
-  };
+  auto wrong = [&] { throw wrong_type(f, where, absl::StrCat("'", text, "'")); };
   void* p = f.ref(c);
   std::string t(absl::StripAsciiWhitespace(text));
   switch (f.kind) {
     case Kind::kString:
       if (!f.choices.empty() && std::find(f.choices.begin(), f.choices.end(), t) == f.choices.end())
         bad(absl::StrCat("'", t, "' is not one of ", absl::StrJoin(f.choices, ", ")));
-      *static_cast<std::string*>(p) = text;
+      *static_cast<std::string*>(p) = t;
       return;
     case Kind::kInt: {
       int64_t v;
-      if (!absl::SimpleAtoi(t, &v)) wrong_type();
+      if (!absl::SimpleAtoi(t, &v)) wrong();
       if (static_cast<double>(v) < f.min)
         bad(absl::StrCat("must be at least ", f.min, ", got ", v));
       *static_cast<int64_t*>(p) = v;
@@ -271,7 +281,7 @@ void assign(const Field& f, Config& c, const std::string& text, const std::strin
     }
     case Kind::kNumber: {
       double v;
-      if (!absl::SimpleAtod(t, &v) || !std::isfinite(v)) wrong_type();
+      if (!absl::SimpleAtod(t, &v) || !std::isfinite(v)) wrong();
       if (v < f.min) bad(absl::StrCat("must be at least ", f.min, ", got ", t));
       *static_cast<double*>(p) = v;
       return;
@@ -283,7 +293,7 @@ void assign(const Field& f, Config& c, const std::string& text, const std::strin
       else if (l == "false" || l == "no" || l == "off" || l == "0")
         *static_cast<bool*>(p) = false;
       else
-        wrong_type();
+        wrong();
       return;
     }
   }
@@ -330,15 +340,15 @@ Config parse_config(const std::string& text, const std::string& source,
                                    keys_of(section), ")"));
         if (!given.insert(key).second)
           throw Error(absl::StrCat(key_at, ": ", key, ": given twice"));
-        if (entry.second.IsNull() && f->kind != Kind::kString)
-          throw Error(
-              absl::StrCat(key_at, ": ", key, ": expected ", kind_name(f->kind), ", got nothing"));
-        if (!entry.second.IsScalar() && !entry.second.IsNull())
-          throw Error(absl::StrCat(at(source, entry.second.Mark()), ": ", key, ": expected ",
-                                   kind_name(f->kind), ", got a ",
-                                   entry.second.IsMap() ? "mapping" : "list"));
-        assign(*f, c, entry.second.IsNull() ? "" : entry.second.Scalar(),
-               at(source, entry.second.Mark()));
+        const YAML::Node& value = entry.second;
+        const std::string value_at = at(source, value.Mark());
+        if (value.IsNull() && f->kind != Kind::kString) throw wrong_type(*f, key_at, "nothing");
+        if (!value.IsScalar() && !value.IsNull())
+          throw wrong_type(*f, value_at, value.IsMap() ? "a mapping" : "a list");
+        // quoting makes a string (tag "!"; plain scalars have "?"), so "8" is no integer
+        if (f->kind != Kind::kString && value.Tag() == "!")
+          throw wrong_type(*f, value_at, "the string " + quote(value.Scalar()));
+        assign(*f, c, value.IsNull() ? "" : value.Scalar(), value_at);
       }
     }
   }

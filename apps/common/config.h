@@ -19,7 +19,7 @@ struct ModelConfig {
   int64_t depth = 8;            // resnet: 8, 20, 32, ... (cifar) or 18, 34, 50 (imagenet)
   std::string style = "cifar";  // resnet: cifar (3 stages 16/32/64) | imagenet (torchvision)
   int64_t width = 16;           // resnet cifar: channels of the first stage
-  int64_t vocab = 256;          // gpt: vocabulary (256: bytes)
+  int64_t vocab = 0;            // gpt: vocabulary (0: the data's, as data.vocab says)
   int64_t context = 128;        // gpt: tokens per sequence
   int64_t layers = 4;           // gpt: transformer blocks
   int64_t dim = 256;            // gpt: embedding width
@@ -27,13 +27,14 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string name;        // fashion_mnist | cifar10 | cifar100 | image_folder | text
-  std::string path;        // where the data is; empty: the data set's default location
-  int64_t limit = 0;       // training samples used (0: all)
-  int64_t eval_limit = 0;  // test samples used (0: all)
-  int64_t workers = 2;     // loader threads
-  bool normalize = true;   // images: (x / 255 - mean) / std, else raw 0..255
-  double mean = 0.2860;    // Fashion-MNIST's pixel mean and deviation (of x / 255)
+  std::string name;             // fashion_mnist | cifar10 | cifar100 | image_folder | text
+  std::string path;             // where the data is; empty: the data set's default location
+  std::string vocab = "bytes";  // text: bytes (all 256) | chars (those the corpus holds)
+  int64_t limit = 0;            // training samples used (0: all)
+  int64_t eval_limit = 0;       // test samples used (0: all)
+  int64_t workers = 2;          // loader threads
+  bool normalize = true;        // images: (x / 255 - mean) / std, else raw 0..255
+  double mean = 0.2860;         // Fashion-MNIST's pixel mean and deviation (of x / 255)
   double std = 0.3530;
   int64_t size = 0;   // images: resize to size x size first (0: keep)
   int64_t crop = 0;   // images: random crop (training), center crop (evaluation); 0: none

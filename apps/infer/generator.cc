@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "apps/common/run_vocab.h"
 #include "nn/transformer.h"
 #include "tinycore/error.h"
 
@@ -55,7 +56,10 @@ struct Generator::Slot {
 };
 
 Generator::Generator(const std::string& run_dir, int64_t slots)
-    : run_(load_run(run_dir)), slots_(slots), context_(run_.config.model.context) {
+    : run_(load_run(run_dir)),
+      vocab_(config::load_run_vocab(run_dir, run_.config)),
+      slots_(slots),
+      context_(run_.config.model.context) {
   if (run_.config.model.name != "gpt")
     fail("run '%s' is a %s model, not a GPT: use --image", run_dir, run_.config.model.name);
   if (slots < 1) fail("Generator: slots must be at least 1, got %d", slots);
@@ -74,7 +78,12 @@ int64_t Generator::active() const {
 
 std::vector<int32_t> Generator::encode(std::string_view prompt) const {
   if (prompt.empty()) fail("prompt: is empty (give at least one character)");
-  std::vector<int32_t> tokens = vocab_.encode(prompt);
+  std::vector<int32_t> tokens;
+  try {
+    tokens = vocab_.encode(prompt);
+  } catch (const Error& e) {  // a character a chars run never saw
+    fail("prompt: %s", e.what());
+  }
   if (static_cast<int64_t>(tokens.size()) > context_)
     fail("prompt: %d tokens do not fit the model's context of %d", tokens.size(), context_);
   return tokens;
@@ -125,7 +134,8 @@ std::vector<Emitted> Generator::step() {
     if (!s.active) continue;
     s.position++;
     if (s.fed < s.prompt.size() && ++s.fed < s.prompt.size()) continue;  // still reading
-    s.last = sample(&logits[i * static_cast<size_t>(vocab)], vocab, s.params, s.rng);
+    // only tokens the vocabulary can decode (a model.vocab above it has rows never trained)
+    s.last = sample(&logits[i * static_cast<size_t>(vocab)], vocab_.size(), s.params, s.rng);
     s.generated++;
     Emitted e{.slot = static_cast<int64_t>(i),
               .token = s.last,

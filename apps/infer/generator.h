@@ -45,7 +45,8 @@ class Generator {
   int64_t context() const { return context_; }
   int64_t active() const;  // slots holding a sequence
 
-  // Tokens of a prompt (bytes); throws tc::Error for an empty prompt or one that does not leave
+  // Tokens of a prompt (its bytes, or characters for a data.vocab chars run); throws tc::Error
+  // for an empty prompt, one with a character the vocabulary lacks, or one that does not leave
   // room for a token in the context.
   std::vector<int32_t> encode(std::string_view prompt) const;
 
@@ -67,7 +68,7 @@ class Generator {
  private:
   struct Slot;
   LoadedRun run_;
-  datasets::Vocab vocab_ = datasets::Vocab::bytes();  // what train's text data uses
+  datasets::Vocab vocab_;  // what train's text data used (config::load_run_vocab)
   int64_t slots_, context_;
   std::vector<Slot> slot_;
   std::unique_ptr<TinyJit> step_;

@@ -121,6 +121,7 @@ int generate(const std::map<std::string, std::string>& a) {
   if (p.top_k < 0) fail("--top-k: expected 0 or more, got %d", p.top_k);
   if (!(p.top_p > 0 && p.top_p <= 1)) fail("--top-p: expected a number in (0, 1], got %g", p.top_p);
   const std::string& prompt = a.at("--text");
+  model.encode(prompt);  // a prompt the run cannot take fails before any of it is printed
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);
   std::fflush(stdout);
   model.generate(prompt, p, [](const tc::infer::Emitted& e) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "apps/common/config.h"
+#include "datasets/text.h"
 #include "tinycore/tensor.h"
 
 namespace tc::train {
@@ -28,8 +29,9 @@ class DataSource {
   virtual StepBatch next_train() = 0;  // throws past the end of the epoch
   virtual int64_t eval_batches() const = 0;
   virtual StepBatch eval_batch(int64_t i) = 0;  // every one the same shape
-  // Throughput is counted in these: one per target (images: samples; text: tokens).
-  virtual const char* unit() const = 0;
+  // Text: its tokens (a model.vocab of 0 takes their number; throughput is also counted in
+  // tokens). Images: none.
+  virtual const datasets::Vocab* vocab() const { return nullptr; }
 };
 
 // The data set config.data names, batched as config.train says. Throws tc::Error naming the key

@@ -57,8 +57,6 @@ class ImageSource : public DataSource {
             Tensor::from_vector<int32_t>(y, Shape{eval_batch_}), valid};
   }
 
-  const char* unit() const override { return "samples"; }
-
  private:
   Shape batch_shape(int64_t n) const {
     return Shape{n, set_.shape[0], set_.shape[1], set_.shape[2]};

@@ -13,7 +13,8 @@
 namespace tc::train {
 namespace {
 
-constexpr const char* kHeader = "step,epoch,loss,lr,throughput,eval_loss,eval_accuracy";
+constexpr const char* kHeader =
+    "step,epoch,loss,lr,samples_per_s,tokens_per_s,eval_loss,eval_accuracy";
 
 std::string optional_text(const std::optional<double>& v) {
   return v ? absl::StrFormat("%.6g", *v) : "";
@@ -36,16 +37,22 @@ void Metrics::resume(int64_t step) {
   std::ifstream in(dir_ + "/metrics.csv");
   std::string line;
   if (!in || !std::getline(in, line)) return;
+  if (line != kHeader)
+    fail("resume: %s/metrics.csv: its columns are '%s', expected '%s'", dir_, line, kHeader);
+  auto optional = [](const std::string& field) {
+    double v;
+    return absl::SimpleAtod(field, &v) ? std::optional<double>(v) : std::nullopt;
+  };
   while (std::getline(in, line)) {
     std::vector<std::string> f = absl::StrSplit(line, ',');
     MetricRow r;
-    if (f.size() != 7 || !absl::SimpleAtoi(f[0], &r.step) || !absl::SimpleAtoi(f[1], &r.epoch) ||
+    if (f.size() != 8 || !absl::SimpleAtoi(f[0], &r.step) || !absl::SimpleAtoi(f[1], &r.epoch) ||
         !absl::SimpleAtod(f[2], &r.loss) || !absl::SimpleAtod(f[3], &r.lr) ||
-        !absl::SimpleAtod(f[4], &r.throughput))
+        !absl::SimpleAtod(f[4], &r.samples_per_s))
       fail("resume: %s/metrics.csv: bad row '%s'", dir_, line);
-    double v;
-    if (absl::SimpleAtod(f[5], &v)) r.eval_loss = v;
-    if (absl::SimpleAtod(f[6], &v)) r.eval_accuracy = v;
+    r.tokens_per_s = optional(f[5]);
+    r.eval_loss = optional(f[6]);
+    r.eval_accuracy = optional(f[7]);
     if (r.step <= step) rows_.push_back(r);
   }
 }
@@ -61,9 +68,9 @@ void Metrics::write() const {
     std::ofstream out(tmp);
     out << kHeader << "\n";
     for (const MetricRow& r : rows_)
-      out << absl::StrFormat("%d,%d,%.6g,%.6g,%.6g,%s,%s\n", r.step, r.epoch, r.loss, r.lr,
-                             r.throughput, optional_text(r.eval_loss),
-                             optional_text(r.eval_accuracy));
+      out << absl::StrFormat("%d,%d,%.6g,%.6g,%.6g,%s,%s,%s\n", r.step, r.epoch, r.loss, r.lr,
+                             r.samples_per_s, optional_text(r.tokens_per_s),
+                             optional_text(r.eval_loss), optional_text(r.eval_accuracy));
     if (!out.flush()) fail("metrics: cannot write %s", tmp);
   });
   plot::Series loss{"train loss", {}, {}}, eval_loss{"eval loss", {}, {}},

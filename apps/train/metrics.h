@@ -1,5 +1,6 @@
-// A run's metrics, one row per step: metrics.csv (step, epoch, loss, lr, throughput, and the
-// evaluation's loss and accuracy on the steps that evaluated) and curves.png (training loss,
+// A run's metrics, one row per step: metrics.csv (step, epoch, loss, lr, samples_per_s,
+// tokens_per_s for text models, and the evaluation's loss and accuracy on the steps that
+// evaluated; an empty field where a row has no value) and curves.png (training loss,
 // evaluation loss and accuracy against the step). Both are rewritten whole (a temporary file
 // renamed over the old one), so a killed run leaves the last complete version.
 #pragma once
@@ -13,7 +14,8 @@ namespace tc::train {
 
 struct MetricRow {
   int64_t step = 0, epoch = 0;
-  double loss = 0, lr = 0, throughput = 0;  // throughput: units (samples, tokens) per second
+  double loss = 0, lr = 0, samples_per_s = 0;
+  std::optional<double> tokens_per_s;  // text models: target tokens per second
   std::optional<double> eval_loss, eval_accuracy;
 };
 
@@ -21,7 +23,8 @@ class Metrics {
  public:
   explicit Metrics(std::string dir) : dir_(std::move(dir)) {}
   // A resumed run: the rows the earlier run wrote up to its checkpoint at `step` (later rows are
-  // steps the resumed run takes again). A missing file is no rows.
+  // steps the resumed run takes again). A missing file is no rows; one with other columns (an
+  // older train's) is an error.
   void resume(int64_t step);
   void add(const MetricRow& row) { rows_.push_back(row); }
   void set_eval(double loss, double accuracy);  // on the last row

@@ -12,32 +12,34 @@ std::string format_duration(double seconds) {
   return absl::StrFormat("%d:%02d", s / 60, s % 60);
 }
 
-void Progress::start_epoch(int64_t epoch, int64_t batches, int64_t first_batch) {
+void Progress::start_epoch(int64_t epoch, int64_t last_batch, int64_t first_batch) {
   epoch_ = epoch;
-  batches_ = batches;
+  last_batch_ = last_batch;
   first_batch_ = first_batch;
   seconds_ = 0;
 }
 
-void Progress::step(int64_t step, int64_t batch, double loss, double rate, double seconds) {
+void Progress::step(int64_t step, int64_t batch, double loss, double samples_per_s,
+                    std::optional<double> tokens_per_s, double seconds) {
   seconds_ += seconds;
   if (o_.quiet) return;
   double per_step = seconds_ / static_cast<double>(batch - first_batch_);
-  std::string eta = format_duration(per_step * static_cast<double>(batches_ - batch));
-  std::string stats =
-      absl::StrFormat("step %d  loss %.4f  %.0f %s/s  ETA %s", step, loss, rate, o_.unit, eta);
+  std::string eta = format_duration(per_step * static_cast<double>(last_batch_ - batch));
+  std::string tokens = tokens_per_s ? absl::StrFormat("  %.0f tokens/s", *tokens_per_s) : "";
+  std::string stats = absl::StrFormat("step %d  loss %.4f  %.0f samples/s%s  ETA %s", step, loss,
+                                      samples_per_s, tokens, eta);
   if (o_.tty) {
     constexpr int kWidth = 24;
-    int filled = static_cast<int>(kWidth * batch / std::max<int64_t>(batches_, 1));
+    int filled = static_cast<int>(kWidth * batch / std::max<int64_t>(last_batch_, 1));
     std::string bar = std::string(filled, '#') + std::string(kWidth - filled, '.');
     std::fprintf(o_.bar, "\r\033[Kepoch %lld [%s] %lld/%lld  %s", static_cast<long long>(epoch_),
-                 bar.c_str(), static_cast<long long>(batch), static_cast<long long>(batches_),
+                 bar.c_str(), static_cast<long long>(batch), static_cast<long long>(last_batch_),
                  stats.c_str());
     std::fflush(o_.bar);
     bar_shown_ = true;
-  } else if (step % o_.print_every == 0 || batch == batches_) {
+  } else if (step % o_.print_every == 0 || batch == last_batch_) {
     std::fprintf(o_.bar, "epoch %lld %lld/%lld  %s\n", static_cast<long long>(epoch_),
-                 static_cast<long long>(batch), static_cast<long long>(batches_), stats.c_str());
+                 static_cast<long long>(batch), static_cast<long long>(last_batch_), stats.c_str());
     std::fflush(o_.bar);
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "absl/strings/str_format.h"
 #include "datasets/text.h"
 #include "tinycore/error.h"
 
@@ -20,13 +21,16 @@ class Text : public DataSource {
         seed_(static_cast<uint64_t>(c.train.seed)) {
     if (c.model.name != "gpt")
       fail("data.name: text is for language models (model.name: gpt), not %s", c.model.name);
-    datasets::Vocab vocab = datasets::Vocab::bytes();
-    if (c.model.vocab < vocab.size())
-      fail("model.vocab: text tokens are bytes (%d of them), the model has %d", vocab.size(),
-           c.model.vocab);
     std::string text = c.data.path.empty() ? datasets::read_text_corpus()
                                            : datasets::read_text_corpus(c.data.path);
-    split_ = datasets::split_tokens(vocab.encode(text), kValFraction);
+    const bool chars = c.data.vocab == "chars";
+    vocab_ = chars ? datasets::Vocab::chars(text) : datasets::Vocab::bytes();
+    if (c.model.vocab != 0 && c.model.vocab < vocab_.size())
+      fail("model.vocab: %s, the model has %d (0: as many as the text has)",
+           chars ? absl::StrFormat("the text has %d characters (data.vocab: chars)", vocab_.size())
+                 : absl::StrFormat("text tokens are bytes (%d of them)", vocab_.size()),
+           c.model.vocab);
+    split_ = datasets::split_tokens(vocab_.encode(text), kValFraction);
     int64_t windows = static_cast<int64_t>(split_.train.size()) / context_;
     if (c.data.limit > 0) windows = std::min(windows, c.data.limit);
     batches_ = windows / batch_;
@@ -65,11 +69,12 @@ class Text : public DataSource {
             Tensor::from_vector<int32_t>(y, Shape{eval_batch_, context_}), valid};
   }
 
-  const char* unit() const override { return "tokens"; }
+  const datasets::Vocab* vocab() const override { return &vocab_; }
 
  private:
   int64_t batch_, context_, eval_batch_;
   uint64_t seed_;
+  datasets::Vocab vocab_;
   datasets::TokenSplit split_;
   int64_t batches_ = 0, n_eval_ = 0, epoch_ = 0, next_ = 0;
 };

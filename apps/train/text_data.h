@@ -1,6 +1,7 @@
-// A byte-level text corpus as a DataSource for language models: 90% of the tokens for training,
-// drawn as random windows (batch i of the run from a generator seeded by train.seed and i, so
-// any position is re-entered exactly), the last 10% cut into consecutive windows to evaluate on.
+// A text corpus as a DataSource for language models, its tokens bytes or the characters it holds
+// (data.vocab): 90% of the tokens for training, drawn as random windows (batch i of the run from
+// a generator seeded by train.seed and i, so any position is re-entered exactly), the last 10%
+// cut into consecutive windows to evaluate on.
 // An epoch is as many windows as the training tokens hold (or data.limit windows).
 #pragma once
 

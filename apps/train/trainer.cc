@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "apps/common/build_model.h"
+#include "apps/common/run_vocab.h"
 #include "apps/train/checkpoint.h"
 #include "apps/train/data_source.h"
 #include "apps/train/metrics.h"
@@ -31,11 +33,12 @@ double now_seconds() {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
-void write_config(const std::string& dir, const config::Config& c) {
-  const std::string path = dir + "/config.yaml", tmp = path + ".tmp";
+// Writes through a temporary file renamed over dir/name, so a kill leaves the old or the new.
+void write_run_file(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name, tmp = path + ".tmp";
   {
-    std::ofstream out(tmp);
-    out << "# the effective config of this run (train --resume reads it)\n" << config::to_yaml(c);
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
     if (!out.flush()) fail("train: cannot write %s", tmp);
   }
   std::error_code ec;
@@ -73,14 +76,18 @@ std::string fresh_run_dir(const config::Config& c) {
     if (std::string d = absl::StrFormat("%s-%d", base, i); !taken(d)) return d;
 }
 
-RunResult run_training(const config::Config& c, const RunOptions& opts) {
+RunResult run_training(const config::Config& given, const RunOptions& opts) {
   const bool resuming = !opts.resume_dir.empty();
   RunResult result;
-  result.dir = resuming ? opts.resume_dir : fresh_run_dir(c);
+  result.dir = resuming ? opts.resume_dir : fresh_run_dir(given);
 
+  std::unique_ptr<DataSource> data = make_data_source(given);
+  const datasets::Vocab* vocab = data->vocab();  // text only
+  const bool char_vocab = vocab && given.data.vocab == "chars";
+  config::Config c = given;
+  if (vocab && c.model.vocab == 0) c.model.vocab = vocab->size();  // the data's, as run and saved
   Tensor::manual_seed(static_cast<uint64_t>(c.train.seed));
   std::unique_ptr<nn::Module> model = config::build_model(c.model);
-  std::unique_ptr<DataSource> data = make_data_source(c);
   const int64_t per_epoch = data->batches_per_epoch();
   const int64_t total = c.train.max_steps > 0 ? c.train.max_steps : c.train.epochs * per_epoch;
   std::unique_ptr<nn::Optimizer> opt = make_optimizer(c.optim, model->parameters());
@@ -105,15 +112,21 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
     if (schedule) schedule->resume(pos.step);
     Tensor::set_rng_state(pos.rng);
     metrics.resume(pos.step);
+    if (char_vocab && config::load_run_vocab(result.dir, c).symbols() != vocab->symbols())
+      fail("data.path: the text's characters differ from those the run trained on (%s/%s)",
+           result.dir, config::kVocabFile);
   }
   config::Config saved = c;
   saved.train.stop_after = 0;  // a one-shot test hook, not part of what the run is
-  write_config(result.dir, saved);
+  write_run_file(
+      result.dir, "config.yaml",
+      "# the effective config of this run (train --resume reads it)\n" + config::to_yaml(saved));
+  // infer maps a chars run's text to tokens with it
+  if (char_vocab) write_run_file(result.dir, config::kVocabFile, vocab->symbols());
 
   Progress progress({.quiet = opts.quiet,
                      .tty = opts.tty.value_or(isatty(fileno(opts.bar)) != 0),
                      .print_every = c.log.print_every,
-                     .unit = data->unit(),
                      .bar = opts.bar,
                      .log = opts.log});
   progress.log(absl::StrFormat("train: %s %s at step %d of %d", resuming ? "resuming" : "run",
@@ -181,7 +194,9 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
   while (pos.step < total) {
     if (new_epoch) {
       data->seek(pos.epoch, pos.batch);
-      progress.start_epoch(pos.epoch + 1, per_epoch, pos.batch);
+      // the bar ends where this epoch's steps do: its end, or train.max_steps inside it
+      progress.start_epoch(pos.epoch + 1, std::min(per_epoch, pos.batch + total - pos.step),
+                           pos.batch);
       new_epoch = false;
     }
     const double lr = schedule ? schedule->lr_at(pos.step) : c.optim.lr;
@@ -194,15 +209,15 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
     pos.step++;
     pos.batch++;
     if (schedule) schedule->step();
-    const double rate = static_cast<double>(b.y.numel()) / seconds;
     MetricRow row;
     row.step = pos.step;
     row.epoch = pos.epoch + 1;
     row.loss = result.loss;
     row.lr = lr;
-    row.throughput = rate;
+    row.samples_per_s = static_cast<double>(b.y.shape()[0]) / seconds;
+    if (vocab) row.tokens_per_s = static_cast<double>(b.y.numel()) / seconds;  // y: (B, T)
     metrics.add(row);
-    progress.step(pos.step, pos.batch, result.loss, rate, seconds);
+    progress.step(pos.step, pos.batch, result.loss, row.samples_per_s, row.tokens_per_s, seconds);
     const bool epoch_end = pos.batch == per_epoch, last = pos.step == total;
     if (epoch_end) {  // the position of the next step: the start of the next epoch
       progress.end_epoch();
@@ -213,9 +228,11 @@ RunResult run_training(const config::Config& c, const RunOptions& opts) {
     if (every(pos.step, c.train.eval_every, epoch_end) || last) evaluate();
     const bool interrupted = opts.interrupt && opts.interrupt->load();
     if (every(pos.step, c.train.checkpoint_every, epoch_end) || last || interrupted) {
+      // metrics first: a kill between the two leaves rows past the checkpoint, which a resume
+      // drops and writes again, never a checkpoint past the rows
+      metrics.write();
       pos.rng = Tensor::rng_state();
       save_checkpoint(result.dir, *model, run_state, pos);
-      metrics.write();
     }
     result.steps = pos.step;
     if (interrupted) {

@@ -1,8 +1,10 @@
 // The training loop of `train`, callable in-process (tests drive it with tiny configs): builds
 // the model, data, optimizer and schedule a config names, runs the step as one TinyJit function
 // and evaluation as another, and keeps the run's folder (config.yaml, checkpoints, metrics.csv,
-// curves.png; see checkpoint.h and metrics.h). A resumed run continues bitwise where its last
-// checkpoint stood: model, optimizer state, schedule, data order and random generator.
+// curves.png, vocab.bin; see checkpoint.h, metrics.h and apps/common/run_vocab.h). A config's
+// model.vocab 0 runs, and is saved, as the data's vocabulary size. A resumed run continues
+// bitwise where its last checkpoint stood: model, optimizer state, schedule, data order and
+// random generator.
 #pragma once
 
 #include <atomic>

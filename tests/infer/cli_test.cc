@@ -1,7 +1,8 @@
 // The infer program on tiny trained runs: an image's classes and probabilities are the ones the
 // model gives train's own evaluation input for that image; greedy text is the argmax of full
-// causal forwards (no KV cache, no JIT) token after token; seeded sampling repeats; every
-// mistake in the arguments, the run or the image is an error that names it.
+// causal forwards (no KV cache, no JIT) token after token, through bytes or a char-level run's
+// characters; seeded sampling repeats; every mistake in the arguments, the run or the image is
+// an error that names it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stb/stb_image_write.h>
@@ -83,22 +84,56 @@ TEST(InferCli, ClassifiesAnImageAsTrainsEvaluationDoes) {
   }
 }
 
-TEST(InferCli, GreedyTextIsTheArgmaxOfFullForwards) {
-  const std::string run = inferruns::gpt().dir;
+// `prompt` and 6 greedy tokens after it by full causal forwards of `run`'s model, whose tokens
+// are the bytes of `symbols` in order.
+std::string greedy_by_full_forwards(const std::string& run, const std::string& prompt,
+                                    const std::string& symbols) {
   tc::config::Config config;
   auto model = trained(run, config);
-  std::string prompt = "the quick";
-  std::vector<int32_t> tokens(prompt.begin(), prompt.end());
+  const int64_t vocab = config.model.vocab;
+  EXPECT_EQ(vocab, static_cast<int64_t>(symbols.size()));
+  std::vector<int32_t> tokens;
+  for (char c : prompt) tokens.push_back(static_cast<int32_t>(symbols.find(c)));
   for (int n = 0; n < 6; n++) {
     int64_t t = static_cast<int64_t>(tokens.size());
     std::vector<float> logits =
         (*model)(Tensor::from_vector<int32_t>(tokens, tc::Shape{1, t})).data<float>();
-    const float* last = &logits[(t - 1) * 256];
-    tokens.push_back(static_cast<int32_t>(std::max_element(last, last + 256) - last));
+    const float* last = &logits[(t - 1) * vocab];
+    tokens.push_back(static_cast<int32_t>(std::max_element(last, last + vocab) - last));
   }
-  Ran r = infer({"--run", run, "--text", prompt, "--max-tokens", "6", "--temperature", "0"});
+  std::string text;
+  for (int32_t t : tokens) text += symbols[static_cast<size_t>(t)];
+  return text;
+}
+
+TEST(InferCli, GreedyTextIsTheArgmaxOfFullForwards) {
+  const std::string run = inferruns::gpt().dir;
+  std::string bytes;
+  for (int b = 0; b < 256; b++) bytes += static_cast<char>(b);
+  Ran r = infer({"--run", run, "--text", "the quick", "--max-tokens", "6", "--temperature", "0"});
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_EQ(r.out, std::string(tokens.begin(), tokens.end()) + "\n");
+  EXPECT_EQ(r.out, greedy_by_full_forwards(run, "the quick", bytes) + "\n");
+}
+
+TEST(InferCli, ACharLevelRunMapsTextThroughItsCharacters) {
+  const std::string run = inferruns::gpt_chars().dir;
+  const std::string chars = "\n 0123456789abcdefghijklmnopqrstuvwxyz";  // the corpus's, sorted
+  Ran r = infer({"--run", run, "--text", "the quick", "--max-tokens", "6", "--temperature", "0"});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, greedy_by_full_forwards(run, "the quick", chars) + "\n");
+  Ran upper = infer({"--run", run, "--text", "The"});
+  EXPECT_EQ(upper.rc, 1);
+  EXPECT_THAT(upper.out,
+              HasSubstr("prompt: Vocab::encode: byte 0x54 at offset 0 is not in this 38-token "
+                        "vocabulary"));
+  // without vocab.bin the tokens mean nothing
+  std::string copy = tinyrun::fresh_dir("infer_chars_no_vocab");
+  for (const char* f : {"config.yaml", "model.safetensors"})
+    std::filesystem::copy_file(run + "/" + f, copy + "/" + f);
+  Ran lost = infer({"--run", copy, "--text", "the"});
+  EXPECT_EQ(lost.rc, 1);
+  EXPECT_THAT(lost.out, HasSubstr(copy + "/vocab.bin: missing or unreadable; a run with "
+                                         "data.vocab chars keeps its tokens there"));
 }
 
 TEST(InferCli, SeededSamplingRepeatsAndStopsAtTheContext) {

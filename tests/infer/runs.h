@@ -1,5 +1,6 @@
 // Tiny trained runs for the infer tests, made once per test program with train's library: an
-// mnist convnet (6 steps on 48 Fashion-MNIST images) and a byte-level GPT (context 16).
+// mnist convnet (6 steps on 48 Fashion-MNIST images) and a byte-level and a char-level GPT
+// (context 16).
 #pragma once
 
 #include <string>
@@ -18,6 +19,14 @@ inline const tc::train::RunResult& mnist() {
 inline const tc::train::RunResult& gpt() {
   static const tc::train::RunResult r = tc::train::run_training(
       tinyrun::tiny_config("gpt", tinyrun::fresh_dir("infer_gpt")), tinyrun::silent());
+  return r;
+}
+
+// The same GPT char-level: its tokens are the 38 characters of the tiny corpus.
+inline const tc::train::RunResult& gpt_chars() {
+  static const tc::train::RunResult r = tc::train::run_training(
+      tinyrun::tiny_config("gpt", tinyrun::fresh_dir("infer_gpt_chars"), 16, {"data.vocab=chars"}),
+      tinyrun::silent());
   return r;
 }
 

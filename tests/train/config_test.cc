@@ -64,6 +64,8 @@ TEST(Config, ShippedConfigsParseAndBuild) {
   EXPECT_EQ(gpt.train.batch_size, 16);
   EXPECT_EQ(gpt.optim.name, "adamw");
   EXPECT_DOUBLE_EQ(gpt.optim.weight_decay, 0.01);
+  EXPECT_EQ(gpt.data.vocab, "bytes");
+  EXPECT_EQ(gpt.model.vocab, 0);  // train sets the data's
 }
 
 TEST(Config, DefaultsFillWhatTheFileLeavesOut) {
@@ -111,6 +113,41 @@ TEST(Config, EffectiveConfigRoundTrips) {
   EXPECT_NE(yaml.find("  lr: 0.1234567891234\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("  momentum: 0.9\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("  epochs: 1\n"), std::string::npos) << yaml;
+}
+
+TEST(Config, ValuesAreStoredWithoutSurroundingWhitespace) {
+  // shell quoting keeps the spaces of an override; YAML keeps them inside quotes
+  Config c = parse_config(std::string(kMinimal) + "log:\n  dir: \" out \"\n", "cfg/run.yaml",
+                          {"train.dtype=bfloat16 ", "model.style= imagenet", "log.name=\texp 1 ",
+                           "train.epochs= 3 ", "optim.lr=0.5 ", "data.flip= true"});
+  EXPECT_EQ(c.train.dtype, "bfloat16");
+  EXPECT_EQ(c.model.style, "imagenet");
+  EXPECT_EQ(c.log.name, "exp 1");
+  EXPECT_EQ(c.log.dir, "out");
+  EXPECT_EQ(c.train.epochs, 3);
+  EXPECT_DOUBLE_EQ(c.optim.lr, 0.5);
+  EXPECT_TRUE(c.data.flip);
+  EXPECT_EQ(tc::config::to_yaml(parse_config(tc::config::to_yaml(c), "back.yaml")),
+            tc::config::to_yaml(c));
+}
+
+TEST(Config, QuotedNumbersAndBoolsAreStringsSoErrors) {
+  std::string lr = kMinimal;
+  lr.replace(lr.find("lr: 0.1"), 7, "lr: '0.1'");
+  EXPECT_EQ(error_of(lr), "cfg/run.yaml:7: optim.lr: expected a number, got the string \"0.1\"");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "model:\n  depth: \"8\"\n"),
+            "cfg/run.yaml:11: model.depth: expected an integer, got the string \"8\"");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "data:\n  flip: \"true\"\n"),
+            "cfg/run.yaml:11: data.flip: expected true or false, got the string \"true\"");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "  epochs: ''\n"),
+            "cfg/run.yaml:10: train.epochs: expected an integer, got the string \"\"");
+  // quoted strings, plain numbers and command-line text are what they were
+  Config c = parse_config(std::string(kMinimal) + "  epochs: 8\nmodel:\n  style: \"imagenet\"\n",
+                          "cfg/run.yaml", {"model.depth=18", "optim.lr=0.25"});
+  EXPECT_EQ(c.train.epochs, 8);
+  EXPECT_EQ(c.model.style, "imagenet");
+  EXPECT_EQ(c.model.depth, 18);
+  EXPECT_DOUBLE_EQ(c.optim.lr, 0.25);
 }
 
 TEST(Config, UnknownKeysNameTheKeyFileAndLine) {
@@ -205,6 +242,8 @@ TEST(Config, ModelsThatCannotBeBuiltNameTheKey) {
             "model.in_channels: mnist_convnet takes 1 input channel (28x28), got 3");
   EXPECT_EQ(error_building({"model.name=gpt", "model.dim=30", "model.heads=4"}),
             "model.heads: 4 heads do not divide model.dim 30");
+  EXPECT_EQ(error_building({"model.name=gpt"}),
+            "model.vocab: 0 (the data's) is only known to train, give the vocabulary size");
 }
 
 TEST(Config, HelpListsEveryKeyWithItsDefault) {
@@ -223,6 +262,13 @@ TEST(Config, HelpListsEveryKeyWithItsDefault) {
             std::string::npos)
       << help;
   EXPECT_NE(help.find("  data.flip (true or false; default false)"), std::string::npos) << help;
+  EXPECT_NE(
+      help.find("  data.vocab (bytes|chars; default \"bytes\")\n      text: tokens are bytes"),
+      std::string::npos)
+      << help;
+  EXPECT_NE(help.find("  model.vocab (an integer; default 0)\n      gpt: vocabulary size"),
+            std::string::npos)
+      << help;
 }
 
 }  // namespace

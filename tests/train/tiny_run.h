@@ -118,10 +118,11 @@ inline std::vector<tc::train::MetricRow> metrics_of(const std::string& run_dir) 
   return m.rows();
 }
 
-// What every finished run of `c` must leave behind: its files, a loss that went down, a
-// checkpoint that loads, strictly, into the model its config.yaml describes.
+// What every finished run of `c` must leave behind: its files, a loss that went down, the
+// throughput of every step (in tokens too for gpt), a config.yaml that is `c` with model.vocab
+// `vocab`, and a checkpoint that loads, strictly, into the model that config describes.
 inline void expect_finished_run(const tc::config::Config& c, const tc::train::RunResult& r,
-                                int64_t steps) {
+                                int64_t steps, int64_t vocab = 0) {
   EXPECT_EQ(r.outcome, tc::train::Outcome::kFinished);
   EXPECT_EQ(r.steps, steps);
   EXPECT_EQ(r.dir, c.log.dir + "/" + c.log.name);
@@ -133,9 +134,18 @@ inline void expect_finished_run(const tc::config::Config& c, const tc::train::Ru
   EXPECT_LT(rows.back().loss, 0.8 * rows.front().loss)
       << c.model.name << ": the loss did not go down";
   EXPECT_TRUE(rows.back().eval_accuracy.has_value());
-  for (const auto& row : rows) EXPECT_GT(row.throughput, 0);
-  tc::config::Config saved = tc::config::load_config(r.dir + "/config.yaml");
-  EXPECT_EQ(tc::config::to_yaml(saved), tc::config::to_yaml(c));
+  for (const auto& row : rows) {
+    EXPECT_GT(row.samples_per_s, 0);
+    if (c.model.name != "gpt") {
+      EXPECT_FALSE(row.tokens_per_s.has_value());
+      continue;
+    }
+    ASSERT_TRUE(row.tokens_per_s.has_value());  // a sample is model.context tokens
+    EXPECT_NEAR(*row.tokens_per_s / row.samples_per_s, c.model.context, 1e-4 * c.model.context);
+  }
+  tc::config::Config saved = tc::config::load_config(r.dir + "/config.yaml"), want = c;
+  want.model.vocab = vocab;
+  EXPECT_EQ(tc::config::to_yaml(saved), tc::config::to_yaml(want));
   auto model = tc::config::build_model(saved.model);
   tc::nn::StateDict sd = model->state_dict();
   EXPECT_TRUE(tc::nn::load_state_dict(sd, tc::nn::safe_load(r.dir + "/model.safetensors")).ok());
