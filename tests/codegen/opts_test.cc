@@ -361,6 +361,29 @@ TEST(Lower, ReshapeOfAReshapeIndexesLinearly) {
   }
 }
 
+TEST(Render, LlvmUnrollsReduceLoopsNotOutputLoops) {
+  // a matmul without opts: two output loops marked not to unroll, its sum's loop left to LLVM;
+  // a row sum's 32 lanes combine as halves (32 -> 16 -> 8 -> 4) before the last four in order
+  Tensor a = Tensor::empty({16, 32}), b = Tensor::empty({32, 64});
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({a.matmul(b).uop()});
+  runtime::Device& dev = items.back().bufs[0]->buffer->device();
+  std::string ir = get_kernel(items.back().ast, dev, KernelOpts{})->source;
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) n++;
+    return n;
+  };
+  EXPECT_EQ(count(ir, ", !llvm.loop !"), 2) << ir;
+  EXPECT_EQ(count(ir, "!{!\"llvm.loop.unroll.disable\"}"), 2) << ir;
+  KernelOpts lanes;
+  lanes.reduce_lanes = 32;
+  UOpRef rows = schedule::create_schedule({Tensor::empty({4, 64}).sum(1).uop()})[0].ast;
+  ir = get_kernel(rows, dev, lanes)->source;
+  EXPECT_EQ(count(ir, "shufflevector <32 x float>"), 2) << ir;
+  EXPECT_EQ(count(ir, "shufflevector <8 x float>"), 2) << ir;
+  EXPECT_EQ(count(ir, "extractelement <4 x float>"), 4) << ir;
+}
+
 TEST(ThreadPool, RunsEveryShareOnce) {
   runtime::ThreadPool pool(3);
   ASSERT_EQ(pool.size(), 3);

@@ -255,6 +255,9 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
       LaneAccesses a = lane_accesses(ast, trial);
       if (a.contiguous > 0) o.reduce_lanes = w, o.lane_axis = -1, o.lanes = 1;
     }
+    // and takes 4 vectors an iteration (UNROLL): one add into the accumulator per 4 vectors
+    // loaded, not a chain of one each, which a streaming sum waits on
+    if (o.reduce_lanes > 1 && inner % (4 * o.reduce_lanes) == 0) o.reduce_unroll = 4;
   }
 
   // reduces: a register tile over a second output axis, so each load that does not depend on it

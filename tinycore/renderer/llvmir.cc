@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -99,6 +100,9 @@ class Renderer {
       if (u->op == Ops::DEFINE_ACC)
         allocas.push_back(absl::StrFormat("  %%acc%d = alloca %s", u->arg_int(), type(*u)));
     }
+    for (const UOpRef& u : program_)
+      if (u->op == Ops::ASSIGN)  // an accumulator's update: its sources from 2 on are its loops
+        for (size_t i = 2; i < u->src.size(); i++) reduce_loops_.insert(u->src[i].get());
     for (const UOpRef& u : program_) line(*u);
     line_("ret void");
 
@@ -124,6 +128,7 @@ class Renderer {
                     "_body(", absl::StrJoin(args, ", "), ")\n  ret void\n}\n\n");
     absl::StrAppend(&out,
                     "attributes #0 = { alwaysinline nounwind }\nattributes #1 = { nounwind }\n");
+    absl::StrAppend(&out, metadata_);
     return out;
   }
 
@@ -447,7 +452,19 @@ class Renderer {
         int64_t n = u.src[0]->arg_int();
         std::string next = emit(absl::StrCat("add i64 ", reg_.at(u.src[0].get()), ", 1"));
         line_(absl::StrFormat("store i64 %s, ptr %%ridx%d", next, n));
-        line_(absl::StrFormat("br label %%loop%d", n));
+        if (reduce_loops_.contains(u.src[0].get())) {
+          line_(absl::StrFormat("br label %%loop%d", n));
+        } else {
+          // LLVM unrolls a reduce's loop (a short sum runs straight through), not the output
+          // loops: their lanes and register tiles are unrolled already, and unrolling them again
+          // was a quarter of a cold start's compile time for no speed
+          int md = nmetadata_;
+          nmetadata_ += 2;
+          line_(absl::StrFormat("br label %%loop%d, !llvm.loop !%d", n, md));
+          absl::StrAppendFormat(
+              &metadata_, "!%d = distinct !{!%d, !%d}\n!%d = !{!\"llvm.loop.unroll.disable\"}\n",
+              md, md, md + 1, md + 1);
+        }
         absl::StrAppendFormat(&body_, "exit%d:\n", n);
         return;
       }
@@ -463,11 +480,32 @@ class Renderer {
         line_(absl::StrFormat("store %s %s, ptr %%acc%d", type(u), next, n));
         return;
       }
-      case Ops::HREDUCE: {  // the lanes combined in order; reassociable, LLVM may tree them
-        std::string x = val(u.src[0], true), t = type_of(u.dtype, true), r;
-        for (int i = 0; i < lanes_.width; i++) {
-          std::string e = emit(absl::StrFormat("extractelement %s %s, i64 %d", t, x, i));
-          r = i == 0 ? e : binary(static_cast<Ops>(u.arg_int()), u.dtype, false, r, e);
+      case Ops::HREDUCE: {
+        // the lanes combined as a tree, halves with halves, down to four combined in order (as
+        // a plain loop would: a sum of four lanes is exactly the sequential one): a chain of one
+        // op per lane after every reduce loop (LLVM leaves it a chain) is what a short reduce
+        // with many outputs waits on
+        const Ops op = static_cast<Ops>(u.arg_int());
+        const int width = lanes_.width;
+        const std::string s = type_of(u.dtype, false);
+        std::string x = val(u.src[0], true), r;
+        int w = width;
+        for (; w > 4 && w % 2 == 0; w /= 2) {
+          const std::string t = absl::StrFormat("<%d x %s>", w, s);
+          auto half = [&](int from) {
+            std::vector<std::string> lanes;
+            for (int i = 0; i < w / 2; i++) lanes.push_back(absl::StrCat("i32 ", from + i));
+            return emit(absl::StrFormat("shufflevector %s %s, %s poison, <%d x i32> <%s>", t, x, t,
+                                        w / 2, absl::StrJoin(lanes, ", ")));
+          };
+          std::string lo = half(0), hi = half(w / 2);
+          lanes_.width = w / 2;  // binary() types its vectors by the lanes' width
+          x = binary(op, u.dtype, true, lo, hi);
+          lanes_.width = width;
+        }
+        for (int i = 0; i < w; i++) {
+          std::string e = emit(absl::StrFormat("extractelement <%d x %s> %s, i64 %d", w, s, x, i));
+          r = i == 0 ? e : binary(op, u.dtype, false, r, e);
         }
         reg_[&u] = r;
         return;
@@ -536,8 +574,10 @@ class Renderer {
   const std::vector<UOpRef>& program_;
   codegen::Lanes lanes_;
   int64_t parallel_range_;
-  std::string body_;
+  std::string body_, metadata_;  // metadata_: the loops' !llvm.loop nodes, after the functions
   std::set<std::string> declares_;
+  absl::flat_hash_set<const UOp*> reduce_loops_;  // RANGEs an accumulator is updated in
+  int nmetadata_ = 0;
   absl::flat_hash_map<const UOp*, std::string> reg_;
   std::vector<UOpRef> keep_;  // nodes made while rendering, alive while reg_ holds their address
   int ntmp_ = 0;
