@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
@@ -31,14 +32,11 @@ bool valid(const UOpRef& ast, const KernelOpts& o) {
   if (o.unroll > 1 && (o.unroll_axis < 0 || s[o.unroll_axis] % o.unroll != 0)) return false;
   if (o.lanes > 1 && o.unroll > 1 && o.lane_axis == o.unroll_axis) return false;
   if (o.lanes > 1 && o.reduce_lanes > 1) return false;  // lanes go on outputs or on reduces
-  if (o.reduce_unroll > 1) {  // some reduce's innermost loop takes whole runs of that many
+  if (o.reduce_unroll > 1) {                            // some reduce's innermost loop is unrolled
     bool unrolls = false;
     for (const UOp* u : ast->toposort())
-      if (u->op == Ops::REDUCE_AXIS) {
-        int64_t inner = u->src[0]->shape()[u->arg_ints().back()];
-        int64_t step = o.reduce_lanes > 1 && inner % o.reduce_lanes == 0 ? o.reduce_lanes : 1;
-        unrolls = unrolls || (inner % (step * o.reduce_unroll) == 0 && inner > step);
-      }
+      if (u->op == Ops::REDUCE_AXIS)
+        unrolls = unrolls || reduce_split(u->src[0]->shape()[u->arg_ints().back()], o).unroll > 1;
     if (!unrolls) return false;
   }
   if (o.tiled()) {  // at least two blocks, each of whole lanes or rows

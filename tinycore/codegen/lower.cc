@@ -39,8 +39,7 @@ UOpRef identity_of(Ops op, DType dt) {
 
 class Lowerer {
  public:
-  Lowerer(int first_range, int reduce_lanes, int reduce_unroll)
-      : next_range_(first_range), reduce_lanes_(reduce_lanes), reduce_unroll_(reduce_unroll) {}
+  Lowerer(int first_range, const KernelOpts& opts) : next_range_(first_range), opts_(opts) {}
 
   UOpRef value(const UOpRef& n, const Index& idx, const UOpRef& valid) {
     std::vector<UOpRef> key = {n, valid};
@@ -144,27 +143,22 @@ class Lowerer {
         ReduceRanges& rr = it->second;
         if (fresh) {
           keep_.push_back(n);
-          int64_t inner = in[a.back()], lanes = reduce_lanes_;
-          rr.lanes = lanes > 1 && inner % lanes == 0;
-          int64_t step = rr.lanes ? lanes : 1;
-          rr.unroll =
-              reduce_unroll_ > 1 && inner % (step * reduce_unroll_) == 0 ? reduce_unroll_ : 1;
+          rr.split = reduce_split(in[a.back()], opts_);
           for (size_t i = 1; i < a.size(); i++) {
             bool innermost = i + 1 == a.size();
-            int64_t split = innermost ? step * rr.unroll : 1;
+            int64_t split = innermost ? rr.split.lanes * rr.split.unroll : 1;
             UOpRef r = new_range(in[a[i]] / split);
             if (r->op == Ops::RANGE) rr.ranges.push_back(r), reduce_sizes.push_back(in[a[i]]);
             UOpRef at = split == 1 ? r : r * split;
-            rr.index.push_back(innermost && rr.lanes ? at + lane(lanes) : at);
+            rr.index.push_back(innermost && rr.split.lanes > 1 ? at + lane(rr.split.lanes) : at);
           }
         }
         // each unrolled copy reads the next run of elements (of lanes) along the innermost axis
         UOpRef v;
-        int64_t step = rr.lanes ? reduce_lanes_ : 1;
-        for (int64_t copy = 0; copy < rr.unroll; copy++) {
+        for (int64_t copy = 0; copy < rr.split.unroll; copy++) {
           Index out = idx;
           for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
-          if (copy > 0) out[a.back()] = out[a.back()] + copy * step;
+          if (copy > 0) out[a.back()] = out[a.back()] + copy * rr.split.lanes;
           UOpRef c = value(n->src[0], out, valid);
           v = copy == 0 ? c : alu(static_cast<Ops>(a[0]), v, c);
         }
@@ -175,7 +169,8 @@ class Lowerer {
         }
         // the lane is a source: a value that does not depend on it (a sum of a constant) is
         // the same partial in every lane, and combining them all still counts each element once
-        return rr.lanes ? UOp::make(Ops::HREDUCE, v->dtype, {v, lane(reduce_lanes_)}, a[0]) : v;
+        if (rr.split.lanes == 1) return v;
+        return UOp::make(Ops::HREDUCE, v->dtype, {v, lane(rr.split.lanes)}, a[0]);
       }
       default:
         break;
@@ -210,11 +205,11 @@ class Lowerer {
   struct ReduceRanges {
     Index index;                 // per reduce axis
     std::vector<UOpRef> ranges;  // the loops
-    bool lanes = false;          // the innermost axis is spread across lanes
-    int64_t unroll = 1;          // elements (of lanes) of the innermost axis per iteration
+    ReduceSplit split;           // of the innermost axis
   };
 
-  int next_range_, reduce_lanes_, reduce_unroll_;
+  int next_range_;
+  const KernelOpts& opts_;
   absl::flat_hash_map<const UOp*, bool> divides_;
   absl::flat_hash_map<std::vector<UOpRef>, UOpRef> memo_;
   absl::flat_hash_map<const UOp*, ReduceRanges> reduce_ranges_;
@@ -230,6 +225,14 @@ bool has_reduce(const UOpRef& ast) {
 }
 
 UOpRef reduce_identity(Ops op, DType dt) { return identity_of(op, dt); }
+
+ReduceSplit reduce_split(int64_t inner, const KernelOpts& opts) {
+  ReduceSplit s;
+  if (opts.reduce_lanes > 1 && inner % opts.reduce_lanes == 0) s.lanes = opts.reduce_lanes;
+  if (opts.reduce_unroll > 1 && inner % (s.lanes * opts.reduce_unroll) == 0)
+    s.unroll = opts.reduce_unroll;
+  return s;
+}
 
 LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
   TC_CHECK(ast->op == Ops::SINK && ast->src.size() == 1 && ast->src[0]->op == Ops::STORE,
@@ -276,7 +279,7 @@ LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
   }
 
   TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1, "lanes on an output axis and on reduces");
-  Lowerer lowerer(nd + first, opts.reduce_lanes, opts.reduce_unroll);
+  Lowerer lowerer(nd + first, opts);
   std::vector<UOpRef> stores;
   for (int64_t copy = 0; copy < opts.unroll; copy++) {
     Index at = idx;

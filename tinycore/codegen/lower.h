@@ -22,6 +22,13 @@ LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts = {});
 // Whether the kernel AST reduces (holds a REDUCE_AXIS).
 bool has_reduce(const UOpRef& ast);
 
+// How a reduce whose innermost axis has `inner` elements is split under `opts`: SIMD lanes, and
+// the runs of them each loop iteration takes (each 1 where it does not divide the axis).
+struct ReduceSplit {
+  int64_t lanes = 1, unroll = 1;
+};
+ReduceSplit reduce_split(int64_t inner, const KernelOpts& opts);
+
 // The starting value of a reduction: 0 for ADD, 1 for MUL, the lowest value of the dtype for MAX.
 UOpRef reduce_identity(Ops op, DType dtype);
 
