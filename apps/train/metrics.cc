@@ -1,13 +1,14 @@
 #include "apps/train/metrics.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "apps/common/plot.h"
+#include "apps/train/replace_file.h"
 #include "tinycore/error.h"
 
 namespace tc::train {
@@ -18,16 +19,6 @@ constexpr const char* kHeader =
 
 std::string optional_text(const std::optional<double>& v) {
   return v ? absl::StrFormat("%.6g", *v) : "";
-}
-
-// Writes through a temporary file renamed over `path`.
-template <typename WriteFn>
-void replace_file(const std::string& path, WriteFn write) {
-  const std::string tmp = path + ".tmp";
-  write(tmp);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail("metrics: cannot write %s: %s", path, ec.message());
 }
 
 }  // namespace
@@ -64,15 +55,12 @@ void Metrics::set_eval(double loss, double accuracy) {
 }
 
 void Metrics::write() const {
-  replace_file(dir_ + "/metrics.csv", [&](const std::string& tmp) {
-    std::ofstream out(tmp);
-    out << kHeader << "\n";
-    for (const MetricRow& r : rows_)
-      out << absl::StrFormat("%d,%d,%.6g,%.6g,%.6g,%s,%s,%s\n", r.step, r.epoch, r.loss, r.lr,
-                             r.samples_per_s, optional_text(r.tokens_per_s),
-                             optional_text(r.eval_loss), optional_text(r.eval_accuracy));
-    if (!out.flush()) fail("metrics: cannot write %s", tmp);
-  });
+  std::string csv = absl::StrCat(kHeader, "\n");
+  for (const MetricRow& r : rows_)
+    absl::StrAppendFormat(&csv, "%d,%d,%.6g,%.6g,%.6g,%s,%s,%s\n", r.step, r.epoch, r.loss, r.lr,
+                          r.samples_per_s, optional_text(r.tokens_per_s),
+                          optional_text(r.eval_loss), optional_text(r.eval_accuracy));
+  replace_file(dir_ + "/metrics.csv", csv);
   plot::Series loss{"train loss", {}, {}}, eval_loss{"eval loss", {}, {}},
       accuracy{"eval accuracy", {}, {}};
   for (const MetricRow& r : rows_) {

@@ -18,6 +18,7 @@
 #include "apps/train/metrics.h"
 #include "apps/train/optimizer.h"
 #include "apps/train/progress.h"
+#include "apps/train/replace_file.h"
 #include "nn/grad_scaler.h"
 #include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
@@ -31,19 +32,6 @@ namespace fs = std::filesystem;
 double now_seconds() {
   using clock = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
-// Writes through a temporary file renamed over dir/name, so a kill leaves the old or the new.
-void write_run_file(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir + "/" + name, tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out.flush()) fail("train: cannot write %s", tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) fail("train: cannot write %s: %s", path, ec.message());
 }
 
 int64_t parameter_count(const nn::Module& model) {
@@ -118,11 +106,11 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
   }
   config::Config saved = c;
   saved.train.stop_after = 0;  // a one-shot test hook, not part of what the run is
-  write_run_file(
-      result.dir, "config.yaml",
+  replace_file(
+      result.dir + "/config.yaml",
       "# the effective config of this run (train --resume reads it)\n" + config::to_yaml(saved));
   // infer maps a chars run's text to tokens with it
-  if (char_vocab) write_run_file(result.dir, config::kVocabFile, vocab->symbols());
+  if (char_vocab) replace_file(result.dir + "/" + config::kVocabFile, vocab->symbols());
 
   Progress progress({.quiet = opts.quiet,
                      .tty = opts.tty.value_or(isatty(fileno(opts.bar)) != 0),

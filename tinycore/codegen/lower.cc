@@ -154,11 +154,12 @@ class Lowerer {
           }
         }
         // each unrolled copy reads the next run of elements (of lanes) along the innermost axis
+        Index out = idx;
+        for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
+        const UOpRef first = out[a.back()];
         UOpRef v;
         for (int64_t copy = 0; copy < rr.split.unroll; copy++) {
-          Index out = idx;
-          for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
-          if (copy > 0) out[a.back()] = out[a.back()] + copy * rr.split.lanes;
+          if (copy > 0) out[a.back()] = first + copy * rr.split.lanes;
           UOpRef c = value(n->src[0], out, valid);
           v = copy == 0 ? c : alu(static_cast<Ops>(a[0]), v, c);
         }
