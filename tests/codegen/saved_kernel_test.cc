@@ -70,10 +70,26 @@ TEST_F(TempCacheDir, BuiltKernelIsReadBackWhole) {
   EXPECT_EQ(loaded->launch.global, built->launch.global);
   EXPECT_EQ(loaded->launch.local, built->launch.local);
   EXPECT_EQ(loaded->launch.nargs, built->launch.nargs);
+  EXPECT_TRUE(built->launch.small);  // 16x32 outputs of 40 products each: compiled quickly
+  EXPECT_EQ(loaded->launch.small, built->launch.small);
   EXPECT_GT(built->flops, 2.0 * p.m * p.n * p.k - 1);
   EXPECT_TRUE(loaded->program.empty());
   p.expect_right(p.run(*built));
   p.expect_right(p.run(*loaded));
+}
+
+// A kernel small enough to run on one core is compiled as small (a device may spend less on it);
+// past 1e6 flops and bytes it is not, and both compute the product.
+TEST_F(TempCacheDir, OnlyKernelsThatRunOnOneCoreAreCompiledAsSmall) {
+  for (int64_t k : {40, 1000}) {
+    Product p(k);
+    std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
+    bool small = built->flops + built->bytes <= 1e6;
+    EXPECT_EQ(small, k == 40) << "k " << k << ": " << built->flops << " flops";
+    EXPECT_EQ(built->launch.small, small) << "k " << k;
+    EXPECT_EQ(small_kernel(*built), small) << "k " << k;
+    p.expect_right(p.run(*built));
+  }
 }
 
 TEST_F(TempCacheDir, WarmStartLoadsTheSavedKernel) {

@@ -14,6 +14,7 @@
 #include "tests/error_message.h"
 #include "tinycore/engine/realize.h"
 #include "tinycore/error.h"
+#include "tinycore/runtime/device.h"
 #include "tinycore/tensor.h"
 #include "tinycore/variable.h"
 
@@ -405,6 +406,38 @@ TEST(TinyJit, MemoryPlannerSharesBuffersAGraphKeptOutsideReads) {
   V want;
   for (float v : captured_input) want.push_back(chained(v) * 3);
   expect_vec(*kept, want);
+}
+
+// Call 1 runs plainly but, as the capture plans, an intermediate's memory serves later kernels once
+// its last reader ran; the graph forgets the freed value, so reading it afterwards computes it
+// again (a stale read would see what later kernels wrote there).
+TEST(TinyJit, PlainCallFreesIntermediatesAfterTheirLastRead) {
+  std::optional<Tensor> third;
+  TinyJit chain([&](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    for (int i = 0; i < 6; i++) {
+      x = (x * 2 + 1).contiguous();  // one kernel and buffer each
+      if (i == 2) third = x;
+    }
+    return std::vector<Tensor>{x};
+  });
+  const int n = 777;  // a size no other test's blocks have
+  V in = ramp(n, 1), want, want_third;
+  for (float v : in) {
+    for (int i = 0; i < 6; i++) {
+      v = v * 2 + 1;
+      if (i == 2) want_third.push_back(v);
+    }
+    want.push_back(v);
+  }
+  Tensor input = vec(in, {n});
+  tc::runtime::Allocator& memory = tc::runtime::get_device(input.device()).allocator();
+  memory.clear_cache();
+  size_t hits = memory.cache_hits();
+  expect_vec(chain({input})[0], want);
+  // values 3..6 each took the block of the value two before it, read by then
+  EXPECT_EQ(memory.cache_hits(), hits + 4);
+  expect_vec(*third, want_third);
 }
 
 TEST(TinyJit, VariableBoundPerCallServesOneCapture) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "tests/temp_cache_dir.h"
 #include "tinycore/error.h"
@@ -54,6 +55,54 @@ TEST(Allocator, LargeBlocksAreWholeAndReused) {
   a.free(p, bytes);
   a.clear_cache();
   EXPECT_EQ(a.cached_bytes(), 0u);
+}
+
+TEST(Allocator, LargeBlocksOfNearbySizesShareOneBlock) {
+  HostAllocator a;
+  size_t mb = size_t{1} << 20;
+  void* p = a.alloc(5 * mb + 12);
+  a.free(p, 5 * mb + 12);
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_NE(a.alloc(6 * mb - 64), p);  // exactly sized for the redzones: another block
+  EXPECT_EQ(a.cache_hits(), 0u);
+#else
+  EXPECT_EQ(a.alloc(6 * mb - 64), p);  // both take three whole huge pages
+  EXPECT_EQ(a.cache_hits(), 1u);
+#endif
+  a.free(p, 6 * mb - 64);
+  void* q = a.alloc(6 * mb + 64);  // past them: a block of its own
+  EXPECT_NE(q, p);
+  a.free(q, 6 * mb + 64);
+  a.clear_cache();
+}
+
+// Free page reporting is read from a virtio balloon's feature bits (bit 5), in a folder laid out
+// as /sys/bus/virtio/devices is.
+TEST_F(TempCacheDir, FreeMemoryTakenBackOnlyWhereABalloonReportsIt) {
+  auto device = [&](const std::string& name, const std::string& id, const std::string& bits) {
+    std::filesystem::create_directories(dir_ / "virtio" / name);
+    std::ofstream(dir_ / "virtio" / name / "device") << id << "\n";
+    std::ofstream(dir_ / "virtio" / name / "features") << bits << "\n";
+  };
+  EXPECT_FALSE(hypervisor_takes_free_memory(dir_ / "virtio"));  // no such folder
+  device("virtio0", "0x0001", "1111111111");                    // a network card
+  EXPECT_FALSE(hypervisor_takes_free_memory(dir_ / "virtio"));
+  device("virtio3", "0x0005", "1111101111");  // a balloon without reporting
+  EXPECT_FALSE(hypervisor_takes_free_memory(dir_ / "virtio"));
+  device("virtio3", "0x0005", "0110010100");  // with it (as on a Firecracker VM)
+  EXPECT_TRUE(hypervisor_takes_free_memory(dir_ / "virtio"));
+}
+
+TEST(Buffer, ReleaseReturnsTheMemoryAndTheNextUseAllocatesAgain) {
+  Device& cpu = get_device("CPU");
+  Buffer b(cpu, dtypes::float32, 333);  // an odd size no other test's block has
+  cpu.allocator().clear_cache();
+  void* p = b.ensure_allocated();
+  b.release();
+  EXPECT_FALSE(b.allocated());
+  EXPECT_EQ(cpu.allocator().cached_bytes(), 1344u);  // 1332 bytes, in whole cache lines
+  EXPECT_EQ(b.ensure_allocated(), p);                // the cached block again
+  EXPECT_EQ(cpu.allocator().cached_bytes(), 0u);
 }
 
 TEST(Buffer, CopiesInAndOut) {
@@ -152,6 +201,51 @@ TEST_F(TempCacheDir, MachineCodeIsCachedOnDisk) {
     EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
     EXPECT_EQ(read_cache_file(entry), bytes);  // rewritten whole
   }
+}
+
+// A loop: out[0] = the sum of in[0..n), n = 1000.
+const char* kSum = R"(
+define void @sum(ptr %bufs, i64 %core, i64 %ncores) {
+entry:
+  %p0 = load ptr, ptr %bufs
+  %a1 = getelementptr ptr, ptr %bufs, i64 1
+  %p1 = load ptr, ptr %a1
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %acc = phi float [ 0.0, %entry ], [ %acc2, %loop ]
+  %pi = getelementptr float, ptr %p1, i64 %i
+  %x = load float, ptr %pi
+  %acc2 = fadd float %acc, %x
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, 1000
+  br i1 %done, label %exit, label %loop
+exit:
+  store float %acc2, ptr %p0
+  ret void
+}
+)";
+
+// A small kernel is compiled with less optimization, a full one with all of it: both compute the
+// same, and each effort is its own disk cache entry (one never stands in for the other).
+TEST_F(TempCacheDir, SmallAndFullCompilesAreSeparateEntries) {
+  std::vector<float> in(1000);
+  double want = 0;
+  for (size_t i = 0; i < in.size(); i++) want += in[i] = 0.5f + static_cast<float>(i % 7);
+  for (bool small : {true, false}) {
+    LaunchSpec launch;
+    launch.small = small;
+    float out = 0;
+    void* bufs[2] = {&out, in.data()};
+    make_cpu_device()->compile("sum", kSum, launch)->run(bufs);
+    EXPECT_EQ(out, static_cast<float>(want)) << "small " << small;  // integers: exact
+  }
+  auto files = entries("cpu");
+  ASSERT_EQ(files.size(), 2u);
+  int small_keys = 0;
+  for (const auto& f : files)
+    small_keys += read_cache_file(f.string()).value_or("").find("|small|") != std::string::npos;
+  EXPECT_EQ(small_keys, 1);
 }
 
 // A cache file of `kb` KiB last written `hours` ago.

@@ -81,7 +81,7 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
   for (const UOpRef& u : k->program)
     if (u->op == Ops::DEFINE_GLOBAL)
       k->bytes += static_cast<double>(u->arg_ints()[1]) * u->dtype.itemsize();
-  k->binary = device.compile(k->name, k->source, k->launch);
+  compile_kernel(*k, device);
   return k;
 }
 
@@ -94,8 +94,15 @@ LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts) {
           static_cast<int>(ast->src[0]->src[1]->shape().size()) + (opts.tiled() ? 1 : 0)};
 }
 
+bool small_kernel(const Kernel& k) { return k.flops + k.bytes <= 1e6; }
+
 int launch_shares(const Kernel& k, const runtime::Device& device) {
-  return k.parallel && k.flops + k.bytes > 1e6 ? device.parallelism() : 1;
+  return k.parallel && !small_kernel(k) ? device.parallelism() : 1;
+}
+
+void compile_kernel(Kernel& k, runtime::Device& device) {
+  k.launch.small = small_kernel(k);
+  k.binary = device.compile(k.name, k.source, k.launch);
 }
 
 namespace {

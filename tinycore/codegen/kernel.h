@@ -34,9 +34,13 @@ struct LinearKernel {
 };
 LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts);
 
-// How many shares of `device` a launch of `k` is split into: small kernels run whole, since
-// waking threads costs more than they save.
+// A kernel with so little work (flops and bytes) that it runs whole on one core: waking threads
+// would cost more than they save, and optimizing it hard costs more compile time than it saves.
+bool small_kernel(const Kernel& k);
+// How many shares of `device` a launch of `k` is split into (1 for a small kernel).
 int launch_shares(const Kernel& k, const runtime::Device& device);
+// Compiles k.source on `device` into k.binary, telling it whether k is small.
+void compile_kernel(Kernel& k, runtime::Device& device);
 
 // Compiles `ast` (see schedule::ScheduleItem), its reduce axes merged (merge_axes.h), for
 // `device` with the heuristic's opts (BEAM=N: the best of a search, see beam.h); cached per

@@ -139,7 +139,7 @@ std::shared_ptr<Kernel> load_kernel(const std::string& key, runtime::Device& dev
   if (debug_level() >= 3) std::printf("kernel %s: %s (saved)\n", k->name.c_str(), o->key().c_str());
   if (debug_level() >= 4) std::printf("%s\n", k->source.c_str());
   try {
-    k->binary = device.compile(k->name, k->source, k->launch);
+    compile_kernel(*k, device);
   } catch (const Error&) {
     return nullptr;  // a source that does not compile was not written by save_kernel: build anew
   }

@@ -141,6 +141,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
 
 // The step's outputs and the assigns it left pending, realized in one schedule.
 std::vector<Tensor> TinyJit::run_plainly(const std::vector<Tensor>& in) {
+  engine::FreeIntermediates frees;
   AssignLog assigns;
   std::vector<Tensor> out = fn_(in);
   realize_all(assigns.with_pending(out));

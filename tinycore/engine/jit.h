@@ -13,7 +13,9 @@
 //     replay; assign() to a realized tensor writes in place, so optimizer updates persist. An
 //     assign the step leaves unrealized is realized with the outputs (and so replayed).
 //   - buffers internal to the step share memory when their lifetimes do not overlap (the memory
-//     planner); DEBUG=2 prints the planned peak.
+//     planner); DEBUG=2 prints the planned peak. Plain calls (call 1, JIT=0) free each
+//     intermediate value once its last reader ran (engine::FreeIntermediates), so the first step
+//     touches about the memory the plan will hold, not a buffer per value.
 //   - a launch computing only from outside buffers the step does not write (an inference step's
 //     weight layout copies) runs again only when one of them was written since (assign, copyin,
 //     another TinyJit's replay): its output keeps a buffer of its own.

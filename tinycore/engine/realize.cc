@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
@@ -13,7 +14,11 @@ namespace tc::engine {
 namespace {
 thread_local std::vector<Launch>* capturing = nullptr;
 thread_local std::vector<UOpRef>* capturing_marked = nullptr;
+thread_local int freeing_intermediates = 0;
 }  // namespace
+
+FreeIntermediates::FreeIntermediates() { freeing_intermediates++; }
+FreeIntermediates::~FreeIntermediates() { freeing_intermediates--; }
 
 LaunchCapture::LaunchCapture(std::vector<Launch>* launches, std::vector<UOpRef>* marked) {
   if (capturing) fail("TinyJit: a capture is already running on this thread (nested TinyJit?)");
@@ -45,9 +50,43 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Runs each item with its kernel, in order (and records the launches while capturing).
+// The buffer a realized value's view reads (null for a constant).
+runtime::Buffer* buffer_under(const UOp* view) {
+  while (view->op != Ops::BUFFER && !view->src.empty()) view = view->src[0].get();
+  return view->op == Ops::BUFFER ? view->buffer.get() : nullptr;
+}
+
+// For each item, the buffers to free once it ran: those the schedule's kernels write that are not
+// allocated yet and hold no root's value or target, after the last kernel that reads them.
+std::vector<std::vector<runtime::Buffer*>> frees_after(
+    const std::vector<schedule::ScheduleItem>& items, const std::vector<UOpRef>& roots,
+    const std::vector<UOpRef>& targets) {
+  absl::flat_hash_set<const runtime::Buffer*> kept;
+  for (size_t i = 0; i < roots.size(); i++) {
+    const UOpRef& view = i < targets.size() && targets[i] ? targets[i]
+                         : roots[i]->realized             ? roots[i]->realized
+                                                          : roots[i];
+    kept.insert(buffer_under(view.get()));
+  }
+  absl::flat_hash_map<runtime::Buffer*, size_t> last_use;
+  for (size_t i = 0; i < items.size(); i++)
+    for (const UOpRef& b : items[i].bufs) last_use[b->buffer.get()] = i;
+  std::vector<std::vector<runtime::Buffer*>> frees(items.size());
+  for (const schedule::ScheduleItem& item : items) {
+    runtime::Buffer* out = item.bufs[0]->buffer.get();
+    if (!out->allocated() && !kept.contains(out)) {
+      kept.insert(out);  // once: an output written twice (assigns) is freed after its last use
+      frees[last_use[out]].push_back(out);
+    }
+  }
+  return frees;
+}
+
+// Runs each item with its kernel, in order (and records the launches while capturing), freeing
+// after each item the buffers `frees` names for it.
 void run_kernels(const std::vector<schedule::ScheduleItem>& items,
-                 const std::vector<std::shared_ptr<const codegen::Kernel>>& kernels) {
+                 const std::vector<std::shared_ptr<const codegen::Kernel>>& kernels,
+                 const std::vector<std::vector<runtime::Buffer*>>& frees = {}) {
   for (size_t i = 0; i < items.size(); i++) {
     const schedule::ScheduleItem& item = items[i];
     runtime::Device& device = item.bufs[0]->buffer->device();
@@ -82,6 +121,8 @@ void run_kernels(const std::vector<schedule::ScheduleItem>& items,
           kernel->name.c_str(), ptrs.size(), kernel->bytes / 1e6, s * 1e6,
           GlobalCounters::time_sum_s * 1e3, kernel->flops / s / 1e9, kernel->bytes / s / 1e9);
     }
+    if (i < frees.size())
+      for (runtime::Buffer* b : frees[i]) b->release();
   }
 }
 }  // namespace
@@ -92,12 +133,19 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
 
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<UOpRef>& targets) {
   auto t0 = std::chrono::steady_clock::now();
+  const bool freeing = freeing_intermediates > 0 && !capturing;
+  std::vector<UOpRef> marked;  // the nodes caching values, whose buffers may be freed
   std::vector<schedule::ScheduleItem> items =
-      schedule::create_schedule(roots, targets, capturing_marked);
+      schedule::create_schedule(roots, targets, freeing ? &marked : capturing_marked);
   double schedule_s = seconds_since(t0);
   std::vector<std::shared_ptr<const codegen::Kernel>> kernels = kernels_of(items);
   double kernels_s = seconds_since(t0) - schedule_s;
-  run_kernels(items, kernels);
+  std::vector<std::vector<runtime::Buffer*>> frees;
+  if (freeing) frees = frees_after(items, roots, targets);
+  run_kernels(items, kernels, frees);
+  for (const UOpRef& n : marked)
+    if (runtime::Buffer* b = buffer_under(n->realized.get()); b && !b->allocated())
+      n->realized = nullptr;
   if (debug_level() >= 1 && !items.empty()) {
     double s = seconds_since(t0);
     std::printf("realize: %zu kernel%s in %.2f ms (schedule %.2f, kernels %.2f, runs %.2f)\n",

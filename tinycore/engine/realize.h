@@ -47,4 +47,17 @@ class LaunchCapture {
   static bool active();
 };
 
+// While alive, each schedule run on this thread frees the values it computed only on the way to
+// its roots (and targets) once their last kernel has read them, so later kernels of the same
+// schedule reuse their memory; the graph nodes that cached those values compute them again if
+// read later. A TinyJit's plain calls run in one: their step then touches about the memory its
+// capture plans, not a buffer per value. Ignored while a LaunchCapture records.
+class FreeIntermediates {
+ public:
+  FreeIntermediates();
+  ~FreeIntermediates();
+  FreeIntermediates(const FreeIntermediates&) = delete;
+  FreeIntermediates& operator=(const FreeIntermediates&) = delete;
+};
+
 }  // namespace tc::engine

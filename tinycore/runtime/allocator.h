@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -46,5 +47,10 @@ class HostAllocator : public Allocator {
  public:
   ~HostAllocator() override { clear_cache(); }
 };
+
+// Whether a virtio balloon among `virtio_devices` (/sys/bus/virtio/devices) reports the guest's
+// free memory to its hypervisor, which then takes it back: the CPU allocator's large blocks use
+// small pages there (allocator.cc says why).
+bool hypervisor_takes_free_memory(const std::filesystem::path& virtio_devices);
 
 }  // namespace tc::runtime

@@ -10,8 +10,11 @@ namespace tc::runtime {
 Buffer::Buffer(Device& device, DType dtype, size_t size)
     : device_(device), dtype_(dtype), size_(size) {}
 
-Buffer::~Buffer() {
+Buffer::~Buffer() { release(); }
+
+void Buffer::release() {
   if (ptr_) device_.allocator().free(ptr_, nbytes());
+  ptr_ = nullptr;
 }
 
 void* Buffer::ensure_allocated() {

@@ -26,6 +26,9 @@ class Buffer {
   bool allocated() const { return ptr_ != nullptr; }
 
   void* ensure_allocated();
+  // Gives the memory back to the device's cache: the contents are gone, and the next use
+  // allocates again.
+  void release();
   // When memory that already held a value was last written (copyin, in-place assign, a replayed
   // TinyJit step), on a process-wide clock, so results cached before then, of this buffer or
   // computed from it, can tell they are stale.
