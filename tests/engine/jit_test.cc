@@ -440,6 +440,37 @@ TEST(TinyJit, PlainCallFreesIntermediatesAfterTheirLastRead) {
   expect_vec(*third, want_third);
 }
 
+// DEBUG=2 times and prints each replayed launch as a plain realize prints its kernels, and counts
+// the same work (GlobalCounters) for the same step.
+TEST(TinyJit, ReplayedLaunchesArePrintedAndCountedUnderDebug2) {
+  TinyJit chain([](const std::vector<Tensor>& in) {
+    Tensor x = in[0];
+    for (int i = 0; i < 3; i++) x = (x * 2 + 1).contiguous();
+    return std::vector<Tensor>{x};
+  });
+  using tc::engine::GlobalCounters;
+  setenv("DEBUG", "2", 1);
+  std::vector<std::string> printed;
+  std::vector<double> ops;
+  for (int call = 0; call < 3; call++) {
+    Tensor in = vec(ramp(256, static_cast<float>(call)), {256});  // realized before counting
+    GlobalCounters::reset();
+    ::testing::internal::CaptureStdout();
+    chain({in})[0].realize();
+    printed.push_back(::testing::internal::GetCapturedStdout());
+    ops.push_back(GlobalCounters::global_ops);
+    EXPECT_EQ(GlobalCounters::kernel_count, 3) << "call " << call;
+  }
+  unsetenv("DEBUG");
+  EXPECT_EQ(ops[2], ops[0]);  // the replay did the plain call's work
+  EXPECT_GT(ops[2], 0);
+  std::string replay = printed[2];
+  int lines = 0;
+  for (size_t at = 0; (at = replay.find("*** ", at)) != std::string::npos; at++) lines++;
+  EXPECT_EQ(lines, 3) << replay;
+  EXPECT_THAT(replay, HasSubstr("GFLOPS"));
+}
+
 TEST(TinyJit, VariableBoundPerCallServesOneCapture) {
   // a KV-cache-like step: write x at position `pos`, return the sum of the first pos+1 entries
   tc::Variable pos("start_pos", 0, 7);

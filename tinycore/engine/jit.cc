@@ -1,6 +1,7 @@
 #include "tinycore/engine/jit.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "absl/container/flat_hash_map.h"
@@ -312,16 +313,27 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
       b->copyin(nan_bytes.data(), nan_bytes.size());
     }
   int64_t ran = 0;
+  const bool timed = debug_level() >= 2;  // each launch timed and printed, as a realize does
   for (size_t l = 0; l < p.launches.size(); l++) {
     Plan::Memo* m = p.memo_of[l] >= 0 ? &p.memos[p.memo_of[l]] : nullptr;
     if (m && !(m->ran = must_run(p, *m))) continue;
-    p.launches[l].kernel->binary->run(p.args[l].data(), p.launches[l].shares);
+    const engine::Launch& launch = p.launches[l];
+    if (!timed) {
+      launch.kernel->binary->run(p.args[l].data(), launch.shares);
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      launch.kernel->binary->run(p.args[l].data(), launch.shares);
+      runtime::Device& device = launch.bufs[0]->device();
+      device.synchronize();
+      std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+      engine::count_launch(*launch.kernel, device, launch.bufs.size(), took.count());
+    }
     if (m)
       for (auto& [buf, version] : m->reads) version = buf->version();
     ran++;
   }
   for (const BufferRef& b : p.written) b->bump_version();
-  engine::GlobalCounters::kernel_count += ran;
+  if (!timed) engine::GlobalCounters::kernel_count += ran;
   return out;
 }
 

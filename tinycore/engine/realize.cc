@@ -109,23 +109,26 @@ void run_kernels(const std::vector<schedule::ScheduleItem>& items,
       capturing->push_back(std::move(l));
     }
 
-    GlobalCounters::kernel_count++;
-    GlobalCounters::global_ops += kernel->flops;
-    GlobalCounters::global_mem += kernel->bytes;
-    GlobalCounters::time_sum_s += s;
-    if (debug_level() >= 2) {
-      std::printf(
-          "*** %-6s %4lld %-32s arg %2zu mem %8.2f MB tm %10.2fus/%9.2fms (%8.2f GFLOPS %7.2f "
-          "GB/s)\n",
-          device.name().c_str(), static_cast<long long>(GlobalCounters::kernel_count),
-          kernel->name.c_str(), ptrs.size(), kernel->bytes / 1e6, s * 1e6,
-          GlobalCounters::time_sum_s * 1e3, kernel->flops / s / 1e9, kernel->bytes / s / 1e9);
-    }
+    count_launch(*kernel, device, ptrs.size(), s);
     if (i < frees.size())
       for (runtime::Buffer* b : frees[i]) b->release();
   }
 }
 }  // namespace
+
+void count_launch(const codegen::Kernel& kernel, runtime::Device& device, size_t args,
+                  double seconds) {
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_ops += kernel.flops;
+  GlobalCounters::global_mem += kernel.bytes;
+  GlobalCounters::time_sum_s += seconds;
+  if (debug_level() < 2) return;
+  std::printf(
+      "*** %-6s %4lld %-32s arg %2zu mem %8.2f MB tm %10.2fus/%9.2fms (%8.2f GFLOPS %7.2f GB/s)\n",
+      device.name().c_str(), static_cast<long long>(GlobalCounters::kernel_count),
+      kernel.name.c_str(), args, kernel.bytes / 1e6, seconds * 1e6,
+      GlobalCounters::time_sum_s * 1e3, kernel.flops / seconds / 1e9, kernel.bytes / seconds / 1e9);
+}
 
 void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
   run_kernels(items, kernels_of(items));

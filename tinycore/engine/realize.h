@@ -21,6 +21,10 @@ struct GlobalCounters {
 };
 
 void run_schedule(const std::vector<schedule::ScheduleItem>& items);
+// Adds a launch of `kernel` that took `seconds` to the GlobalCounters; DEBUG=2 prints its line
+// (name, memory, time, GFLOP/s and GB/s).
+void count_launch(const codegen::Kernel& kernel, runtime::Device& device, size_t args,
+                  double seconds);
 
 // Computes `roots` and returns, for each, the contiguous buffer view that holds its value: its
 // target when one is given (see schedule::create_schedule).
