@@ -318,11 +318,10 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     Plan::Memo* m = p.memo_of[l] >= 0 ? &p.memos[p.memo_of[l]] : nullptr;
     if (m && !(m->ran = must_run(p, *m))) continue;
     const engine::Launch& launch = p.launches[l];
-    if (!timed) {
-      launch.kernel->binary->run(p.args[l].data(), launch.shares);
-    } else {
-      auto t0 = std::chrono::steady_clock::now();
-      launch.kernel->binary->run(p.args[l].data(), launch.shares);
+    std::chrono::steady_clock::time_point t0;
+    if (timed) t0 = std::chrono::steady_clock::now();
+    launch.kernel->binary->run(p.args[l].data(), launch.shares);
+    if (timed) {
       runtime::Device& device = launch.bufs[0]->device();
       device.synchronize();
       std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;

@@ -57,17 +57,11 @@ runtime::Buffer* buffer_under(const UOp* view) {
 }
 
 // For each item, the buffers to free once it ran: those the schedule's kernels write that are not
-// allocated yet and hold no root's value or target, after the last kernel that reads them.
+// allocated yet and hold none of the realized `views`, after the last kernel that reads them.
 std::vector<std::vector<runtime::Buffer*>> frees_after(
-    const std::vector<schedule::ScheduleItem>& items, const std::vector<UOpRef>& roots,
-    const std::vector<UOpRef>& targets) {
+    const std::vector<schedule::ScheduleItem>& items, const std::vector<UOpRef>& views) {
   absl::flat_hash_set<const runtime::Buffer*> kept;
-  for (size_t i = 0; i < roots.size(); i++) {
-    const UOpRef& view = i < targets.size() && targets[i] ? targets[i]
-                         : roots[i]->realized             ? roots[i]->realized
-                                                          : roots[i];
-    kept.insert(buffer_under(view.get()));
-  }
+  for (const UOpRef& view : views) kept.insert(buffer_under(view.get()));
   absl::flat_hash_map<runtime::Buffer*, size_t> last_use;
   for (size_t i = 0; i < items.size(); i++)
     for (const UOpRef& b : items[i].bufs) last_use[b->buffer.get()] = i;
@@ -143,8 +137,14 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<
   double schedule_s = seconds_since(t0);
   std::vector<std::shared_ptr<const codegen::Kernel>> kernels = kernels_of(items);
   double kernels_s = seconds_since(t0) - schedule_s;
+  // each root's value: its target, the buffer view the schedule computes it into, or itself
+  std::vector<UOpRef> views;
+  for (size_t i = 0; i < roots.size(); i++) {
+    const UOpRef& r = roots[i];
+    views.push_back(!targets.empty() && targets[i] ? targets[i] : r->realized ? r->realized : r);
+  }
   std::vector<std::vector<runtime::Buffer*>> frees;
-  if (freeing) frees = frees_after(items, roots, targets);
+  if (freeing) frees = frees_after(items, views);
   run_kernels(items, kernels, frees);
   for (const UOpRef& n : marked)
     if (runtime::Buffer* b = buffer_under(n->realized.get()); b && !b->allocated())
@@ -154,13 +154,6 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<
     std::printf("realize: %zu kernel%s in %.2f ms (schedule %.2f, kernels %.2f, runs %.2f)\n",
                 items.size(), items.size() == 1 ? "" : "s", s * 1e3, schedule_s * 1e3,
                 kernels_s * 1e3, (s - schedule_s - kernels_s) * 1e3);
-  }
-  std::vector<UOpRef> views;
-  for (size_t i = 0; i < roots.size(); i++) {
-    const UOpRef& r = roots[i];
-    views.push_back(!targets.empty() && targets[i] ? targets[i]
-                    : r->realized                  ? r->realized
-                                                   : r);  // fresh: just computed
   }
   return views;
 }
