@@ -384,6 +384,42 @@ TEST(Render, LlvmUnrollsReduceLoopsNotOutputLoops) {
   EXPECT_EQ(count(ir, "extractelement <4 x float>"), 4) << ir;
 }
 
+// Lanes that read a short run of elements (an upsample's 0,0,1,1, a flip's 15..0) load it as one
+// vector and shuffle it into place, for every option set; lanes a row apart (a transpose) still
+// gather. Each value against a loop over the input.
+TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
+  std::mt19937 rng(9);
+  Tensor x = random_tensor({8, 16}, rng);
+  auto upsample = [](const Tensor& t) {
+    return t.reshape({8, 16, 1}).expand({8, 16, 2}).reshape({8, 32});
+  };
+  auto make_y = [&] { return upsample(x) * 2 + upsample(x.flip({1})); };
+  check_all_opts(make_y());
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({make_y().uop()});
+  ASSERT_EQ(items.size(), 1u);
+  KernelOpts o;
+  o.lane_axis = 1, o.lanes = 16;
+  LaneAccesses a = lane_accesses(items[0].ast, o);
+  EXPECT_EQ(a.short_runs, 2);
+  EXPECT_EQ(a.gathered, 0);
+  runtime::Device& dev = items[0].bufs[0]->buffer->device();
+  std::string ir = get_kernel(items[0].ast, dev, o)->source;
+  EXPECT_EQ(ir.find("masked.gather"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("load <8 x float>"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("shufflevector <8 x float>"), std::string::npos) << ir;
+  std::vector<uint8_t> bytes = run(items[0], o, 1);
+  std::vector<float> v = x.data<float>(), got(bytes.size() / sizeof(float));
+  std::memcpy(got.data(), bytes.data(), bytes.size());
+  for (int r = 0; r < 8; r++)
+    for (int j = 0; j < 32; j++)
+      ASSERT_EQ(got[r * 32 + j], v[r * 16 + j / 2] * 2 + v[r * 16 + 15 - j / 2]) << r << " " << j;
+  Tensor t = random_tensor({16, 64}, rng).permute({1, 0}) + 1;  // lanes on its last axis gather
+  items = schedule::create_schedule({t.uop()});
+  o.lanes = 16;
+  EXPECT_EQ(lane_accesses(items[0].ast, o).gathered, 1);
+  EXPECT_NE(get_kernel(items[0].ast, dev, o)->source.find("masked.gather"), std::string::npos);
+}
+
 TEST(ThreadPool, RunsEveryShareOnce) {
   runtime::ThreadPool pool(3);
   ASSERT_EQ(pool.size(), 3);

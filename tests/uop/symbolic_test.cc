@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "tinycore/uop/printer.h"
@@ -232,6 +233,25 @@ TEST(SymbolicFuzz, SimplifiedExpressionsEvaluateTheSame) {
         }
   }
   EXPECT_GT(simplified, 200);  // the simplifier did real work
+}
+
+// lane_offsets splits an index into the part that does not depend on the lanes and one number
+// per lane: an upsample (x*4 + lane) // 2 reads 0,0,1,1 past 2x; a transpose's lanes are a row
+// apart; a lane term that also uses a loop has no per-lane number.
+TEST_F(Symbolic, LaneOffsets) {
+  UOpRef lane = UOp::make(Ops::LANE, dtypes::index, {c(4)});
+  std::optional<LaneOffsets> up = lane_offsets(simplify((x * 4 + lane) / 2 + y * 16), lane, 4);
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->base.get(), simplify(x * 2 + y * 16).get()) << print_graph(up->base);
+  EXPECT_EQ(up->offsets, (std::vector<int64_t>{0, 0, 1, 1}));
+  std::optional<LaneOffsets> rows = lane_offsets(simplify(lane * 576 + x + 3), lane, 4);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(rows->base.get(), simplify(x + 3).get());
+  EXPECT_EQ(rows->offsets, (std::vector<int64_t>{0, 576, 1152, 1728}));
+  std::optional<LaneOffsets> flip = lane_offsets(simplify(c(3) - lane + x * 4), lane, 4);
+  ASSERT_TRUE(flip);
+  EXPECT_EQ(flip->offsets, (std::vector<int64_t>{0, -1, -2, -3}));  // from 3 + 4x
+  EXPECT_FALSE(lane_offsets(simplify((lane + z) % 8), lane, 4));
 }
 
 }  // namespace

@@ -228,6 +228,17 @@ UOpRef contiguous_base(const UOpRef& idx, const UOpRef& lane) {
   return base;
 }
 
+std::optional<LaneOffsets> short_run(const UOpRef& idx, const UOpRef& lane, int width) {
+  std::optional<LaneOffsets> run = lane_offsets(idx, lane, width);
+  if (!run) return std::nullopt;
+  auto [lo, hi] = std::minmax_element(run->offsets.begin(), run->offsets.end());
+  int64_t first = *lo;
+  if (*hi - first >= 2 * width) return std::nullopt;
+  for (int64_t& o : run->offsets) o -= first;
+  run->base = simplify(run->base + UOp::const_int(run->base->dtype, first));
+  return run;
+}
+
 std::vector<UOpRef> linearize(const UOpRef& sink) {
   UOpRef g = reduces_to_accumulators(separate_reduce_loops(sink));
   return Linearizer(g).run(g);

@@ -3,8 +3,10 @@
 // becomes DEFINE_ACC (before its loops) and ASSIGN (the update inside them).
 #pragma once
 
+#include <optional>
 #include <vector>
 
+#include "tinycore/uop/symbolic.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc::codegen {
@@ -26,5 +28,10 @@ Lanes find_lanes(const std::vector<UOpRef>& program);
 // For an index `base + lane` whose base does not depend on the lane (the lanes read consecutive
 // elements), the base; else nullptr.
 UOpRef contiguous_base(const UOpRef& idx, const UOpRef& lane);
+
+// For a per-lane index `base + offsets[lane]` whose lanes read within two vectors' length (an
+// upsample's 0,0,1,1, a reversal): the lowest address and each lane's offset from it, so those
+// elements load as one short vector shuffled into place rather than lane by lane; else nullopt.
+std::optional<LaneOffsets> short_run(const UOpRef& idx, const UOpRef& lane, int width);
 
 }  // namespace tc::codegen

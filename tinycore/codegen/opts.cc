@@ -173,12 +173,20 @@ LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts, bool epilo
   LaneAccesses out;
   if (!lane) return out;
   for (const UOp* u : sink->toposort()) {
-    if (u->op != Ops::INDEX || (epilogue_may_gather && !in_loop.empty() && !in_loop.contains(u)))
-      continue;
-    const UOpRef& idx = u->src[1];
+    if (u->op != Ops::LOAD && u->op != Ops::STORE) continue;
+    const UOp* index = u->src[0].get();
+    if (epilogue_may_gather && !in_loop.empty() && !in_loop.contains(index)) continue;
+    const UOpRef& idx = index->src[1];
     bool uses_lane = false;
     for (const UOp* n : idx->toposort()) uses_lane |= n == lane.get();
-    if (uses_lane) (contiguous_base(idx, lane) ? out.contiguous : out.gathered)++;
+    if (!uses_lane) continue;
+    bool plain_load = u->op == Ops::LOAD && u->src.size() == 1;  // a short run is loaded whole
+    if (contiguous_base(idx, lane))
+      out.contiguous++;
+    else if (plain_load && short_run(idx, lane, static_cast<int>(lane->src[0]->arg_int())))
+      out.short_runs++;
+    else
+      out.gathered++;
   }
   return out;
 }
@@ -215,8 +223,10 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     if (w <= o.lanes) continue;
     KernelOpts trial;
     trial.lane_axis = axis, trial.lanes = w;
-    if (lanes_are_contiguous(ast, trial, /*epilogue_may_gather=*/axis != last))
-      o.lane_axis = axis, o.lanes = w;
+    // a reduce's loop loads whole vectors, not short runs (a max pool's window read by two lanes
+    // on its 10 outputs): its register tile and loop order are a matmul's
+    LaneAccesses a = lane_accesses(ast, trial, /*epilogue_may_gather=*/axis != last);
+    if (a.gathered == 0 && (!reduce || a.short_runs == 0)) o.lane_axis = axis, o.lanes = w;
     if (short_reduce && axis == last && o.lanes * itemsize >= target.simd_bytes / 2) break;
   }
 

@@ -53,15 +53,16 @@ struct Target {
 KernelOpts choose_opts(const UOpRef& ast, const Target& target);
 
 // True when, with `opts`, every load and store along the SIMD lanes reads consecutive elements
-// (or one element for all lanes): no gathers, which would cost more than the vector saves. With
-// `epilogue_may_gather`, a reduce's loads and stores once per output (after its loop) are exempt.
+// (or one element for all lanes, or a load a short run of them): no gathers, which would cost more
+// than the vector saves. With `epilogue_may_gather`, a reduce's loads and stores once per output
+// (after its loop) are exempt.
 bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts,
                           bool epilogue_may_gather = false);
 
 // Of those loads and stores whose index depends on the lane: how many read consecutive elements,
-// and how many gather.
+// how many loads read a short run (codegen::short_run), and how many gather.
 struct LaneAccesses {
-  int contiguous = 0, gathered = 0;
+  int contiguous = 0, short_runs = 0, gathered = 0;
 };
 LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts,
                            bool epilogue_may_gather = false);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/error.h"
+#include "tinycore/uop/symbolic.h"
 
 namespace tc::renderer {
 namespace {
@@ -344,15 +346,25 @@ class Renderer {
                                 memory_type(g.dtype), g.arg_ints()[0], type_of(dtypes::index, v),
                                 idx));
   }
+  // A scalar index made while rendering: emits its integer math over open loops that is new.
+  UOpRef emit_index(const UOpRef& base) {
+    for (const UOp* n : base->toposort())
+      if (n->op != Ops::CONST && !reg_.contains(n)) line(*n);
+    keep_.push_back(base);
+    return base;
+  }
   // For a per-lane index `base + lane`, the scalar base: the lanes read consecutive elements.
   UOpRef contiguous_base(const UOp& index) {
     if (!lanes_.lane) return nullptr;
     UOpRef base = codegen::contiguous_base(index.src[1], lanes_.lane);
-    if (!base) return nullptr;
-    for (const UOp* n : base->toposort())  // integer math over open loops: emit what is new
-      if (n->op != Ops::CONST && !reg_.contains(n)) line(*n);
-    keep_.push_back(base);
-    return base;
+    return base ? emit_index(base) : nullptr;
+  }
+  // codegen::short_run, its base emitted.
+  std::optional<LaneOffsets> short_run(const UOp& index) {
+    if (!lanes_.lane) return std::nullopt;
+    std::optional<LaneOffsets> run = codegen::short_run(index.src[1], lanes_.lane, lanes_.width);
+    if (run) emit_index(run->base);
+    return run;
   }
 
   void load(const UOp& u) {
@@ -371,6 +383,15 @@ class Renderer {
       if (gated)
         r = emit(absl::StrCat("select i1 ", gate, ", ", type(u), " ", r, ", ", type(u), " ",
                               literal(d, 0, false)));
+    } else if (std::optional<LaneOffsets> run = gated ? std::nullopt : short_run(index)) {
+      int64_t span = *std::max_element(run->offsets.begin(), run->offsets.end()) + 1;
+      std::string st = absl::StrFormat("<%d x %s>", span, memory_type(d)), mask;
+      std::string p = pointers(index, val(run->base, false), false);
+      std::string w = emit(absl::StrFormat("load %s, ptr %s, align %d", st, p, d.itemsize()));
+      for (int64_t o : run->offsets) absl::StrAppend(&mask, mask.empty() ? "" : ", ", "i32 ", o);
+      r = emit(absl::StrFormat("shufflevector %s %s, %s poison, <%d x i32> <%s>", st, w, st,
+                               lanes_.width, mask));
+      if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
     } else {  // a gather: per-lane addresses, masked by the gate
       std::string idx = val(index.src[1], true);
       std::string mask = gated ? val(u.src[1], true) : literal(dtypes::bool_, 1, true);

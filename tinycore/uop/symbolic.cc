@@ -482,4 +482,24 @@ UOpRef subtract_term(const UOpRef& sum, const UOpRef& term) {
   return nullptr;
 }
 
+std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, int width) {
+  if (!is_int(idx)) return std::nullopt;
+  auto uses_lane = [&](const UOpRef& n) {
+    for (const UOp* m : n->toposort())
+      if (m == lane.get()) return true;
+    return false;
+  };
+  Sum base, per_lane;
+  base.constant = Sum::of(idx).constant;
+  for (const auto& [n, k] : Sum::of(idx).terms) (uses_lane(n) ? per_lane : base).add(n, k);
+  LaneOffsets out{base.build(idx->dtype), {}};
+  UOpRef f = per_lane.build(idx->dtype);
+  for (int i = 0; i < width; i++) {
+    UOpRef v = simplify(substitute(f, {{lane.get(), UOp::const_int(lane->dtype, i)}}));
+    if (v->op != Ops::CONST) return std::nullopt;
+    out.offsets.push_back(v->arg_int());
+  }
+  return out;
+}
+
 }  // namespace tc

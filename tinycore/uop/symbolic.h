@@ -2,6 +2,9 @@
 // interval bounds (vmin/vmax), as one rule table. It gives index arithmetic a normal form.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "tinycore/uop/pattern_matcher.h"
 
 namespace tc {
@@ -14,6 +17,14 @@ UOpRef simplify(const UOpRef& u);
 // `sum` - `term` in normal form when `term` is one of the sum's terms with coefficient 1, else
 // nullptr. The renderer uses it to see that an index is `base + lane` (a contiguous access).
 UOpRef subtract_term(const UOpRef& sum, const UOpRef& term);
+
+// An index as `base + offsets[lane]`: the terms that use `lane` use nothing else, so each lane's
+// offset is a number. nullopt when a lane's offset is not one.
+struct LaneOffsets {
+  UOpRef base;
+  std::vector<int64_t> offsets;  // one per lane
+};
+std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, int width);
 
 // Folds an ALU op over constant sources into a CONST; nullptr when it can't (division by 0 ...).
 UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src);
