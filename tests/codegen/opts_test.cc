@@ -420,6 +420,37 @@ TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
   EXPECT_NE(get_kernel(items[0].ast, dev, o)->source.find("masked.gather"), std::string::npos);
 }
 
+// Lanes whose gate differs per lane (a pad's edge, a cat's seam inside the lanes) load under the
+// gate as a mask: consecutive elements as one masked vector load, a broadcast element once; no
+// gathers. Values against a loop, and every option set against the plain kernel.
+TEST(Render, GatedLanesLoadUnderAMask) {
+  std::mt19937 rng(10);
+  Tensor x = random_tensor({8, 12}, rng), s = random_tensor({1}, rng);
+  auto make_y = [&] {
+    return x.pad({{0, 0}, {3, 1}}) + s.reshape({1, 1}).expand({8, 4}).cat({x}, 1);
+  };
+  check_all_opts(make_y());
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({make_y().uop()});
+  ASSERT_EQ(items.size(), 1u);
+  KernelOpts o;
+  o.lane_axis = 1, o.lanes = 16;
+  runtime::Device& dev = items[0].bufs[0]->buffer->device();
+  std::string ir = get_kernel(items[0].ast, dev, o)->source;
+  EXPECT_EQ(ir.find("masked.gather"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("@llvm.masked.load.v16f32"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("@llvm.vector.reduce.or.v16i1"), std::string::npos) << ir;
+  std::vector<uint8_t> bytes = run(items[0], o, 1);
+  std::vector<float> v = x.data<float>(), got(bytes.size() / sizeof(float));
+  std::memcpy(got.data(), bytes.data(), bytes.size());
+  float sv = s.data<float>()[0];
+  for (int r = 0; r < 8; r++)
+    for (int j = 0; j < 16; j++) {
+      float padded = j >= 3 && j < 15 ? v[r * 12 + j - 3] : 0.0f;
+      float cat = j < 4 ? sv : v[r * 12 + j - 4];
+      ASSERT_EQ(got[r * 16 + j], padded + cat) << r << " " << j;
+    }
+}
+
 TEST(ThreadPool, RunsEveryShareOnce) {
   runtime::ThreadPool pool(3);
   ASSERT_EQ(pool.size(), 3);

@@ -340,11 +340,12 @@ class Renderer {
   }
 
   // The address of index.src[1] in its buffer: one pointer, or one per lane.
-  std::string pointers(const UOp& index, const std::string& idx, bool v) {
+  // `inbounds` unless the index may point outside the buffer (a masked load's lanes that are off).
+  std::string pointers(const UOp& index, const std::string& idx, bool v, bool inbounds = true) {
     const UOp& g = *index.src[0];
-    return emit(absl::StrFormat("getelementptr inbounds %s, ptr %%data%d, %s %s",
-                                memory_type(g.dtype), g.arg_ints()[0], type_of(dtypes::index, v),
-                                idx));
+    return emit(absl::StrFormat("getelementptr %s%s, ptr %%data%d, %s %s",
+                                inbounds ? "inbounds " : "", memory_type(g.dtype), g.arg_ints()[0],
+                                type_of(dtypes::index, v), idx));
   }
   // A scalar index made while rendering: emits its integer math over open loops that is new.
   UOpRef emit_index(const UOpRef& base) {
@@ -372,8 +373,10 @@ class Renderer {
     bool gated = u.src.size() > 1, v = vec(u);
     DType d = u.dtype;
     std::string mt = type_of(d, v, true), r;
-    UOpRef base = v && !gated ? contiguous_base(index) : nullptr;
-    if (!v || base) {  // one scalar, or one vector of consecutive elements
+    UOpRef base = v ? contiguous_base(index) : nullptr;
+    if (v && gated && (base || !vec(*index.src[1]))) {
+      r = gated_vector_load(u, base);
+    } else if (!v || base) {  // one scalar, or one vector of consecutive elements
       std::string idx = val(base ? base : index.src[1], false);
       std::string gate = gated ? val(u.src[1], false) : "";
       if (gated) idx = emit(absl::StrCat("select i1 ", gate, ", i64 ", idx, ", i64 0"));
@@ -412,6 +415,43 @@ class Renderer {
       if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
     }
     reg_[&u] = r;
+  }
+
+  // A load whose gate differs per lane (a pad's or a cat's edge inside the lanes): consecutive
+  // elements load under the gate as a mask (masked-off lanes are not read, so their addresses
+  // may lie outside the buffer); one element for all lanes loads once if any lane is on, and
+  // the lanes that are off read 0. Scalarized, a gather under a mask is a branch a lane.
+  std::string gated_vector_load(const UOp& u, const UOpRef& base) {
+    const UOp& index = *u.src[0];
+    DType d = u.dtype;
+    std::string mt = type_of(d, true, true), bt = type_of(dtypes::bool_, true);
+    std::string mask = val(u.src[1], true), r;
+    if (base) {
+      std::string fn = absl::StrFormat("llvm.masked.load.%s.p0",
+                                       suffix(dtypes::is_bool(d) ? dtypes::int8 : d, true));
+      declares_.insert(absl::StrCat("declare ", mt, " @", fn, "(ptr, i32, ", bt, ", ", mt, ")"));
+      std::string p = pointers(index, val(base, false), false, /*inbounds=*/false);
+      r = emit(absl::StrFormat("call %s @%s(ptr %s, i32 %d, %s %s, %s zeroinitializer)", mt, fn, p,
+                               d.itemsize(), bt, mask, mt));
+    } else {
+      std::string fn = absl::StrFormat("llvm.vector.reduce.or.v%di1", lanes_.width);
+      declares_.insert(absl::StrCat("declare i1 @", fn, "(", bt, ")"));
+      std::string any = emit(absl::StrFormat("call i1 @%s(%s %s)", fn, bt, mask));
+      std::string idx =
+          emit(absl::StrCat("select i1 ", any, ", i64 ", val(index.src[1], false), ", i64 0"));
+      std::string st = memory_type(d);
+      std::string one = emit(absl::StrFormat("load %s, ptr %s, align %d", st,
+                                             pointers(index, idx, false), d.itemsize()));
+      std::string vt = type_of(d, true, true);
+      std::string ins =
+          emit(absl::StrCat("insertelement ", vt, " poison, ", st, " ", one, ", i64 0"));
+      std::string all = emit(absl::StrCat("shufflevector ", vt, " ", ins, ", ", vt, " poison, <",
+                                          lanes_.width, " x i32> zeroinitializer"));
+      r = emit(
+          absl::StrCat("select ", bt, " ", mask, ", ", vt, " ", all, ", ", vt, " zeroinitializer"));
+    }
+    if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
+    return r;
   }
 
   void store(const UOp& u) {
