@@ -227,26 +227,26 @@ exit:
 }
 )";
 
-// A small kernel is compiled with less optimization, a full one with all of it: both compute the
+// A light kernel is compiled with less optimization, a full one with all of it: both compute the
 // same, and each effort is its own disk cache entry (one never stands in for the other).
-TEST_F(TempCacheDir, SmallAndFullCompilesAreSeparateEntries) {
+TEST_F(TempCacheDir, LightAndFullCompilesAreSeparateEntries) {
   std::vector<float> in(1000);
   double want = 0;
   for (size_t i = 0; i < in.size(); i++) want += in[i] = 0.5f + static_cast<float>(i % 7);
-  for (bool small : {true, false}) {
+  for (bool light : {true, false}) {
     LaunchSpec launch;
-    launch.small = small;
+    launch.light = light;
     float out = 0;
     void* bufs[2] = {&out, in.data()};
     make_cpu_device()->compile("sum", kSum, launch)->run(bufs);
-    EXPECT_EQ(out, static_cast<float>(want)) << "small " << small;  // integers: exact
+    EXPECT_EQ(out, static_cast<float>(want)) << "light " << light;  // integers: exact
   }
   auto files = entries("cpu");
   ASSERT_EQ(files.size(), 2u);
-  int small_keys = 0;
+  int light_keys = 0;
   for (const auto& f : files)
-    small_keys += read_cache_file(f.string()).value_or("").find("|small|") != std::string::npos;
-  EXPECT_EQ(small_keys, 1);
+    light_keys += read_cache_file(f.string()).value_or("").find("|light|") != std::string::npos;
+  EXPECT_EQ(light_keys, 1);
 }
 
 // A cache file of `kb` KiB last written `hours` ago.

@@ -100,8 +100,10 @@ int launch_shares(const Kernel& k, const runtime::Device& device) {
   return k.parallel && !small_kernel(k) ? device.parallelism() : 1;
 }
 
+bool light_compile(const Kernel& k) { return small_kernel(k) || k.name.rfind("E_", 0) == 0; }
+
 void compile_kernel(Kernel& k, runtime::Device& device) {
-  k.launch.small = small_kernel(k);
+  k.launch.light = light_compile(k);
   k.binary = device.compile(k.name, k.source, k.launch);
 }
 

@@ -37,6 +37,11 @@ LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts);
 // A kernel with so little work (flops and bytes) that it runs whole on one core: waking threads
 // would cost more than they save, and optimizing it hard costs more compile time than it saves.
 bool small_kernel(const Kernel& k);
+// Whether a device may compile `k` with little optimization (LaunchSpec::light): it is small, or
+// elementwise (lower() names it E_...): a stream through memory, which O3's loop passes and
+// aggressive instruction selection do not make faster (measured on the MNIST step's), where a
+// reduce's register tiles need them.
+bool light_compile(const Kernel& k);
 // How many shares of `device` a launch of `k` is split into (1 for a small kernel).
 int launch_shares(const Kernel& k, const runtime::Device& device);
 // Compiles k.source on `device` into k.binary, telling it whether k is small.

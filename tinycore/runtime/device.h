@@ -17,9 +17,9 @@ namespace tc::runtime {
 struct LaunchSpec {
   std::array<int64_t, 3> global{1, 1, 1}, local{1, 1, 1};
   int nargs = 0;
-  // So little work that it runs whole on one core (codegen::small_kernel): a device may compile
-  // it with less optimization (the CPU does: its cold starts are mostly such kernels' compiles).
-  bool small = false;
+  // Compiled with a short pass list (codegen::light_compile): little work, or no reduce loop. A
+  // device may spend less optimization on it (the CPU does: most of a cold start is compiling).
+  bool light = false;
 };
 
 // A compiled kernel: runs over its buffers' pointers (handles, on a GPU), split into `shares`
