@@ -385,8 +385,8 @@ TEST(Render, LlvmUnrollsReduceLoopsNotOutputLoops) {
 }
 
 // Lanes that read a short run of elements (an upsample's 0,0,1,1, a flip's 15..0) load it as one
-// vector and shuffle it into place, for every option set; lanes a row apart (a transpose) still
-// gather. Each value against a loop over the input.
+// vector and shuffle it into place, for every option set; lanes a row apart (a transpose) load
+// lane by lane. Each value against a loop over the input or against the plain kernel.
 TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
   std::mt19937 rng(9);
   Tensor x = random_tensor({8, 16}, rng);
@@ -413,11 +413,20 @@ TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
   for (int r = 0; r < 8; r++)
     for (int j = 0; j < 32; j++)
       ASSERT_EQ(got[r * 32 + j], v[r * 16 + j / 2] * 2 + v[r * 16 + 15 - j / 2]) << r << " " << j;
-  Tensor t = random_tensor({16, 64}, rng).permute({1, 0}) + 1;  // lanes on its last axis gather
-  items = schedule::create_schedule({t.uop()});
-  o.lanes = 16;
-  EXPECT_EQ(lane_accesses(items[0].ast, o).gathered, 1);
-  EXPECT_NE(get_kernel(items[0].ast, dev, o)->source.find("masked.gather"), std::string::npos);
+  // a transpose: lanes on its last axis read elements a row apart, lane by lane (no vgather);
+  // right for every option set
+  Tensor src = random_tensor({16, 64}, rng);
+  auto make_t = [&] { return src.permute({1, 0}) + 1; };
+  check_all_opts(make_t());
+  UOpRef ast = schedule::create_schedule({make_t().uop()})[0].ast;
+  EXPECT_EQ(lane_accesses(ast, o).gathered, 1);
+  std::string t_ir = get_kernel(ast, dev, o)->source;
+  EXPECT_EQ(t_ir.find("@llvm.masked."), std::string::npos) << t_ir;
+  size_t lanes = 0;
+  for (size_t at = t_ir.find("extractelement <16 x i64>"); at != std::string::npos;
+       at = t_ir.find("extractelement <16 x i64>", at + 1))
+    lanes++;
+  EXPECT_EQ(lanes, 16u) << t_ir;
 }
 
 // Lanes whose gate differs per lane (a pad's edge, a cat's seam inside the lanes) load under the

@@ -248,6 +248,8 @@ TEST_F(Symbolic, LaneOffsets) {
   ASSERT_TRUE(rows);
   EXPECT_EQ(rows->base.get(), simplify(x + 3).get());
   EXPECT_EQ(rows->offsets, (std::vector<int64_t>{0, 576, 1152, 1728}));
+  EXPECT_FALSE(lane_offsets(simplify(lane * 576 + x + 3), lane, 4, 7));  // farther apart than 7
+  EXPECT_TRUE(lane_offsets(simplify((x * 4 + lane) / 2 + y * 16), lane, 4, 7));
   std::optional<LaneOffsets> flip = lane_offsets(simplify(c(3) - lane + x * 4), lane, 4);
   ASSERT_TRUE(flip);
   EXPECT_EQ(flip->offsets, (std::vector<int64_t>{0, -1, -2, -3}));  // from 3 + 4x

@@ -1,6 +1,7 @@
 #include "tinycore/codegen/kernel.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -81,7 +82,13 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
   for (const UOpRef& u : k->program)
     if (u->op == Ops::DEFINE_GLOBAL)
       k->bytes += static_cast<double>(u->arg_ints()[1]) * u->dtype.itemsize();
+  auto start = std::chrono::steady_clock::now();
   compile_kernel(*k, device);
+  if (debug_level() >= 3)
+    std::printf(
+        "kernel %s: compiled in %.1f ms%s\n", k->name.c_str(),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+        k->launch.light ? " (light)" : "");
   return k;
 }
 

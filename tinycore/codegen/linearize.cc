@@ -229,7 +229,7 @@ UOpRef contiguous_base(const UOpRef& idx, const UOpRef& lane) {
 }
 
 std::optional<LaneOffsets> short_run(const UOpRef& idx, const UOpRef& lane, int width) {
-  std::optional<LaneOffsets> run = lane_offsets(idx, lane, width);
+  std::optional<LaneOffsets> run = lane_offsets(idx, lane, width, 2 * width - 1);
   if (!run) return std::nullopt;
   auto [lo, hi] = std::minmax_element(run->offsets.begin(), run->offsets.end());
   int64_t first = *lo;

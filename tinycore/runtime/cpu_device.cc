@@ -65,10 +65,6 @@ class CpuDevice : public Device {
     jtmb_.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     triple_ = jtmb_.getTargetTriple().str();
     cpu_ = jtmb_.getCPU();
-    // lanes that gather load one by one: on this Zen 4 the MNIST step's gathering kernels (NCHW
-    // to NHWC copies, pool gradients) ran 10-20% faster so than with vgather
-    if (jtmb_.getTargetTriple().isX86())
-      jtmb_.addFeatures({"+prefer-no-gather", "+prefer-no-scatter"});
     features_ = jtmb_.getFeatures().getString();
     for (const std::string& f : jtmb_.getFeatures().getFeatures()) {
       if (f == "+avx512f") simd_bytes_ = 64, simd_registers_ = 32;

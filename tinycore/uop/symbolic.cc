@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "absl/container/flat_hash_map.h"
 #include "tinycore/error.h"
 
 namespace tc {
@@ -482,7 +483,8 @@ UOpRef subtract_term(const UOpRef& sum, const UOpRef& term) {
   return nullptr;
 }
 
-std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, int width) {
+std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, int width,
+                                        int64_t max_span) {
   if (!is_int(idx)) return std::nullopt;
   auto uses_lane = [&](const UOpRef& n) {
     for (const UOp* m : n->toposort())
@@ -492,12 +494,27 @@ std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, i
   Sum base, per_lane;
   base.constant = Sum::of(idx).constant;
   for (const auto& [n, k] : Sum::of(idx).terms) (uses_lane(n) ? per_lane : base).add(n, k);
+  if (__int128(per_lane.vmax()) - per_lane.vmin() > max_span) return std::nullopt;
   LaneOffsets out{base.build(idx->dtype), {}};
   UOpRef f = per_lane.build(idx->dtype);
-  for (int i = 0; i < width; i++) {
-    UOpRef v = simplify(substitute(f, {{lane.get(), UOp::const_int(lane->dtype, i)}}));
-    if (v->op != Ops::CONST) return std::nullopt;
-    out.offsets.push_back(v->arg_int());
+  std::vector<const UOp*> order = f->toposort();
+  for (int i = 0; i < width; i++) {  // f at lane i, folded node by node (no graph rewrite)
+    absl::flat_hash_map<const UOp*, UOpRef> value;
+    for (const UOp* n : order) {
+      UOpRef v;
+      if (n == lane.get()) {
+        v = UOp::const_int(lane->dtype, i);
+      } else if (n->op == Ops::CONST) {
+        v = n->ref();
+      } else {
+        std::vector<UOpRef> src;
+        for (const UOpRef& x : n->src) src.push_back(value.at(x.get()));
+        v = fold_constants(n->op, n->dtype, src);
+        if (!v || v->op != Ops::CONST) return std::nullopt;  // a loop, or not foldable
+      }
+      value[n] = v;
+    }
+    out.offsets.push_back(value.at(f.get())->arg_int());
   }
   return out;
 }

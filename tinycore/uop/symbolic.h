@@ -2,6 +2,7 @@
 // interval bounds (vmin/vmax), as one rule table. It gives index arithmetic a normal form.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -19,12 +20,14 @@ UOpRef simplify(const UOpRef& u);
 UOpRef subtract_term(const UOpRef& sum, const UOpRef& term);
 
 // An index as `base + offsets[lane]`: the terms that use `lane` use nothing else, so each lane's
-// offset is a number. nullopt when a lane's offset is not one.
+// offset is a number. nullopt when a lane's offset is not one, or when by those terms' bounds the
+// offsets may lie more than `max_span` apart.
 struct LaneOffsets {
   UOpRef base;
   std::vector<int64_t> offsets;  // one per lane
 };
-std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, int width);
+std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, int width,
+                                        int64_t max_span = INT64_MAX);
 
 // Folds an ALU op over constant sources into a CONST; nullptr when it can't (division by 0 ...).
 UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src);
