@@ -117,6 +117,25 @@ void check_all_opts(const Tensor& t) {
   }
 }
 
+// The single kernel of `t` with 16 lanes on `axis`: its LLVM IR and its output, run on one core.
+struct LanedKernel {
+  schedule::ScheduleItem item;
+  KernelOpts opts;
+  std::string ir;
+  std::vector<float> out;
+};
+LanedKernel laned_kernel(const Tensor& t, int axis) {
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({t.uop()});
+  EXPECT_EQ(items.size(), 1u);
+  LanedKernel k{items[0], KernelOpts{}, "", {}};
+  k.opts.lane_axis = axis, k.opts.lanes = 16;
+  k.ir = get_kernel(k.item.ast, k.item.bufs[0]->buffer->device(), k.opts)->source;
+  std::vector<uint8_t> bytes = run(k.item, k.opts, 1);
+  k.out.resize(bytes.size() / sizeof(float));
+  std::memcpy(k.out.data(), bytes.data(), bytes.size());
+  return k;
+}
+
 TEST(Opts, Elementwise) {
   std::mt19937 rng(1);
   Tensor a = random_tensor({8, 32}, rng), b = random_tensor({32}, rng);
@@ -395,38 +414,33 @@ TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
   };
   auto make_y = [&] { return upsample(x) * 2 + upsample(x.flip({1})); };
   check_all_opts(make_y());
-  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({make_y().uop()});
-  ASSERT_EQ(items.size(), 1u);
-  KernelOpts o;
-  o.lane_axis = 1, o.lanes = 16;
-  LaneAccesses a = lane_accesses(items[0].ast, o);
+  LanedKernel k = laned_kernel(make_y(), 1);
+  LaneAccesses a = lane_accesses(k.item.ast, k.opts);
   EXPECT_EQ(a.short_runs, 2);
   EXPECT_EQ(a.gathered, 0);
-  runtime::Device& dev = items[0].bufs[0]->buffer->device();
-  std::string ir = get_kernel(items[0].ast, dev, o)->source;
-  EXPECT_EQ(ir.find("masked.gather"), std::string::npos) << ir;
-  EXPECT_NE(ir.find("load <8 x float>"), std::string::npos) << ir;
-  EXPECT_NE(ir.find("shufflevector <8 x float>"), std::string::npos) << ir;
-  std::vector<uint8_t> bytes = run(items[0], o, 1);
-  std::vector<float> v = x.data<float>(), got(bytes.size() / sizeof(float));
-  std::memcpy(got.data(), bytes.data(), bytes.size());
+  EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << k.ir;
+  EXPECT_NE(k.ir.find("load <8 x float>"), std::string::npos) << k.ir;
+  EXPECT_NE(k.ir.find("shufflevector <8 x float>"), std::string::npos) << k.ir;
+  std::vector<float> v = x.data<float>();
   for (int r = 0; r < 8; r++)
     for (int j = 0; j < 32; j++)
-      ASSERT_EQ(got[r * 32 + j], v[r * 16 + j / 2] * 2 + v[r * 16 + 15 - j / 2]) << r << " " << j;
+      ASSERT_EQ(k.out[r * 32 + j], v[r * 16 + j / 2] * 2 + v[r * 16 + 15 - j / 2]) << r << " " << j;
   // a transpose: lanes on its last axis read elements a row apart, lane by lane (no vgather);
   // right for every option set
   Tensor src = random_tensor({16, 64}, rng);
   auto make_t = [&] { return src.permute({1, 0}) + 1; };
   check_all_opts(make_t());
-  UOpRef ast = schedule::create_schedule({make_t().uop()})[0].ast;
-  EXPECT_EQ(lane_accesses(ast, o).gathered, 1);
-  std::string t_ir = get_kernel(ast, dev, o)->source;
-  EXPECT_EQ(t_ir.find("@llvm.masked."), std::string::npos) << t_ir;
+  LanedKernel t = laned_kernel(make_t(), 1);
+  EXPECT_EQ(lane_accesses(t.item.ast, t.opts).gathered, 1);
+  EXPECT_EQ(t.ir.find("@llvm.masked."), std::string::npos) << t.ir;
   size_t lanes = 0;
-  for (size_t at = t_ir.find("extractelement <16 x i64>"); at != std::string::npos;
-       at = t_ir.find("extractelement <16 x i64>", at + 1))
+  for (size_t at = t.ir.find("extractelement <16 x i64>"); at != std::string::npos;
+       at = t.ir.find("extractelement <16 x i64>", at + 1))
     lanes++;
-  EXPECT_EQ(lanes, 16u) << t_ir;
+  EXPECT_EQ(lanes, 16u) << t.ir;
+  std::vector<float> sv = src.data<float>();
+  for (int r = 0; r < 64; r++)
+    for (int j = 0; j < 16; j++) ASSERT_EQ(t.out[r * 16 + j], sv[j * 64 + r] + 1) << r << " " << j;
 }
 
 // Lanes whose gate differs per lane (a pad's edge, a cat's seam inside the lanes) load under the
@@ -439,24 +453,17 @@ TEST(Render, GatedLanesLoadUnderAMask) {
     return x.pad({{0, 0}, {3, 1}}) + s.reshape({1, 1}).expand({8, 4}).cat({x}, 1);
   };
   check_all_opts(make_y());
-  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({make_y().uop()});
-  ASSERT_EQ(items.size(), 1u);
-  KernelOpts o;
-  o.lane_axis = 1, o.lanes = 16;
-  runtime::Device& dev = items[0].bufs[0]->buffer->device();
-  std::string ir = get_kernel(items[0].ast, dev, o)->source;
-  EXPECT_EQ(ir.find("masked.gather"), std::string::npos) << ir;
-  EXPECT_NE(ir.find("@llvm.masked.load.v16f32"), std::string::npos) << ir;
-  EXPECT_NE(ir.find("@llvm.vector.reduce.or.v16i1"), std::string::npos) << ir;
-  std::vector<uint8_t> bytes = run(items[0], o, 1);
-  std::vector<float> v = x.data<float>(), got(bytes.size() / sizeof(float));
-  std::memcpy(got.data(), bytes.data(), bytes.size());
+  LanedKernel k = laned_kernel(make_y(), 1);
+  EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << k.ir;
+  EXPECT_NE(k.ir.find("@llvm.masked.load.v16f32"), std::string::npos) << k.ir;
+  EXPECT_NE(k.ir.find("@llvm.vector.reduce.or.v16i1"), std::string::npos) << k.ir;
+  std::vector<float> v = x.data<float>();
   float sv = s.data<float>()[0];
   for (int r = 0; r < 8; r++)
     for (int j = 0; j < 16; j++) {
       float padded = j >= 3 && j < 15 ? v[r * 12 + j - 3] : 0.0f;
       float cat = j < 4 ? sv : v[r * 12 + j - 4];
-      ASSERT_EQ(got[r * 16 + j], padded + cat) << r << " " << j;
+      ASSERT_EQ(k.out[r * 16 + j], padded + cat) << r << " " << j;
     }
 }
 
