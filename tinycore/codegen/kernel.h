@@ -44,7 +44,7 @@ bool small_kernel(const Kernel& k);
 bool light_compile(const Kernel& k);
 // How many shares of `device` a launch of `k` is split into (1 for a small kernel).
 int launch_shares(const Kernel& k, const runtime::Device& device);
-// Compiles k.source on `device` into k.binary, telling it whether k is small.
+// Compiles k.source on `device` into k.binary, telling it whether it may compile k light.
 void compile_kernel(Kernel& k, runtime::Device& device);
 
 // Compiles `ast` (see schedule::ScheduleItem), its reduce axes merged (merge_axes.h), for

@@ -506,12 +506,12 @@ std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, i
         v = UOp::const_int(lane->dtype, i);
       } else if (n->op == Ops::CONST) {
         v = n->ref();
-      } else {
+      } else if (group::is_alu(n->op)) {
         std::vector<UOpRef> src;
         for (const UOpRef& x : n->src) src.push_back(value.at(x.get()));
         v = fold_constants(n->op, n->dtype, src);
-        if (!v || v->op != Ops::CONST) return std::nullopt;  // a loop, or not foldable
       }
+      if (!v || v->op != Ops::CONST) return std::nullopt;  // a loop, a load, or not foldable
       value[n] = v;
     }
     out.offsets.push_back(value.at(f.get())->arg_int());
