@@ -235,6 +235,32 @@ TEST(SymbolicFuzz, SimplifiedExpressionsEvaluateTheSame) {
   EXPECT_GT(simplified, 200);  // the simplifier did real work
 }
 
+// A number summed from its bits, where(x//2^b % 2 >= 1, 2^b, 0) in uint32 (Tensor.rand's counter
+// made by binary_iota), simplifies to the index cast: the bits are x//2^b % 2, the casts move out
+// of the sum where no value wraps, and the index sum recombines. A where whose x may reach 2c is
+// kept (x//c could be 2 there).
+TEST_F(Symbolic, SumOfBitsIsTheIndex) {
+  auto bit = [&](const UOpRef& v, int64_t k) {
+    UOpRef ge = UOp::make(Ops::CMPNE, dtypes::bool_, {lt(v / (int64_t{1} << k) % 2, 1), b(true)});
+    return UOp::make(
+        Ops::WHERE, dtypes::uint32,
+        {ge, UOp::const_int(dtypes::uint32, int64_t{1} << k), UOp::const_int(dtypes::uint32, 0)});
+  };
+  UOpRef sum = bit(w, 0);
+  for (int64_t k = 1; k < 7; k++) sum = UOp::make(Ops::ADD, dtypes::uint32, {sum, bit(w, k)});
+  expect_simplifies(sum, UOp::make(Ops::CAST, dtypes::uint32, {w}));
+  UOpRef ge4 = UOp::make(Ops::CMPNE, dtypes::bool_, {lt(x, 4), b(true)});  // x in [0, 8)
+  UOpRef kept =
+      UOp::make(Ops::WHERE, dtypes::int32,
+                {ge4, UOp::const_int(dtypes::int32, 3), UOp::const_int(dtypes::int32, 0)});
+  UOpRef ge3 = UOp::make(Ops::CMPNE, dtypes::bool_, {lt(x, 3), b(true)});  // x may be 6 >= 2*3
+  UOpRef wide =
+      UOp::make(Ops::WHERE, dtypes::int32,
+                {ge3, UOp::const_int(dtypes::int32, 3), UOp::const_int(dtypes::int32, 0)});
+  expect_simplifies(kept, UOp::make(Ops::CAST, dtypes::int32, {x / 4 * 3}));
+  EXPECT_EQ(simplify(wide)->op, Ops::WHERE) << print_graph(simplify(wide));
+}
+
 // lane_offsets splits an index into the part that does not depend on the lanes and one number
 // per lane: an upsample (x*4 + lane) // 2 reads 0,0,1,1 past 2x; a transpose's lanes are a row
 // apart; a lane term that also uses a loop has no per-lane number.

@@ -295,6 +295,15 @@ UOpRef one_minus(const UOpRef& d) {
                    {UOp::make(Ops::MUL, dt, {d, UOp::const_(dt, -1)}), UOp::const_(dt, 1)});
 }
 bool is_float(const UOpRef& x) { return dtypes::is_float(x->dtype); }
+// Whether every value x may take is one of `dtype`'s (an integer type of at most 32 bits), so a
+// cast to it changes no value.
+bool fits(const UOpRef& x, DType dtype) {
+  if (dtype.itemsize() > 4) return false;
+  int bits = 8 * dtype.itemsize();
+  bool u = dtypes::is_unsigned(dtype);
+  int64_t lo = u ? 0 : -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (u ? bits : bits - 1)) - 1;
+  return x->vmin() >= lo && x->vmax() <= hi;
+}
 
 std::vector<Ops> alu_ops() {
   std::vector<Ops> out;
@@ -456,6 +465,30 @@ PatternMatcher make_symbolic() {
          DType dt = c["x"]->dtype;
          return UOp::make(Ops::ADD, dt,
                           {one_minus(c["d"]), UOp::make(Ops::MUL, dt, {c["x"], c["y"]})});
+       }},
+      // where(x >= c, k, 0) -> cast(x // c * k) for integers with 0 <= x < 2c, and
+      // cast(a) + cast(b) -> cast(a + b) when every value fits the cast's dtype: a number summed
+      // from its bits (Tensor.rand's counter, binary_iota) becomes the index it was made from
+      {UPat::op(Ops::WHERE,
+                {UPat::op(Ops::CMPNE, {UPat::op(Ops::CMPLT, {var("x"), cvar("c")}), UPat::cnst(1)}),
+                 cvar("k"), UPat::cnst(0)})
+           .named("e"),
+       [](C c) -> UOpRef {
+         const UOpRef &x = c["x"], &e = c["e"];
+         int64_t v = ival(c, "c");
+         if (!is_int(x) || !is_int(e) || v <= 0 || x->vmin() < 0 || x->vmax() >= 2 * v)
+           return nullptr;
+         UOpRef r = x / v * c["k"]->arg_int();
+         return fits(r, e->dtype) ? UOp::make(Ops::CAST, e->dtype, {r}) : nullptr;
+       }},
+      {UPat::op(Ops::ADD, {UPat::op(Ops::CAST, {var("a")}), UPat::op(Ops::CAST, {var("b")})})
+           .named("e"),
+       [](C c) -> UOpRef {
+         const UOpRef &a = c["a"], &b = c["b"], &e = c["e"];
+         if (!is_int(e) || !is_int(a) || a->dtype != b->dtype || !fits(a, e->dtype) ||
+             !fits(b, e->dtype) || !fits(a + b, e->dtype))
+           return nullptr;
+         return UOp::make(Ops::CAST, e->dtype, {a + b});
        }},
       // cast(x) -> x when the dtype does not change
       {UPat::op(Ops::CAST, {var("x")}).named("e"),
