@@ -374,9 +374,7 @@ class Renderer {
     DType d = u.dtype;
     std::string mt = type_of(d, v, true), r;
     UOpRef base = v ? contiguous_base(index) : nullptr;
-    if (v && gated && (base || !vec(*index.src[1]))) {
-      r = gated_vector_load(u, base);
-    } else if (!v || base) {  // one scalar, or one vector of consecutive elements
+    if (!v || (base && !gated)) {  // one scalar, or one vector of consecutive elements
       std::string idx = val(base ? base : index.src[1], false);
       std::string gate = gated ? val(u.src[1], false) : "";
       if (gated) idx = emit(absl::StrCat("select i1 ", gate, ", i64 ", idx, ", i64 0"));
@@ -386,38 +384,48 @@ class Renderer {
       if (gated)
         r = emit(absl::StrCat("select i1 ", gate, ", ", type(u), " ", r, ", ", type(u), " ",
                               literal(d, 0, false)));
-    } else if (std::optional<LaneOffsets> run = gated ? std::nullopt : short_run(index)) {
-      int64_t span = *std::max_element(run->offsets.begin(), run->offsets.end()) + 1;
-      std::string st = absl::StrFormat("<%d x %s>", span, memory_type(d)), mask;
-      std::string p = pointers(index, val(run->base, false), false);
-      std::string w = emit(absl::StrFormat("load %s, ptr %s, align %d", st, p, d.itemsize()));
-      for (int64_t o : run->offsets) absl::StrAppend(&mask, mask.empty() ? "" : ", ", "i32 ", o);
-      r = emit(absl::StrFormat("shufflevector %s %s, %s poison, <%d x i32> <%s>", st, w, st,
-                               lanes_.width, mask));
-      if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
-    } else if (!gated) {
-      r = lane_by_lane(index, d);
-      if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
-    } else {  // a gather: per-lane addresses, masked by the gate
-      std::string idx = val(index.src[1], true);
-      std::string mask = gated ? val(u.src[1], true) : literal(dtypes::bool_, 1, true);
-      if (gated)
-        idx = emit(absl::StrCat("select ", type_of(dtypes::bool_, true), " ", mask, ", ",
-                                type_of(dtypes::index, true), " ", idx, ", ",
-                                type_of(dtypes::index, true), " zeroinitializer"));
-      std::string ps = pointers(index, idx, true);
-      std::string fn =
-          absl::StrFormat("llvm.masked.gather.%s.v%dp0",
-                          suffix(d.scalar == Scalar::Bool ? dtypes::int8 : d, true), lanes_.width);
-      std::string pt = absl::StrFormat("<%d x ptr>", lanes_.width),
-                  bt = type_of(dtypes::bool_, true);
-      declares_.insert(
-          absl::StrCat("declare ", mt, " @", fn, "(", pt, ", i32, ", bt, ", ", mt, ")"));
-      r = emit(absl::StrFormat("call %s @%s(%s %s, i32 %d, %s %s, %s zeroinitializer)", mt, fn, pt,
-                               ps, d.itemsize(), bt, mask, mt));
-      if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
+      reg_[&u] = r;
+      return;
     }
+    // lanes of the memory type, each way of reading them below
+    if (gated && (base || !vec(*index.src[1])))
+      r = gated_vector_load(u, base);
+    else if (gated)
+      r = masked_gather(u);
+    else if (std::optional<LaneOffsets> run = short_run(index))
+      r = shuffled_run(index, d, *run);
+    else
+      r = lane_by_lane(index, d);
+    if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
     reg_[&u] = r;
+  }
+
+  // A short run (codegen::short_run) loaded as one vector and shuffled into the lanes.
+  std::string shuffled_run(const UOp& index, DType d, const LaneOffsets& run) {
+    int64_t span = *std::max_element(run.offsets.begin(), run.offsets.end()) + 1;
+    std::string st = absl::StrFormat("<%d x %s>", span, memory_type(d)), mask;
+    std::string p = pointers(index, val(run.base, false), false);
+    std::string w = emit(absl::StrFormat("load %s, ptr %s, align %d", st, p, d.itemsize()));
+    for (int64_t o : run.offsets) absl::StrAppend(&mask, mask.empty() ? "" : ", ", "i32 ", o);
+    return emit(absl::StrFormat("shufflevector %s %s, %s poison, <%d x i32> <%s>", st, w, st,
+                                lanes_.width, mask));
+  }
+
+  // Per-lane addresses under a per-lane gate: a gather whose masked-off lanes read address 0.
+  std::string masked_gather(const UOp& u) {
+    const UOp& index = *u.src[0];
+    DType d = u.dtype;
+    std::string mt = type_of(d, true, true), bt = type_of(dtypes::bool_, true);
+    std::string it = type_of(dtypes::index, true), mask = val(u.src[1], true);
+    std::string idx = emit(absl::StrCat("select ", bt, " ", mask, ", ", it, " ",
+                                        val(index.src[1], true), ", ", it, " zeroinitializer"));
+    std::string fn =
+        absl::StrFormat("llvm.masked.gather.%s.v%dp0",
+                        suffix(dtypes::is_bool(d) ? dtypes::int8 : d, true), lanes_.width);
+    std::string pt = absl::StrFormat("<%d x ptr>", lanes_.width);
+    declares_.insert(absl::StrCat("declare ", mt, " @", fn, "(", pt, ", i32, ", bt, ", ", mt, ")"));
+    return emit(absl::StrFormat("call %s @%s(%s %s, i32 %d, %s %s, %s zeroinitializer)", mt, fn, pt,
+                                pointers(index, idx, true), d.itemsize(), bt, mask, mt));
   }
 
   // A load whose gate differs per lane (a pad's or a cat's edge inside the lanes): consecutive
@@ -453,7 +461,6 @@ class Renderer {
       r = emit(
           absl::StrCat("select ", bt, " ", mask, ", ", vt, " ", all, ", ", vt, " zeroinitializer"));
     }
-    if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
     return r;
   }
 

@@ -524,9 +524,9 @@ std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, i
       if (m == lane.get()) return true;
     return false;
   };
-  Sum base, per_lane;
-  base.constant = Sum::of(idx).constant;
-  for (const auto& [n, k] : Sum::of(idx).terms) (uses_lane(n) ? per_lane : base).add(n, k);
+  Sum whole = Sum::of(idx), base, per_lane;
+  base.constant = whole.constant;
+  for (const auto& [n, k] : whole.terms) (uses_lane(n) ? per_lane : base).add(n, k);
   if (__int128(per_lane.vmax()) - per_lane.vmin() > max_span) return std::nullopt;
   LaneOffsets out{base.build(idx->dtype), {}};
   UOpRef f = per_lane.build(idx->dtype);
