@@ -330,6 +330,48 @@ TEST(Heuristic, AShortReduceKeepsItsStoresContiguous) {
       1);
 }
 
+// An axis no power of two of at least 4 divides (a pooled row of 10, a 6x6 map's row) takes lanes
+// as wide as the whole axis: a 2x2 max pool's 10 outputs a row are one vector, each row of its
+// window one short run loaded whole; a sum over rows of 6 takes 6 lanes on its reduce. Values
+// against loops over the input.
+TEST(Heuristic, AxesOfTenOrSixTakeLanesAsWideAsTheAxis) {
+  Target avx512{64, 32, true};
+  std::mt19937 rng(11);
+  Tensor x = random_tensor({4, 3, 20, 20}, rng);
+  std::vector<schedule::ScheduleItem> pool = schedule::create_schedule({x.max_pool2d().uop()});
+  ASSERT_EQ(pool.size(), 1u);
+  KernelOpts o = choose_opts(pool[0].ast, avx512);
+  EXPECT_EQ(o.lane_axis, 3);  // (bs, c, oy, ox)
+  EXPECT_EQ(o.lanes, 10);
+  LaneAccesses a = lane_accesses(pool[0].ast, o);
+  EXPECT_GT(a.short_runs, 0);
+  EXPECT_EQ(a.gathered, 0);
+  std::vector<uint8_t> bytes = run(pool[0], o, 1);
+  const float* got = reinterpret_cast<const float*>(bytes.data());
+  std::vector<float> v = x.data<float>();
+  for (int p = 0; p < 12; p++)
+    for (int oy = 0; oy < 10; oy++)
+      for (int ox = 0; ox < 10; ox++) {
+        const float* in = &v[p * 400 + oy * 40 + ox * 2];
+        float want = std::max(std::max(in[0], in[1]), std::max(in[20], in[21]));
+        ASSERT_EQ(got[p * 100 + oy * 10 + ox], want) << p << " " << oy << " " << ox;
+      }
+
+  Tensor m = random_tensor({64, 6}, rng);
+  std::vector<schedule::ScheduleItem> sum = schedule::create_schedule({m.sum(1).uop()});
+  KernelOpts so = choose_opts(sum[0].ast, avx512);
+  EXPECT_EQ(so.lane_axis, -1);  // lanes over rows would gather
+  EXPECT_EQ(so.reduce_lanes, 6);
+  bytes = run(sum[0], so, 1);
+  got = reinterpret_cast<const float*>(bytes.data());
+  std::vector<float> mv = m.data<float>();
+  for (int r = 0; r < 64; r++) {
+    double want = 0;
+    for (int j = 0; j < 6; j++) want += mv[r * 6 + j];
+    ASSERT_NEAR(got[r], want, 1e-5) << r;
+  }
+}
+
 // A pad of a reshaped computed value: the pad's index, clamped to the source's range where it is
 // read, folds through the reshape's division, so the kernel indexes with no division or modulo
 // (a padded conv output used to cost ~20 of them per multiply-add), and reads the right values.

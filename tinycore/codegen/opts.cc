@@ -159,6 +159,16 @@ std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
   return out;
 }
 
+// The lanes for an axis of `size`: the widest power of two up to `widest` that divides it, or,
+// where that is under 4 (a pooled feature map's row of 10 or 6), the whole axis when it fits: a
+// vector of 10 lanes, which LLVM pads to 16, still does the work of ten scalar iterations.
+int lane_width(int64_t size, int widest) {
+  int w = widest;
+  while (w >= 2 && size % w != 0) w /= 2;
+  if (w < 4 && size >= 3 && size <= widest) return static_cast<int>(size);
+  return w;
+}
+
 }  // namespace
 
 LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
@@ -218,15 +228,16 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   // axis when they are contiguous
   bool short_reduce = reduce && reduce_length(ast) <= 32;
   for (int axis = last; axis >= 0 && (reduce || axis == last); axis--) {
-    int w = widest;
-    while (w >= 2 && shape[axis] % w != 0) w /= 2;
+    int w = lane_width(shape[axis], widest);
     if (w <= o.lanes) continue;
     KernelOpts trial;
     trial.lane_axis = axis, trial.lanes = w;
-    // a reduce's loop loads whole vectors, not short runs (a max pool's window read by two lanes
-    // on its 10 outputs): its register tile and loop order are a matmul's
+    // a reduce's loop may load short runs (a max pool's window: one load of 20 elements and a
+    // shuffle for 10 lanes) when there are at least 3 lanes; two lanes on a max pool's 10 outputs
+    // gained nothing and took a matmul's register tile and loop order
     LaneAccesses a = lane_accesses(ast, trial, /*epilogue_may_gather=*/axis != last);
-    if (a.gathered == 0 && (!reduce || a.short_runs == 0)) o.lane_axis = axis, o.lanes = w;
+    if (a.gathered == 0 && (!reduce || a.short_runs == 0 || w >= 3))
+      o.lane_axis = axis, o.lanes = w;
     if (short_reduce && axis == last && o.lanes * itemsize >= target.simd_bytes / 2) break;
   }
 
@@ -257,8 +268,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
         for (int64_t d : in) n *= d;
         if (n > biggest) biggest = n, inner = in[u->arg_ints().back()];
       }
-    int w = widest;
-    while (w >= 4 && inner % w != 0) w /= 2;
+    int w = lane_width(inner, widest);
     KernelOpts trial;
     trial.reduce_lanes = w;
     if (w >= 4 && w > o.lanes) {
