@@ -15,6 +15,7 @@
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/merge_axes.h"
+#include "tinycore/codegen/narrow.h"
 #include "tinycore/codegen/render_check.h"
 #include "tinycore/codegen/saved_kernel.h"
 #include "tinycore/error.h"
@@ -35,7 +36,7 @@ double count_flops(const std::vector<UOpRef>& program) {
   for (const UOpRef& u : program) {
     if (u->op == Ops::RANGE) {
       stack.push_back(trips);
-      trips *= static_cast<double>(u->src[0]->arg_int());
+      trips *= static_cast<double>(u->src[0]->vmax());  // a narrowed loop's longest
     } else if (u->op == Ops::END) {
       trips = stack.back();
       stack.pop_back();
@@ -97,6 +98,8 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
 LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts) {
   LoweredKernel lowered = lower(ast, opts);
   UOpRef sink = simplify_kernel(lowered.sink);
+  if (UOpRef narrowed = narrow_reduce_loops(sink); narrowed != sink)
+    sink = simplify_kernel(narrowed);
   return {lowered.name, linearize(sink), sink,
           static_cast<int>(ast->src[0]->src[1]->shape().size()) + (opts.tiled() ? 1 : 0)};
 }

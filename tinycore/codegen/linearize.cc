@@ -31,11 +31,11 @@ UOpRef reduces_to_accumulators(const UOpRef& sink) {
 using RangeSet = std::vector<const UOp*>;  // sorted
 
 // The loops a node runs inside: the RANGEs it reads, less those a REDUCE (or its accumulator)
-// runs itself.
+// runs itself. A loop runs inside those its end reads (a narrowed loop: codegen/narrow.h).
 RangeSet loops_of(const UOp& u, const absl::flat_hash_map<const UOp*, RangeSet>& deps) {
-  if (u.op == Ops::RANGE) return {&u};
   if (u.op == Ops::DEFINE_ACC) return {};
   RangeSet s;
+  if (u.op == Ops::RANGE) s.push_back(&u);
   for (const UOpRef& src : u.src) {
     const RangeSet& d = deps.at(src.get());
     s.insert(s.end(), d.begin(), d.end());

@@ -131,6 +131,7 @@ int64_t reduce_length(const UOpRef& ast) {
 struct RowLoads {
   int shared = 0;
   std::optional<int64_t> step = 0;
+  bool gated = false;  // a load's gate depends on it (a padded window's rows or columns)
 };
 std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
   auto [sink, ranges] = plain_kernel(ast, nd);
@@ -144,6 +145,9 @@ std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
   for (const UOp* load : loads) {
     const UOpRef& idx = load->src[0]->src[1];
     std::vector<const UOp*> index = idx->toposort();
+    if (load->src.size() == 2)
+      for (const UOp* n : load->src[1]->toposort())
+        for (int i = 0; i < nd; i++) out[i].gated |= n == ranges[i];
     for (int i = 0; i < nd; i++) {
       if (!ranges[i] || std::find(index.begin(), index.end(), ranges[i]) == index.end()) {
         out[i].shared++;
@@ -282,9 +286,10 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
 
   // reduces: a register tile over a second output axis, so each load that does not depend on it
   // serves every row of the tile. Its accumulators fill at most half the registers; the axis is
-  // the one sharing the most loads, then one whose rows read nearby elements (in cache
-  // together), then allowing the most rows (a divisor of its size: 7 rows of a 7x7 conv output),
-  // then the longest.
+  // one no load's gate depends on (each row of a padded window's tile would narrow its loops
+  // differently: codegen/narrow.h), then the one sharing the most loads, then one whose rows read
+  // nearby elements (in cache together), then allowing the most rows (a divisor of its size: 7
+  // rows of a 7x7 conv output), then the longest.
   if (reduce && o.lane_axis >= 0) {
     int regs_per_row = std::max(1, o.lanes * itemsize / target.simd_bytes);
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
@@ -295,7 +300,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
       return along[i].step && *along[i].step * rows * itemsize <= 128;
     };
     auto rank = [&](int i, int rows) {
-      return std::make_tuple(along[i].shared, near(i, rows), rows, shape[i]);
+      return std::make_tuple(!along[i].gated, along[i].shared, near(i, rows), rows, shape[i]);
     };
     for (int i = 0; i < nd; i++) {
       if (i == o.lane_axis) continue;

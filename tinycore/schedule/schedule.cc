@@ -165,7 +165,8 @@ class Scheduler {
       // judged on s fused as a kernel of its own would be (parts that get kernels of their own
       // anyway are buffers there); a padded buffer is copied padded once rather than have every
       // broadcast copy check its bounds per load (a conv's input windows)
-      bool own = expands(*n) && (computes(fuse(s, /*top=*/true)) || pads_a_buffer(s));
+      bool own =
+          expands(*n) && (computes(fuse(s, /*top=*/true)) || (pads_a_buffer(s) && !pads_widely(s)));
       src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
     }
     return n->replace(std::move(src));
@@ -191,6 +192,28 @@ class Scheduler {
     return padded && is_contiguous_buffer(v);
   }
 
+  // Whether the pads among the views `s` is (see viewed) fill with zeros, at least 2 wide on
+  // every side they pad and a fifth of the padded extent: a transposed conv's gradient, 4 wide on
+  // each side of 20 rows for a 5x5 window. Read in place, under their bounds, they let the kernel
+  // narrow its window's loops to where those hold (codegen/narrow.h), where a padded copy would
+  // have it multiply every zero. Narrower pads (ResNet's 3 around 128 rows) waste too little to
+  // pay for loops of varying length, which LLVM cannot unroll.
+  bool pads_widely(const UOpRef& s) {
+    bool padded = false;
+    for (UOpRef v = s, next; (next = viewed(v)); v = next) {
+      if (v->op == Ops::WHERE) return false;  // a fill other than zero
+      if (v->op != Ops::PAD) continue;
+      const std::vector<int64_t>& a = v->arg_ints();
+      for (size_t i = 0; 2 * i < a.size(); i++) {
+        int64_t before = a[2 * i], after = a[2 * i + 1];
+        if (before + after == 0) continue;
+        if (before == 1 || after == 1 || 5 * (before + after) < v->shape()[i]) return false;
+      }
+      padded = true;
+    }
+    return padded;
+  }
+
   // realize(s) for an expand's source s. When s is a view (see viewed) of a value that others
   // read too (an activation that is the next conv's padded input and a residual add's operand),
   // or of a reduce (a conv's output), that value gets its own kernel first: every reader shares
@@ -198,17 +221,21 @@ class Scheduler {
   // padding around it. The padded copy is then a cheap kernel of
   // its own, so the next conv reads plain memory rather than checking bounds per load.
   UOpRef realize_under_views(const UOpRef& s) {
-    bool padded = false;
-    for (UOpRef v = s, next; (next = viewed(v)); v = next) {
+    bool padded = false, wide = pads_widely(s);
+    UOpRef v = s;
+    for (UOpRef next; (next = viewed(v)); v = next) {
       padded = padded || v->op == Ops::PAD;
       int w = work(fuse(next, /*top=*/true));
       if (!viewed(next) && ((shared(next) && w >= 2) || w >= kManyOps)) {
         realize(next);
-        // the padded copy gets its kernel; other views stay views of next's buffer
-        return padded ? realize(s) : fuse(s, /*top=*/true);
+        // the padded copy gets its kernel (unless its pads are wide); other views stay views of
+        // next's buffer
+        return padded && !wide ? realize(s) : fuse(s, /*top=*/true);
       }
     }
-    return realize(s);
+    if (!wide) return realize(s);
+    realize(v);  // the value under the views, read in place through them
+    return fuse(s, /*top=*/true);
   }
 
   // Fused forms made before a realize may hold the realized value inlined (judging an expand's

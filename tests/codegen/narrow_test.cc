@@ -1,0 +1,136 @@
+// Narrowed reduce loops (codegen/narrow.h): a conv over a widely padded input, read in place,
+// runs its window's loops only where the input is, with no gated loads left, for the
+// heuristic's options; every other option set (register tiles across the window's rows, lanes)
+// gives the same values. Values against double-precision loops.
+#include "tinycore/codegen/narrow.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/opts.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/schedule/schedule.h"
+#include "tinycore/tensor.h"
+
+namespace tc::codegen {
+namespace {
+
+std::vector<float> random_values(int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// y[b][o][i][j] = sum over c, ky, kx of x[b][c][i + ky - p][j + kx - p] * w[o][c][ky][kx], zero
+// outside x: a stride-1 conv over x padded by p on every side.
+std::vector<double> padded_conv(const std::vector<float>& x, const std::vector<float>& w, int B,
+                                int C, int H, int O, int K, int p) {
+  int out = H + 2 * p - K + 1;
+  std::vector<double> y(static_cast<size_t>(B) * O * out * out);
+  for (int b = 0; b < B; b++)
+    for (int o = 0; o < O; o++)
+      for (int i = 0; i < out; i++)
+        for (int j = 0; j < out; j++) {
+          double s = 0;
+          for (int c = 0; c < C; c++)
+            for (int ky = 0; ky < K; ky++)
+              for (int kx = 0; kx < K; kx++) {
+                int yy = i + ky - p, xx = j + kx - p;
+                if (yy < 0 || yy >= H || xx < 0 || xx >= H) continue;
+                s +=
+                    double(x[((b * C + c) * H + yy) * H + xx]) * w[((o * C + c) * K + ky) * K + kx];
+              }
+          y[((b * O + o) * out + i) * out + j] = s;
+        }
+  return y;
+}
+
+// Runs the schedule's items in order with plain options, the last with `opts`; its output.
+std::vector<float> run_last(const std::vector<schedule::ScheduleItem>& items,
+                            const KernelOpts& opts) {
+  std::vector<float> out;
+  for (size_t i = 0; i < items.size(); i++) {
+    const schedule::ScheduleItem& item = items[i];
+    runtime::Device& dev = item.bufs[0]->buffer->device();
+    auto k = get_kernel(item.ast, dev, i + 1 == items.size() ? opts : KernelOpts{});
+    std::vector<void*> ptrs;
+    for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
+    k->binary->run(ptrs.data(), 1);
+    if (i + 1 == items.size()) {
+      out.resize(item.bufs[0]->buffer->nbytes() / sizeof(float));
+      item.bufs[0]->buffer->copyout(out.data(), item.bufs[0]->buffer->nbytes());
+    }
+  }
+  return out;
+}
+
+TEST(Narrow, AWidelyPaddedConvLoopsOnlyWhereItsInputIs) {
+  constexpr int B = 16, C = 8, H = 6, O = 16, K = 3, P = 2;  // a transposed 3x3 conv's padding
+  std::mt19937 rng(3);
+  std::vector<float> xv = random_values(B * C * H * H, rng), wv = random_values(O * C * K * K, rng);
+  Tensor x = Tensor(xv, Shape{B, C, H, H}).realize(), w = Tensor(wv, Shape{O, C, K, K}).realize();
+  Tensor y = x.pad({{0, 0}, {0, 0}, {P, P}, {P, P}}).conv2d(w);
+  std::vector<double> want = padded_conv(xv, wv, B, C, H, O, K, P);
+
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({y.uop()});
+  const UOpRef& conv = items.back().ast;
+  Target avx512{64, 32, true};
+  KernelOpts chosen = choose_opts(conv, avx512);
+  EXPECT_EQ(chosen.unroll_axis, 0) << chosen.key();  // the batch: no gate depends on it
+  // the window's rows and columns loop over where the input is, and no load is gated
+  LinearKernel k = linearize_kernel(conv, chosen);
+  int narrowed = 0, gated = 0;
+  for (const UOp* u : k.sink->toposort()) {
+    narrowed += u->op == Ops::RANGE && u->src[0]->op != Ops::CONST;
+    gated += u->op == Ops::LOAD && u->src.size() == 2;
+  }
+  EXPECT_EQ(narrowed, 2);
+  EXPECT_EQ(gated, 0);
+
+  // the heuristic's options, a register tile across the output's columns (the window's columns
+  // stay gated there), lanes on them, and none
+  KernelOpts columns = chosen, lanes, plain;
+  columns.unroll_axis = 3, columns.unroll = 2;
+  lanes.lane_axis = 3, lanes.lanes = 4;
+  for (const KernelOpts& o : {chosen, columns, lanes, plain}) {
+    std::vector<float> got = run_last(items, o);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_NEAR(got[i], want[i], 1e-4) << o.key() << " at " << i;
+  }
+}
+
+// Terms not zero outside the pad (each window element of a padded input plus one, summed) keep
+// every iteration: nothing is narrowed, and the sums count the padding's ones.
+TEST(Narrow, TermsThatAreNotZeroOutsideKeepTheirLoops) {
+  constexpr int C = 2, H = 5, P = 2, K = 3, out = H + 2 * P - K + 1;
+  std::mt19937 rng(4);
+  std::vector<float> xv = random_values(C * H * H, rng);
+  Tensor x = Tensor(xv, Shape{1, C, H, H}).realize();
+  Tensor windows = x.pad({{0, 0}, {0, 0}, {P, P}, {P, P}}).pool({K, K});
+  ASSERT_EQ(windows.shape(), (Shape{1, C, out, out, K, K}));
+  auto make_y = [&] { return (windows + 1).sum({-2, -1}); };
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({make_y().uop()});
+  LinearKernel k = linearize_kernel(items.back().ast, KernelOpts{});
+  for (const UOp* u : k.sink->toposort())
+    EXPECT_FALSE(u->op == Ops::RANGE && u->src[0]->op != Ops::CONST) << "a narrowed loop";
+  std::vector<float> got = make_y().data<float>();
+  for (int c = 0; c < C; c++)
+    for (int i = 0; i < out; i++)
+      for (int j = 0; j < out; j++) {
+        double s = 0;
+        for (int ky = 0; ky < K; ky++)
+          for (int kx = 0; kx < K; kx++) {
+            int yy = i + ky - P, xx = j + kx - P;
+            bool in = yy >= 0 && yy < H && xx >= 0 && xx < H;
+            s += (in ? xv[(c * H + yy) * H + xx] : 0.0) + 1;
+          }
+        ASSERT_NEAR(got[(c * out + i) * out + j], s, 1e-4) << c << " " << i << " " << j;
+      }
+}
+
+}  // namespace
+}  // namespace tc::codegen

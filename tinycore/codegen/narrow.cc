@@ -1,0 +1,147 @@
+#include "tinycore/codegen/narrow.h"
+
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "tinycore/uop/pattern_matcher.h"
+#include "tinycore/uop/symbolic.h"
+
+namespace tc::codegen {
+namespace {
+
+// The gates under which `v` may be nonzero: those of the loads among its factors (through
+// products, casts and where(gate, x, 0)). Where any of them is false, v is 0.
+void zero_gates(const UOpRef& v, std::vector<UOpRef>& out) {
+  if (v->op == Ops::LOAD && v->src.size() == 2) {
+    out.push_back(v->src[1]);
+  } else if (v->op == Ops::WHERE && v->src[2]->is_const(0)) {
+    out.push_back(v->src[0]);
+    zero_gates(v->src[1], out);
+  } else if (v->op == Ops::MUL) {
+    zero_gates(v->src[0], out), zero_gates(v->src[1], out);
+  } else if (v->op == Ops::CAST && dtypes::is_float(v->src[0]->dtype)) {
+    zero_gates(v->src[0], out);
+  }
+}
+
+void conjuncts(const UOpRef& gate, std::vector<UOpRef>& out) {
+  if (gate->op == Ops::AND && gate->dtype == dtypes::bool_) {
+    conjuncts(gate->src[0], out), conjuncts(gate->src[1], out);
+  } else {
+    out.push_back(gate);
+  }
+}
+
+bool depends_on(const UOpRef& n, const absl::flat_hash_set<const UOp*>& any) {
+  for (const UOp* m : n->toposort())
+    if (any.contains(m)) return true;
+  return false;
+}
+
+// One condition on the loop r: r >= bound (lower) or r < bound (upper), bound free of r.
+struct Bound {
+  const UOp* condition;
+  bool lower;
+  UOpRef bound;
+};
+
+// `c` as a bound on r when it is `r + e < k` or `!(r + e < k)` with e and k free of the reduce's
+// loops and of SIMD lanes (`inner`: those, r among them).
+std::optional<Bound> bound_of(const UOpRef& c, const UOpRef& r,
+                              const absl::flat_hash_set<const UOp*>& inner) {
+  bool lower = c->op == Ops::CMPNE && c->src[0]->op == Ops::CMPLT && c->src[1]->is_const(1);
+  const UOpRef& cmp = lower ? c->src[0] : c;
+  if (cmp->op != Ops::CMPLT || cmp->src[0]->dtype != dtypes::index) return std::nullopt;
+  const UOpRef &sum = cmp->src[0], &k = cmp->src[1];
+  UOpRef e = sum == r ? index_const(0) : subtract_term(sum, r);
+  if (!e || depends_on(e, inner) || depends_on(k, inner)) return std::nullopt;
+  return Bound{c.get(), lower, k - e};
+}
+
+UOpRef imax(const UOpRef& a, const UOpRef& b) { return alu(Ops::MAX, a, b); }
+UOpRef imin(const UOpRef& a, const UOpRef& b) { return imax(a * -1, b * -1) * -1; }
+
+// The loop range r of `reduces` (each an ADD over r) narrowed: the new start and end, and the
+// conditions that then hold; nullopt when some reduce's terms are not zero outside the same
+// bounds.
+struct Narrowed {
+  UOpRef start, end;
+  std::vector<const UOp*> hold;
+};
+std::optional<Narrowed> narrow(const UOpRef& r, const std::vector<const UOp*>& reduces,
+                               const absl::flat_hash_set<const UOp*>& inner) {
+  std::optional<std::vector<Bound>> common;
+  for (const UOp* red : reduces) {
+    if (static_cast<Ops>(red->arg_int()) != Ops::ADD) return std::nullopt;
+    std::vector<UOpRef> gates, cs;
+    zero_gates(red->src[0], gates);
+    for (const UOpRef& g : gates) conjuncts(g, cs);
+    std::vector<Bound> bounds;
+    absl::flat_hash_set<const UOp*> seen;
+    for (const UOpRef& c : cs)
+      if (seen.insert(c.get()).second)
+        if (std::optional<Bound> b = bound_of(c, r, inner)) bounds.push_back(*b);
+    if (!common) {
+      common = std::move(bounds);
+      continue;
+    }
+    // every reduce over r must vanish outside the same bounds: keep those all of them have
+    std::erase_if(*common, [&](const Bound& b) { return !seen.contains(b.condition); });
+  }
+  if (!common || common->empty()) return std::nullopt;
+  Narrowed n{index_const(0), r->src[0], {}};
+  for (const Bound& b : *common) {
+    if (b.lower)
+      n.start = imax(n.start, b.bound);
+    else
+      n.end = imin(n.end, b.bound);
+    n.hold.push_back(b.condition);
+  }
+  return n;
+}
+
+}  // namespace
+
+UOpRef narrow_reduce_loops(const UOpRef& sink) {
+  UOpRef out = sink;
+  // each loop in turn (a window's rows, then its columns): the graph is rebuilt after each
+  for (bool changed = true; changed;) {
+    changed = false;
+    absl::flat_hash_map<const UOp*, std::vector<const UOp*>> reduces_over;
+    std::vector<const UOp*> loops;  // in graph order: the same kernel narrows the same way
+    absl::flat_hash_set<const UOp*> inner;
+    for (const UOp* u : out->toposort()) {
+      if (u->op == Ops::LANE) inner.insert(u);
+      if (u->op != Ops::REDUCE) continue;
+      for (size_t i = 1; i < u->src.size(); i++) {
+        std::vector<const UOp*>& over = reduces_over[u->src[i].get()];
+        if (over.empty()) loops.push_back(u->src[i].get());
+        over.push_back(u);
+        inner.insert(u->src[i].get());
+      }
+    }
+    for (const UOp* range : loops) {
+      const std::vector<const UOp*>& reduces = reduces_over[range];
+      UOpRef r = range->ref();
+      std::optional<Narrowed> n = narrow(r, reduces, inner);
+      if (!n) continue;
+      UOpRef fresh = UOp::make(Ops::RANGE, dtypes::index, {simplify(n->end - n->start)}, r->arg);
+      absl::flat_hash_map<const UOp*, UOpRef> in_body = {{range, simplify(n->start) + fresh}};
+      for (const UOp* c : n->hold) in_body[c] = UOp::const_int(dtypes::bool_, 1);
+      absl::flat_hash_map<const UOp*, UOpRef> to;
+      for (const UOp* red : reduces) {
+        std::vector<UOpRef> src = {substitute(red->src[0], in_body)};
+        for (size_t i = 1; i < red->src.size(); i++)
+          src.push_back(red->src[i].get() == range ? fresh : red->src[i]);
+        to[red] = red->replace(std::move(src));
+      }
+      out = substitute(out, to);
+      changed = true;
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace tc::codegen
