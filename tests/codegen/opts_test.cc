@@ -357,6 +357,15 @@ TEST(Heuristic, AxesOfTenOrSixTakeLanesAsWideAsTheAxis) {
         ASSERT_EQ(got[p * 100 + oy * 10 + ox], want) << p << " " << oy << " " << ox;
       }
 
+  // a row of 30 (a transposed 3x3 conv's output over a 28x28 map) would take two registers of
+  // lanes, each load split in four: its lanes stay a power of two, and the register tile's
+  // accumulators fit in half the registers
+  Tensor g = Tensor::empty({8, 16, 28, 28}), w = Tensor::empty({16, 16, 3, 3});
+  UOpRef transposed = schedule::create_schedule({g.conv_transpose2d(w).uop()}).back().ast;
+  KernelOpts to = choose_opts(transposed, avx512);
+  EXPECT_NE(to.lanes, 30) << to.key();
+  EXPECT_LE((to.lanes * 4 + 63) / 64 * to.unroll, 16) << to.key();
+
   Tensor m = random_tensor({64, 6}, rng);
   std::vector<schedule::ScheduleItem> sum = schedule::create_schedule({m.sum(1).uop()});
   KernelOpts so = choose_opts(sum[0].ast, avx512);

@@ -164,12 +164,13 @@ std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
 }
 
 // The lanes for an axis of `size`: the widest power of two up to `widest` that divides it, or,
-// where that is under 4 (a pooled feature map's row of 10 or 6), the whole axis when it fits: a
-// vector of 10 lanes, which LLVM pads to 16, still does the work of ten scalar iterations.
-int lane_width(int64_t size, int widest) {
+// where that is under 4 (a pooled feature map's row of 10 or 6), the whole axis when it fits in
+// one register of `register_lanes`: a vector of 10 lanes, which LLVM pads to 16, still does the
+// work of ten scalar iterations. (A row of 30 would be split into loads of 16, 8, 4 and 2.)
+int lane_width(int64_t size, int widest, int register_lanes) {
   int w = widest;
   while (w >= 2 && size % w != 0) w /= 2;
-  if (w < 4 && size >= 3 && size <= widest) return static_cast<int>(size);
+  if (w < 4 && size >= 3 && size <= std::min(widest, register_lanes)) return static_cast<int>(size);
   return w;
 }
 
@@ -232,7 +233,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   // axis when they are contiguous
   bool short_reduce = reduce && reduce_length(ast) <= 32;
   for (int axis = last; axis >= 0 && (reduce || axis == last); axis--) {
-    int w = lane_width(shape[axis], widest);
+    int w = lane_width(shape[axis], widest, target.simd_bytes / itemsize);
     if (w <= o.lanes) continue;
     KernelOpts trial;
     trial.lane_axis = axis, trial.lanes = w;
@@ -272,7 +273,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
         for (int64_t d : in) n *= d;
         if (n > biggest) biggest = n, inner = in[u->arg_ints().back()];
       }
-    int w = lane_width(inner, widest);
+    int w = lane_width(inner, widest, target.simd_bytes / itemsize);
     KernelOpts trial;
     trial.reduce_lanes = w;
     if (w >= 4 && w > o.lanes) {
@@ -291,7 +292,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   // nearby elements (in cache together), then allowing the most rows (a divisor of its size: 7
   // rows of a 7x7 conv output), then the longest.
   if (reduce && o.lane_axis >= 0) {
-    int regs_per_row = std::max(1, o.lanes * itemsize / target.simd_bytes);
+    int regs_per_row = (o.lanes * itemsize + target.simd_bytes - 1) / target.simd_bytes;
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
     std::vector<RowLoads> along = loads_along(ast, nd);
     // rows whose reads all fall within two cache lines (a conv's output positions, also strided,
