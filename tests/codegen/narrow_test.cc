@@ -89,6 +89,9 @@ TEST(Narrow, AWidelyPaddedConvLoopsOnlyWhereItsInputIs) {
   }
   EXPECT_EQ(narrowed, 2);
   EXPECT_EQ(gated, 0);
+  // and its flops count what it computes: each input row and column meets the window K times
+  auto built = get_kernel(conv, items.back().bufs[0]->buffer->device(), chosen);
+  EXPECT_DOUBLE_EQ(built->flops, 2.0 * B * O * C * (H * K) * (H * K));
 
   // the heuristic's options, a register tile across the output's columns (the window's columns
   // stay gated there), lanes on them, and none

@@ -36,7 +36,7 @@ double count_flops(const std::vector<UOpRef>& program) {
   for (const UOpRef& u : program) {
     if (u->op == Ops::RANGE) {
       stack.push_back(trips);
-      trips *= static_cast<double>(u->src[0]->vmax());  // a narrowed loop's longest
+      trips *= mean_trips(*u);
     } else if (u->op == Ops::END) {
       trips = stack.back();
       stack.pop_back();

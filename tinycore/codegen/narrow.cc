@@ -144,4 +144,30 @@ UOpRef narrow_reduce_loops(const UOpRef& sink) {
   return out;
 }
 
+double mean_trips(const UOp& range) {
+  constexpr int64_t kMostPoints = 1 << 12;  // outer loop values evaluated at most
+  const UOpRef& end = range.src[0];
+  if (end->op == Ops::CONST) return static_cast<double>(end->arg_int());
+  std::vector<const UOp*> outer;
+  int64_t points = 1;
+  for (const UOp* u : end->toposort())
+    if (u->op == Ops::RANGE) {
+      if (u->src[0]->op != Ops::CONST || (points *= u->src[0]->arg_int()) > kMostPoints)
+        return static_cast<double>(end->vmax());
+      outer.push_back(u);
+    }
+  double sum = 0;
+  for (int64_t p = 0; p < points; p++) {
+    absl::flat_hash_map<const UOp*, UOpRef> at;
+    for (int64_t rest = p; const UOp* o : outer) {
+      at[o] = index_const(rest % o->src[0]->arg_int());
+      rest /= o->src[0]->arg_int();
+    }
+    UOpRef n = simplify(substitute(end, at));
+    if (n->op != Ops::CONST) return static_cast<double>(end->vmax());
+    sum += static_cast<double>(std::max<int64_t>(0, n->arg_int()));
+  }
+  return sum / static_cast<double>(points);
+}
+
 }  // namespace tc::codegen

@@ -16,4 +16,8 @@ namespace tc::codegen {
 // never multiplies the padding).
 UOpRef narrow_reduce_loops(const UOpRef& sink);
 
+// How many times the loop `range` runs on average over the outer loops its end reads (a narrowed
+// loop's length varies with them); its end when that is a number. For counting a kernel's flops.
+double mean_trips(const UOp& range);
+
 }  // namespace tc::codegen
