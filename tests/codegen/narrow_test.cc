@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "absl/strings/str_format.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/opts.h"
 #include "tinycore/runtime/buffer.h"
@@ -82,16 +83,22 @@ TEST(Narrow, AWidelyPaddedConvLoopsOnlyWhereItsInputIs) {
   EXPECT_EQ(chosen.unroll_axis, 0) << chosen.key();  // the batch: no gate depends on it
   // the window's rows and columns loop over where the input is, and no load is gated
   LinearKernel k = linearize_kernel(conv, chosen);
-  int narrowed = 0, gated = 0;
+  std::vector<int64_t> narrowed;
+  int gated = 0;
   for (const UOp* u : k.sink->toposort()) {
-    narrowed += u->op == Ops::RANGE && u->src[0]->op != Ops::CONST;
+    if (u->op == Ops::RANGE && u->src[0]->op != Ops::CONST) narrowed.push_back(u->arg_int());
     gated += u->op == Ops::LOAD && u->src.size() == 2;
   }
-  EXPECT_EQ(narrowed, 2);
+  EXPECT_EQ(narrowed.size(), 2u);
   EXPECT_EQ(gated, 0);
-  // and its flops count what it computes: each input row and column meets the window K times
+  // its flops count what it computes (each input row and column meets the window K times), and
+  // LLVM is told not to unroll the narrowed loops (their length varies)
   auto built = get_kernel(conv, items.back().bufs[0]->buffer->device(), chosen);
   EXPECT_DOUBLE_EQ(built->flops, 2.0 * B * O * C * (H * K) * (H * K));
+  for (int64_t n : narrowed)
+    EXPECT_NE(built->source.find(absl::StrFormat("br label %%loop%d, !llvm.loop", n)),
+              std::string::npos)
+        << built->source;
 
   // the heuristic's options, a register tile across the output's columns (the window's columns
   // stay gated there), lanes on them, and none

@@ -540,12 +540,14 @@ class Renderer {
         int64_t n = u.src[0]->arg_int();
         std::string next = emit(absl::StrCat("add i64 ", reg_.at(u.src[0].get()), ", 1"));
         line_(absl::StrFormat("store i64 %s, ptr %%ridx%d", next, n));
-        if (reduce_loops_.contains(u.src[0].get())) {
+        if (reduce_loops_.contains(u.src[0].get()) && u.src[0]->src[0]->op == Ops::CONST) {
           line_(absl::StrFormat("br label %%loop%d", n));
         } else {
           // LLVM unrolls a reduce's loop (a short sum runs straight through), not the output
           // loops: their lanes and register tiles are unrolled already, and unrolling them again
-          // was a quarter of a cold start's compile time for no speed
+          // was a quarter of a cold start's compile time for no speed. Nor a narrowed reduce
+          // loop (codegen/narrow.h), whose length varies: unrolled with a remainder loop, a
+          // conv's took 3x the compile time
           int md = nmetadata_;
           nmetadata_ += 2;
           line_(absl::StrFormat("br label %%loop%d, !llvm.loop !%d", n, md));
