@@ -126,8 +126,9 @@ UOpRef narrow_reduce_loops(const UOpRef& sink) {
       UOpRef r = range->ref();
       std::optional<Narrowed> n = narrow(r, reduces, inner);
       if (!n) continue;
-      UOpRef fresh = UOp::make(Ops::RANGE, dtypes::index, {simplify(n->end - n->start)}, r->arg);
-      absl::flat_hash_map<const UOp*, UOpRef> in_body = {{range, simplify(n->start) + fresh}};
+      // (simplified with the rest of the kernel afterwards)
+      UOpRef fresh = UOp::make(Ops::RANGE, dtypes::index, {n->end - n->start}, r->arg);
+      absl::flat_hash_map<const UOp*, UOpRef> in_body = {{range, n->start + fresh}};
       for (const UOp* c : n->hold) in_body[c] = UOp::const_int(dtypes::bool_, 1);
       absl::flat_hash_map<const UOp*, UOpRef> to;
       for (const UOp* red : reduces) {

@@ -164,7 +164,8 @@ class Scheduler {
     for (const UOpRef& s : n->src) {
       // judged on s fused as a kernel of its own would be (parts that get kernels of their own
       // anyway are buffers there); a padded buffer is copied padded once rather than have every
-      // broadcast copy check its bounds per load (a conv's input windows)
+      // broadcast copy check its bounds per load (a conv's input windows), unless its pads are
+      // wide enough that the kernel narrows its loops to them instead (pads_widely)
       bool own =
           expands(*n) && (computes(fuse(s, /*top=*/true)) || (pads_a_buffer(s) && !pads_widely(s)));
       src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
