@@ -73,6 +73,15 @@ struct NDArray {
 };
 
 // An array whose element i is f(i).
+// Tolerances the suites share (float32 arithmetic, transcendental functions), special values,
+// and an array from its shape and values.
+inline constexpr double kF32 = 1e-5, kTrans = 1e-4;
+inline const double kInf = std::numeric_limits<double>::infinity();
+inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline NDArray vals(Shape shape, std::vector<double> v) {
+  return NDArray(std::move(shape), std::move(v));
+}
+
 inline NDArray generate(const Shape& s, const std::function<double(int64_t)>& f) {
   std::vector<double> v(static_cast<size_t>(numel(s)));
   for (size_t i = 0; i < v.size(); i++) v[i] = f(static_cast<int64_t>(i));
