@@ -70,24 +70,27 @@ TEST_F(TempCacheDir, BuiltKernelIsReadBackWhole) {
   EXPECT_EQ(loaded->launch.global, built->launch.global);
   EXPECT_EQ(loaded->launch.local, built->launch.local);
   EXPECT_EQ(loaded->launch.nargs, built->launch.nargs);
-  EXPECT_TRUE(built->launch.light);  // 16x32 outputs of 40 products each: compiled quickly
-  EXPECT_EQ(loaded->launch.light, built->launch.light);
+  // 16x32 outputs of 40 products each: compiled quickly
+  EXPECT_EQ(built->launch.effort, runtime::CompileEffort::kQuick);
+  EXPECT_EQ(loaded->launch.effort, built->launch.effort);
   EXPECT_GT(built->flops, 2.0 * p.m * p.n * p.k - 1);
   EXPECT_TRUE(loaded->program.empty());
   p.expect_right(p.run(*built));
   p.expect_right(p.run(*loaded));
 }
 
-// A reduce small enough to run on one core is compiled light (a device may spend less on it); past
-// 1e6 flops and bytes it is not, and both compute the product. An elementwise kernel is light
-// whatever its size.
-TEST_F(TempCacheDir, SmallReducesAndElementwiseKernelsAreCompiledLight) {
+// A reduce small enough to run on one core is compiled quickly (a device may spend least on it);
+// past 1e6 flops and bytes it gets the full effort, and both compute the product. An elementwise
+// kernel past that size is compiled light.
+TEST_F(TempCacheDir, SmallKernelsAreCompiledQuicklyAndElementwiseOnesLight) {
   for (int64_t k : {40, 1000}) {
     Product p(k);
     std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
     bool small = built->flops + built->bytes <= 1e6;
     EXPECT_EQ(small, k == 40) << "k " << k << ": " << built->flops << " flops";
-    EXPECT_EQ(built->launch.light, small) << "k " << k;
+    EXPECT_EQ(built->launch.effort,
+              small ? runtime::CompileEffort::kQuick : runtime::CompileEffort::kFull)
+        << "k " << k;
     EXPECT_EQ(small_kernel(*built), small) << "k " << k;
     p.expect_right(p.run(*built));
   }
@@ -98,7 +101,7 @@ TEST_F(TempCacheDir, SmallReducesAndElementwiseKernelsAreCompiledLight) {
   ASSERT_EQ(items.size(), 1u);
   std::shared_ptr<const Kernel> big = get_kernel(items[0].ast, items[0].bufs[0]->buffer->device());
   EXPECT_FALSE(small_kernel(*big)) << big->flops + big->bytes;
-  EXPECT_TRUE(big->launch.light);
+  EXPECT_EQ(big->launch.effort, runtime::CompileEffort::kLight);
   Tensor y = x * 2 + 1;
   std::vector<float> got = y.data<float>();
   for (size_t i = 0; i < v.size(); i += 4099) ASSERT_EQ(got[i], v[i] * 2 + 1) << i;

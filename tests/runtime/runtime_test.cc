@@ -227,26 +227,31 @@ exit:
 }
 )";
 
-// A light kernel is compiled with less optimization, a full one with all of it: both compute the
-// same, and each effort is its own disk cache entry (one never stands in for the other).
-TEST_F(TempCacheDir, LightAndFullCompilesAreSeparateEntries) {
+// A quick or light kernel is compiled with less optimization, a full one with all of it: all
+// compute the same, and each effort is its own disk cache entry (one never stands in for another).
+TEST_F(TempCacheDir, EachCompileEffortIsAnEntryOfItsOwn) {
   std::vector<float> in(1000);
   double want = 0;
   for (size_t i = 0; i < in.size(); i++) want += in[i] = 0.5f + static_cast<float>(i % 7);
-  for (bool light : {true, false}) {
+  for (CompileEffort effort :
+       {CompileEffort::kQuick, CompileEffort::kLight, CompileEffort::kFull}) {
     LaunchSpec launch;
-    launch.light = light;
+    launch.effort = effort;
     float out = 0;
     void* bufs[2] = {&out, in.data()};
     make_cpu_device()->compile("sum", kSum, launch)->run(bufs);
-    EXPECT_EQ(out, static_cast<float>(want)) << "light " << light;  // integers: exact
+    EXPECT_EQ(out, static_cast<float>(want)) << effort_name(effort);  // integers: exact
   }
   auto files = entries("cpu");
-  ASSERT_EQ(files.size(), 2u);
-  int light_keys = 0;
-  for (const auto& f : files)
-    light_keys += read_cache_file(f.string()).value_or("").find("|light|") != std::string::npos;
+  ASSERT_EQ(files.size(), 3u);
+  int light_keys = 0, quick_keys = 0;
+  for (const auto& f : files) {
+    std::string entry = read_cache_file(f.string()).value_or("");
+    light_keys += entry.find("|light|") != std::string::npos;
+    quick_keys += entry.find("|quick|") != std::string::npos;
+  }
   EXPECT_EQ(light_keys, 1);
+  EXPECT_EQ(quick_keys, 1);
 }
 
 // A cache file of `kb` KiB last written `hours` ago.

@@ -87,9 +87,9 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
   compile_kernel(*k, device);
   if (debug_level() >= 3)
     std::printf(
-        "kernel %s: compiled in %.1f ms%s\n", k->name.c_str(),
+        "kernel %s: compiled in %.1f ms (%s)\n", k->name.c_str(),
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
-        k->launch.light ? " (light)" : "");
+        runtime::effort_name(k->launch.effort));
   return k;
 }
 
@@ -110,10 +110,14 @@ int launch_shares(const Kernel& k, const runtime::Device& device) {
   return k.parallel && !small_kernel(k) ? device.parallelism() : 1;
 }
 
-bool light_compile(const Kernel& k) { return small_kernel(k) || k.name.rfind("E_", 0) == 0; }
+runtime::CompileEffort compile_effort(const Kernel& k) {
+  if (small_kernel(k)) return runtime::CompileEffort::kQuick;
+  if (k.name.rfind("E_", 0) == 0) return runtime::CompileEffort::kLight;
+  return runtime::CompileEffort::kFull;
+}
 
 void compile_kernel(Kernel& k, runtime::Device& device) {
-  k.launch.light = light_compile(k);
+  k.launch.effort = compile_effort(k);
   k.binary = device.compile(k.name, k.source, k.launch);
 }
 

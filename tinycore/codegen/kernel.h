@@ -37,14 +37,16 @@ LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts);
 // A kernel with so little work (flops and bytes) that it runs whole on one core: waking threads
 // would cost more than they save, and optimizing it hard costs more compile time than it saves.
 bool small_kernel(const Kernel& k);
-// Whether a device may compile `k` with little optimization (LaunchSpec::light): it is small, or
-// elementwise (lower() names it E_...): a stream through memory, which O3's loop passes and
-// aggressive instruction selection do not make faster (measured on the MNIST step's), where a
-// reduce's register tiles need them.
-bool light_compile(const Kernel& k);
+// How much a device may spend compiling `k` (LaunchSpec::effort):
+//   - quick when it is small: it runs in microseconds however it is compiled;
+//   - light when it is elementwise (lower() names it E_...): a stream through memory, which O3's
+//     loop passes and aggressive instruction selection do not make faster (measured on the MNIST
+//     step's);
+//   - full for a reduce, whose register tiles need every optimization.
+runtime::CompileEffort compile_effort(const Kernel& k);
 // How many shares of `device` a launch of `k` is split into (1 for a small kernel).
 int launch_shares(const Kernel& k, const runtime::Device& device);
-// Compiles k.source on `device` into k.binary, telling it whether it may compile k light.
+// Compiles k.source on `device` into k.binary, telling it how much effort k is worth.
 void compile_kernel(Kernel& k, runtime::Device& device);
 
 // Compiles `ast` (see schedule::ScheduleItem), its reduce axes merged (merge_axes.h), for

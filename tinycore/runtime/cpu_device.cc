@@ -91,7 +91,7 @@ class CpuDevice : public Device {
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = cache_.find(source); it != cache_.end()) return it->second;
     }
-    std::string object = object_code(fn_name, source, launch.light);
+    std::string object = object_code(fn_name, source, launch.effort);
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = cache_.find(source); it != cache_.end()) return it->second;  // raced: one wins
     // One JITDylib per kernel, so kernels with equal names never clash.
@@ -110,13 +110,17 @@ class CpuDevice : public Device {
   // The kernel's machine code, from the disk cache when this exact source was compiled before
   // for this CPU by this LLVM with this effort (LLVM is most of a cold start). Bump the key's
   // "v1" when optimize() or the target machine's options change: the key cannot see them.
-  std::string object_code(const std::string& fn_name, const std::string& source, bool light) {
-    std::string key = absl::StrCat("tinycore cpu object v1|LLVM " LLVM_VERSION_STRING "|", triple_,
-                                   "|", cpu_, "|", features_, light ? "|light" : "", "|\n", source);
-    return cached_compile("cpu", key, [&] { return compile_object(fn_name, source, light); });
+  std::string object_code(const std::string& fn_name, const std::string& source,
+                          CompileEffort effort) {
+    std::string key = absl::StrCat(
+        "tinycore cpu object v1|LLVM " LLVM_VERSION_STRING "|", triple_, "|", cpu_, "|", features_,
+        effort == CompileEffort::kFull ? "" : absl::StrCat("|", effort_name(effort)), "|\n",
+        source);
+    return cached_compile("cpu", key, [&] { return compile_object(fn_name, source, effort); });
   }
 
-  std::string compile_object(const std::string& fn_name, const std::string& source, bool light) {
+  std::string compile_object(const std::string& fn_name, const std::string& source,
+                             CompileEffort effort) {
     auto ctx = std::make_unique<llvm::LLVMContext>();
     llvm::SMDiagnostic diag;
     auto mod = llvm::parseIR(llvm::MemoryBufferRef(source, fn_name), diag, *ctx);
@@ -132,15 +136,14 @@ class CpuDevice : public Device {
     // A target machine per compiling thread and effort: LLVM's code generator may not share one
     // across threads, and one kept for the thread's next kernels keeps its subtarget (building
     // one per kernel was about 7% of a cold start's compile time).
-    thread_local std::unique_ptr<llvm::TargetMachine> full_tm, light_tm;
-    std::unique_ptr<llvm::TargetMachine>& tm = light ? light_tm : full_tm;
+    thread_local std::unique_ptr<llvm::TargetMachine> machines[3];
+    std::unique_ptr<llvm::TargetMachine>& tm = machines[static_cast<int>(effort)];
     if (!tm) {
       llvm::orc::JITTargetMachineBuilder builder = jtmb_;
-      builder.setCodeGenOptLevel(light ? llvm::CodeGenOptLevel::Less
-                                       : llvm::CodeGenOptLevel::Aggressive);
+      builder.setCodeGenOptLevel(codegen_level(effort));
       tm = unwrap(builder.createTargetMachine(), "creating the target machine");
     }
-    optimize(*mod, *tm, light);
+    optimize(*mod, *tm, effort != CompileEffort::kFull);
     llvm::SmallVector<char, 0> object;
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager codegen;
@@ -150,8 +153,24 @@ class CpuDevice : public Device {
     return std::string(object.begin(), object.end());
   }
 
-  // LLVM's O3 pipeline, or for a light kernel only what makes plain code of it: the kernel body
-  // inlined into its entry point, loop counters in registers, index arithmetic folded. (126 of
+  // Instruction selection and register allocation: a quick kernel's take a third of the time at
+  // level None (fast instruction selection, fast register allocation), and the code is slower
+  // but the kernel is small (the MNIST step's 120 quick kernels: 0.4 ms more per step, 200 ms less
+  // of a cold start's CPU). Elementwise kernels over megabytes run up to 2.4x slower at None.
+  static llvm::CodeGenOptLevel codegen_level(CompileEffort effort) {
+    switch (effort) {
+      case CompileEffort::kFull:
+        return llvm::CodeGenOptLevel::Aggressive;
+      case CompileEffort::kLight:
+        return llvm::CodeGenOptLevel::Less;
+      case CompileEffort::kQuick:
+        return llvm::CodeGenOptLevel::None;
+    }
+    return llvm::CodeGenOptLevel::Aggressive;
+  }
+
+  // LLVM's O3 pipeline, or for a light or quick kernel only what makes plain code of it: the kernel
+  // body inlined into its entry point, loop counters in registers, index arithmetic folded. (126 of
   // the MNIST first step's 176 compiled kernels are elementwise: compiling them light took that
   // process's CPU time from 3.0-3.4 s to 2.2-2.9 s, and its steady step is no slower.)
   void optimize(llvm::Module& mod, llvm::TargetMachine& tm, bool light) {

@@ -17,6 +17,19 @@
 #endif
 
 namespace tc::runtime {
+
+const char* effort_name(CompileEffort effort) {
+  switch (effort) {
+    case CompileEffort::kFull:
+      return "full";
+    case CompileEffort::kLight:
+      return "light";
+    case CompileEffort::kQuick:
+      return "quick";
+  }
+  return "?";
+}
+
 namespace {
 
 // A device kind: its factory, why the factory found nothing, and a cheap test that rules the

@@ -12,14 +12,22 @@
 
 namespace tc::runtime {
 
+// How much a device may spend compiling a kernel (codegen::compile_effort): a device may spend
+// less on a kernel with little to gain from optimization (the CPU does: most of a cold start is
+// compiling).
+enum class CompileEffort {
+  kFull,   // a reduce's register tiles: every optimization
+  kLight,  // no reduce loop: a stream through memory, a short pass list
+  kQuick,  // so little work that it runs in microseconds however it is compiled
+};
+const char* effort_name(CompileEffort effort);
+
 // How a GPU kernel is launched: `global` work-groups (CUDA's grid) of `local` threads each, per
 // dimension x, y, z; `nargs` buffer arguments. The CPU ignores it.
 struct LaunchSpec {
   std::array<int64_t, 3> global{1, 1, 1}, local{1, 1, 1};
   int nargs = 0;
-  // Compiled with a short pass list (codegen::light_compile): little work, or no reduce loop. A
-  // device may spend less optimization on it (the CPU does: most of a cold start is compiling).
-  bool light = false;
+  CompileEffort effort = CompileEffort::kFull;
 };
 
 // A compiled kernel: runs over its buffers' pointers (handles, on a GPU), split into `shares`
