@@ -138,11 +138,15 @@ TEST_F(TempCacheDir, EntryThatDoesNotParseIsNoKernel) {
     runtime::cache_store("kernel", key, junk);
     EXPECT_EQ(load_kernel(key, p.device()), nullptr) << "entry '" << junk << "'";
   }
-  // a damaged file (its checksum no longer matches) is a miss too
-  save_kernel(key, *get_kernel(p.item.ast, p.device()));
-  ASSERT_EQ(entries("kernel").size(), 1u);
+  // a record cut short is a miss too
+  std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
+  std::filesystem::remove_all(dir_ / "kernel");
+  save_kernel(key, *built);
+  ASSERT_EQ(runtime::cache_entries("kernel").size(), 1u);
+  ASSERT_EQ(entries("kernel").size(), 1u);  // one pack
   std::filesystem::resize_file(entries("kernel")[0],
                                std::filesystem::file_size(entries("kernel")[0]) - 10);
+  EXPECT_EQ(runtime::cache_entries("kernel").size(), 0u);
   EXPECT_EQ(load_kernel(key, p.device()), nullptr);
 }
 

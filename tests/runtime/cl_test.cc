@@ -115,18 +115,11 @@ TEST_F(ClTest, DescribesItself) {
 TEST_F(ClTest, WhetherItIsAGpuIsRememberedOnDisk) {
   bool gpu = device().is_accelerator();
   EXPECT_EQ(cl_may_have_gpu(), gpu);
-  auto entries = [] {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(cache_dir() + "/devices"))
-      out.push_back(e.path().string());
-    return out;
-  };
-  ASSERT_EQ(entries().size(), 1u);
-  std::optional<std::string> entry = read_cache_file(entries()[0]);
-  ASSERT_TRUE(entry);
-  EXPECT_NE(entry->find(gpu ? "gpu" : "no gpu"), std::string::npos);
+  auto stored = cache_entries("devices");
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].second, gpu ? "gpu" : "no gpu");
   EXPECT_EQ(cl_may_have_gpu(), gpu);  // read from the entry
-  EXPECT_EQ(entries().size(), 1u);
+  EXPECT_EQ(cache_entries("devices").size(), 1u);
 }
 
 TEST_F(ClTest, RunsAHandWrittenKernel) { expect_axpb_runs(device(), axpb_launch()); }
@@ -288,23 +281,6 @@ TEST_F(ClTest, SameSourceIsCompiledOnce) {
   expect_axpb_runs(device(), other);
 }
 
-// A disk cache entry: its key, and the program binary it holds.
-struct Entry {
-  std::string key, binary;
-};
-Entry read_entry(const std::string& path) {
-  std::optional<std::string> bytes = read_cache_file(path);
-  EXPECT_TRUE(bytes) << path;
-  if (!bytes) return {};
-  size_t end = bytes->find('\0');
-  return {bytes->substr(0, end), bytes->substr(end + 1 + 16)};  // after the 16-digit checksum
-}
-// Replaces the entry at `path`: `e.key`'s entry is that file (cache_store names it by its key).
-void write_entry(const std::string& path, const Entry& e) {
-  EXPECT_EQ(cache_path("cl", e.key, ".bin"), path);
-  cache_store("cl", e.key, e.binary);
-}
-
 // Program binaries go to the disk cache, and a fresh device runs the cached binary (shown by
 // planting one kernel's binary under another's source); a binary the driver rejects is built
 // from source again.
@@ -312,17 +288,17 @@ TEST_F(ClTest, ProgramBinariesAreCachedOnDisk) {
   std::string times3 = axpb_source(3);
   expect_axpb_runs(device(), axpb_launch());
   expect_axpb_runs(device(), axpb_launch(), times3, 3);
-  ASSERT_EQ(entries("cl").size(), 2u);
-  std::string path2 = entries("cl")[0], path3 = entries("cl")[1];
-  if (read_entry(path2).key.find("* 3.0f") != std::string::npos) std::swap(path2, path3);
-  Entry entry2 = read_entry(path2), entry3 = read_entry(path3);
-  EXPECT_THAT(entry3.key, HasSubstr(times3));  // its key holds the source
-  EXPECT_FALSE(entry3.binary.empty());
+  auto stored = cache_entries("cl");  // (key, program binary)
+  ASSERT_EQ(stored.size(), 2u);
+  if (stored[0].first.find("* 3.0f") != std::string::npos) std::swap(stored[0], stored[1]);
+  EXPECT_THAT(stored[1].first, HasSubstr(times3));  // its key holds the source
+  EXPECT_FALSE(stored[1].second.empty());
 
-  write_entry(path3, {entry3.key, entry2.binary});
+  // a later entry for a key stands in for the earlier one
+  cache_store("cl", stored[1].first, stored[0].second);
   expect_axpb_runs(*make_cl_device(), axpb_launch(), times3, 2);  // what the binary computes
 
-  write_entry(path3, {entry3.key, "not a program binary"});
+  cache_store("cl", stored[1].first, "not a program binary");
   expect_axpb_runs(*make_cl_device(), axpb_launch(), times3, 3);
 }
 

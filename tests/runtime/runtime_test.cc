@@ -185,23 +185,49 @@ float run_add_one(Device& device) {
   return out;
 }
 
-// The machine code goes to the disk cache, and a fresh device (a new process) loads it from there;
-// an entry that is truncated or belongs to another source is compiled again and rewritten.
+// The machine code goes to the disk cache, and a fresh device (a new process) loads it from there
+// (compiling nothing: no entry is added); a pack whose entry is cut short, replaced by junk or
+// altered is read past, and the kernel compiled again.
 TEST_F(TempCacheDir, MachineCodeIsCachedOnDisk) {
   EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
-  ASSERT_EQ(entries("cpu").size(), 1u);
-  std::string entry = entries("cpu")[0];
-  std::optional<std::string> bytes = read_cache_file(entry);
-  ASSERT_TRUE(bytes);
-  EXPECT_NE(bytes->find("define void @add_one"), std::string::npos);  // the key is its source
-  EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);                  // loaded from disk
+  auto stored = cache_entries("cpu");
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_NE(stored[0].first.find("define void @add_one"), std::string::npos);  // keyed by source
+  EXPECT_EQ(stored[0].second.substr(0, 4),
+            "\x7f"
+            "ELF");  // an object file
+  EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
+  EXPECT_EQ(cache_entries("cpu").size(), 1u);  // loaded from disk
 
-  for (std::string damaged : {bytes->substr(0, bytes->size() - 10), std::string("junk"),
-                              bytes->substr(0, bytes->find('\0'))}) {
-    write_cache_file(entry, damaged);
+  ASSERT_EQ(entries("cpu").size(), 1u);  // one pack
+  std::string pack = entries("cpu")[0];
+  std::optional<std::string> bytes = read_cache_file(pack);
+  ASSERT_TRUE(bytes);
+  std::string altered = *bytes;
+  altered[altered.size() - 100] ^= 1;  // in the object code: its checksum no longer matches
+  for (const std::string& damaged :
+       {bytes->substr(0, bytes->size() - 10), std::string("junk"), altered}) {
+    write_cache_file(pack, damaged);
+    EXPECT_EQ(cache_entries("cpu").size(), 0u);
     EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
-    EXPECT_EQ(read_cache_file(entry), bytes);  // rewritten whole
+    ASSERT_EQ(cache_entries("cpu").size(), 1u);  // compiled again, found past the damage
+    EXPECT_EQ(cache_entries("cpu")[0], stored[0]);
+    EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
+    EXPECT_EQ(cache_entries("cpu").size(), 1u);
   }
+}
+
+// Another process's pack is found: a key stored there is a hit here, once it appears.
+TEST_F(TempCacheDir, EntriesOfOtherProcessesAreFound) {
+  EXPECT_EQ(cache_lookup("cpu", "theirs"), std::nullopt);
+  cache_store("cpu", "theirs", "their output");
+  ASSERT_EQ(entries("cpu").size(), 1u);
+  std::filesystem::path ours = entries("cpu")[0];
+  std::filesystem::rename(ours, dir_ / "cpu" / "1-1.pack");  // as if another process wrote it
+  cache_store("cpu", "mine", "my output");
+  EXPECT_EQ(cache_lookup("cpu", "theirs"), "their output");
+  EXPECT_EQ(cache_lookup("cpu", "mine"), "my output");
+  EXPECT_EQ(entries("cpu").size(), 2u);
 }
 
 // A loop: out[0] = the sum of in[0..n), n = 1000.
@@ -242,13 +268,12 @@ TEST_F(TempCacheDir, EachCompileEffortIsAnEntryOfItsOwn) {
     make_cpu_device()->compile("sum", kSum, launch)->run(bufs);
     EXPECT_EQ(out, static_cast<float>(want)) << effort_name(effort);  // integers: exact
   }
-  auto files = entries("cpu");
-  ASSERT_EQ(files.size(), 3u);
+  auto stored = cache_entries("cpu");
+  ASSERT_EQ(stored.size(), 3u);
   int light_keys = 0, quick_keys = 0;
-  for (const auto& f : files) {
-    std::string entry = read_cache_file(f.string()).value_or("");
-    light_keys += entry.find("|light|") != std::string::npos;
-    quick_keys += entry.find("|quick|") != std::string::npos;
+  for (const auto& [key, object] : stored) {
+    light_keys += key.find("|light|") != std::string::npos;
+    quick_keys += key.find("|quick|") != std::string::npos;
   }
   EXPECT_EQ(light_keys, 1);
   EXPECT_EQ(quick_keys, 1);
