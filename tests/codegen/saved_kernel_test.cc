@@ -80,19 +80,35 @@ TEST_F(TempCacheDir, BuiltKernelIsReadBackWhole) {
 }
 
 // A reduce small enough to run on one core is compiled quickly (a device may spend least on it);
-// past 1e6 flops and bytes it gets the full effort, and both compute the product. An elementwise
-// kernel past that size is compiled light.
-TEST_F(TempCacheDir, SmallKernelsAreCompiledQuicklyAndElementwiseOnesLight) {
+// past 1e6 flops and bytes it is compiled as the tiles the heuristic gave it, or with the full
+// effort when it is scalar (NOOPT=1), and all compute the product. An elementwise kernel past that
+// size is compiled light.
+TEST_F(TempCacheDir, EachKernelGetsTheCompileEffortItsWorkNeeds) {
   for (int64_t k : {40, 1000}) {
     Product p(k);
     std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
     bool small = built->flops + built->bytes <= 1e6;
     EXPECT_EQ(small, k == 40) << "k " << k << ": " << built->flops << " flops";
+    EXPECT_GT(built->opts.lanes, 1) << "k " << k;
     EXPECT_EQ(built->launch.effort,
-              small ? runtime::CompileEffort::kQuick : runtime::CompileEffort::kFull)
+              small ? runtime::CompileEffort::kQuick : runtime::CompileEffort::kTiled)
         << "k " << k;
     EXPECT_EQ(small_kernel(*built), small) << "k " << k;
     p.expect_right(p.run(*built));
+  }
+  {
+    const char* before = std::getenv("NOOPT");
+    std::string saved = before ? before : "";
+    setenv("NOOPT", "1", 1);
+    Product p(1000);
+    std::shared_ptr<const Kernel> scalar = get_kernel(p.item.ast, p.device());
+    if (before)
+      setenv("NOOPT", saved.c_str(), 1);
+    else
+      unsetenv("NOOPT");
+    EXPECT_EQ(scalar->opts.lanes, 1);
+    EXPECT_EQ(scalar->launch.effort, runtime::CompileEffort::kFull);
+    p.expect_right(p.run(*scalar));
   }
   std::vector<float> v(1 << 20);
   for (size_t i = 0; i < v.size(); i++) v[i] = static_cast<float>(i % 1000);

@@ -253,14 +253,15 @@ exit:
 }
 )";
 
-// A quick or light kernel is compiled with less optimization, a full one with all of it: all
-// compute the same, and each effort is its own disk cache entry (one never stands in for another).
+// A quick, light or tiled kernel is compiled with less optimization, a full one with all of it:
+// all compute the same, and each effort is its own disk cache entry (one never stands in for
+// another).
 TEST_F(TempCacheDir, EachCompileEffortIsAnEntryOfItsOwn) {
   std::vector<float> in(1000);
   double want = 0;
   for (size_t i = 0; i < in.size(); i++) want += in[i] = 0.5f + static_cast<float>(i % 7);
-  for (CompileEffort effort :
-       {CompileEffort::kQuick, CompileEffort::kLight, CompileEffort::kFull}) {
+  for (CompileEffort effort : {CompileEffort::kQuick, CompileEffort::kLight, CompileEffort::kTiled,
+                               CompileEffort::kFull}) {
     LaunchSpec launch;
     launch.effort = effort;
     float out = 0;
@@ -269,14 +270,13 @@ TEST_F(TempCacheDir, EachCompileEffortIsAnEntryOfItsOwn) {
     EXPECT_EQ(out, static_cast<float>(want)) << effort_name(effort);  // integers: exact
   }
   auto stored = cache_entries("cpu");
-  ASSERT_EQ(stored.size(), 3u);
-  int light_keys = 0, quick_keys = 0;
-  for (const auto& [key, object] : stored) {
-    light_keys += key.find("|light|") != std::string::npos;
-    quick_keys += key.find("|quick|") != std::string::npos;
-  }
-  EXPECT_EQ(light_keys, 1);
-  EXPECT_EQ(quick_keys, 1);
+  ASSERT_EQ(stored.size(), 4u);
+  for (const char* effort : {"|light|", "|quick|", "|tiled|"})
+    EXPECT_EQ(std::count_if(
+                  stored.begin(), stored.end(),
+                  [&](const auto& entry) { return entry.first.find(effort) != std::string::npos; }),
+              1)
+        << effort;
 }
 
 // A cache file of `kb` KiB last written `hours` ago.

@@ -113,6 +113,7 @@ int launch_shares(const Kernel& k, const runtime::Device& device) {
 runtime::CompileEffort compile_effort(const Kernel& k) {
   if (small_kernel(k)) return runtime::CompileEffort::kQuick;
   if (k.name.rfind("E_", 0) == 0) return runtime::CompileEffort::kLight;
+  if (k.opts.lanes > 1 || k.opts.reduce_lanes > 1) return runtime::CompileEffort::kTiled;
   return runtime::CompileEffort::kFull;
 }
 

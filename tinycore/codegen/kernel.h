@@ -42,7 +42,9 @@ bool small_kernel(const Kernel& k);
 //   - light when it is elementwise (lower() names it E_...): a stream through memory, which O3's
 //     loop passes and aggressive instruction selection do not make faster (measured on the MNIST
 //     step's);
-//   - full for a reduce, whose register tiles need every optimization.
+//   - tiled for a reduce the heuristic vectorized: its register tiles need a few loop passes;
+//   - full for a scalar reduce (NOOPT=1's, or one the heuristic gave no lanes), whose index
+//     arithmetic the compiler's loop passes simplify.
 runtime::CompileEffort compile_effort(const Kernel& k);
 // How many shares of `device` a launch of `k` is split into (1 for a small kernel).
 int launch_shares(const Kernel& k, const runtime::Device& device);

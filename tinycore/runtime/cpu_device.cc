@@ -136,14 +136,14 @@ class CpuDevice : public Device {
     // A target machine per compiling thread and effort: LLVM's code generator may not share one
     // across threads, and one kept for the thread's next kernels keeps its subtarget (building
     // one per kernel was about 7% of a cold start's compile time).
-    thread_local std::unique_ptr<llvm::TargetMachine> machines[3];
+    thread_local std::unique_ptr<llvm::TargetMachine> machines[4];
     std::unique_ptr<llvm::TargetMachine>& tm = machines[static_cast<int>(effort)];
     if (!tm) {
       llvm::orc::JITTargetMachineBuilder builder = jtmb_;
-      builder.setCodeGenOptLevel(codegen_level(effort));
+      builder.setCodeGenOptLevel(plan(effort).codegen);
       tm = unwrap(builder.createTargetMachine(), "creating the target machine");
     }
-    optimize(*mod, *tm, effort != CompileEffort::kFull);
+    optimize(*mod, *tm, plan(effort).passes);
     llvm::SmallVector<char, 0> object;
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager codegen;
@@ -153,27 +153,44 @@ class CpuDevice : public Device {
     return std::string(object.begin(), object.end());
   }
 
-  // Instruction selection and register allocation: a quick kernel's take a third of the time at
-  // level None (fast instruction selection, fast register allocation), and the code is slower
-  // but the kernel is small (the MNIST step's 120 quick kernels: 0.4 ms more per step, 200 ms less
-  // of a cold start's CPU). Elementwise kernels over megabytes run up to 2.4x slower at None.
-  static llvm::CodeGenOptLevel codegen_level(CompileEffort effort) {
+  // What each effort gets: the optimizer's pass list (null: LLVM's O3 pipeline), and the code
+  // generator's level. Measured one kernel at a time against O3 at Aggressive (the MNIST step's,
+  // the bench's GEMMs, convs, reduces and models', single-threaded, best of 8 runs):
+  //  - a scalar reduce keeps O3: ResNet's max-pool gradient runs 2.4-2.9x slower without it;
+  //  - a vectorized reduce's register tiles need only SROA, LICM, full unrolling of short loops and
+  //    instcombine: 269 kernels in 0.99x the time, compiled in 0.57x (its plain instcombine list
+  //    left short reduces 1.3-2.2x slower);
+  //  - an elementwise kernel needs no loop pass (the MNIST step's: no slower, compiled in 2/3 of
+  //    the CPU time), and code generation at Less;
+  //  - a quick kernel's code generation at None (fast instruction selection and register
+  //    allocation) takes a third of the time at Less: the MNIST step's 120 small kernels run
+  //    0.4 ms slower in all, for 200 ms less of a cold start's CPU; one over megabytes would run
+  //    up to 2.4x slower.
+  struct Plan {
+    const char* passes;
+    llvm::CodeGenOptLevel codegen;
+  };
+  static constexpr const char* kPlain =
+      "always-inline,function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)";
+  static constexpr const char* kTilePasses =
+      "always-inline,function(sroa,instcombine<no-verify-fixpoint>,simplifycfg,"
+      "loop-mssa(loop-rotate,licm),loop(indvars,loop-unroll-full),"
+      "instcombine<no-verify-fixpoint>,simplifycfg)";
+  static Plan plan(CompileEffort effort) {
     switch (effort) {
       case CompileEffort::kFull:
-        return llvm::CodeGenOptLevel::Aggressive;
+        return {nullptr, llvm::CodeGenOptLevel::Aggressive};
+      case CompileEffort::kTiled:
+        return {kTilePasses, llvm::CodeGenOptLevel::Aggressive};
       case CompileEffort::kLight:
-        return llvm::CodeGenOptLevel::Less;
+        return {kPlain, llvm::CodeGenOptLevel::Less};
       case CompileEffort::kQuick:
-        return llvm::CodeGenOptLevel::None;
+        return {kPlain, llvm::CodeGenOptLevel::None};
     }
-    return llvm::CodeGenOptLevel::Aggressive;
+    return {nullptr, llvm::CodeGenOptLevel::Aggressive};
   }
 
-  // LLVM's O3 pipeline, or for a light or quick kernel only what makes plain code of it: the kernel
-  // body inlined into its entry point, loop counters in registers, index arithmetic folded. (126 of
-  // the MNIST first step's 176 compiled kernels are elementwise: compiling them light took that
-  // process's CPU time from 3.0-3.4 s to 2.2-2.9 s, and its steady step is no slower.)
-  void optimize(llvm::Module& mod, llvm::TargetMachine& tm, bool light) {
+  void optimize(llvm::Module& mod, llvm::TargetMachine& tm, const char* passes) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -187,15 +204,15 @@ class CpuDevice : public Device {
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    if (!light) {
+    if (!passes) {
       pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(mod, mam);
       return;
     }
-    llvm::ModulePassManager quick;
-    if (auto err = pb.parsePassPipeline(
-            quick, "always-inline,function(sroa,instcombine<no-verify-fixpoint>,simplifycfg)"))
-      throw Error(absl::StrCat("CPU device: the light pipeline: ", to_string(std::move(err))));
-    quick.run(mod, mam);
+    llvm::ModulePassManager pipeline;
+    if (auto err = pb.parsePassPipeline(pipeline, passes))
+      throw Error(
+          absl::StrCat("CPU device: the pass list ", passes, ": ", to_string(std::move(err))));
+    pipeline.run(mod, mam);
   }
 
   std::string name_ = "CPU", renderer_ = "llvm", triple_, cpu_, features_;

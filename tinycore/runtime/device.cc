@@ -22,6 +22,8 @@ const char* effort_name(CompileEffort effort) {
   switch (effort) {
     case CompileEffort::kFull:
       return "full";
+    case CompileEffort::kTiled:
+      return "tiled";
     case CompileEffort::kLight:
       return "light";
     case CompileEffort::kQuick:

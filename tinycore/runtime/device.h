@@ -16,7 +16,9 @@ namespace tc::runtime {
 // less on a kernel with little to gain from optimization (the CPU does: most of a cold start is
 // compiling).
 enum class CompileEffort {
-  kFull,   // a reduce's register tiles: every optimization
+  kFull,   // a scalar reduce: every optimization (the compiler's loop passes do what codegen did
+           // not)
+  kTiled,  // a vectorized reduce: its register tiles need only a few loop passes
   kLight,  // no reduce loop: a stream through memory, a short pass list
   kQuick,  // so little work that it runs in microseconds however it is compiled
 };
