@@ -146,8 +146,6 @@ struct Location {
   uint64_t offset;
 };
 
-// The output of the record at `at` when it is intact and holds `key` (any key when null, which
-// then comes back in `found_key`).
 struct Record {
   std::string key, output;
 };
@@ -181,8 +179,8 @@ int64_t folder_time(const std::string& folder) {
   return st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-// What this process knows of one kind's folder: where each key's records are (newest last), how
-// and how far each pack was read.
+// What this process knows of one kind's folder: where each key's records are (newest last), and
+// how far each pack was read.
 struct FolderIndex {
   std::map<std::string, uint64_t> read_to;
   absl::flat_hash_map<uint64_t, std::vector<Location>> records;
