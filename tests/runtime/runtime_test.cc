@@ -230,6 +230,25 @@ TEST_F(TempCacheDir, EntriesOfOtherProcessesAreFound) {
   EXPECT_EQ(entries("cpu").size(), 2u);
 }
 
+// A pack whose first record's header is damaged is read from the next record on, found by its
+// magic: here one that straddles two of the 1 MiB pieces the search reads (the search starts one
+// byte into the pack), so the overlap between pieces must catch it.
+TEST_F(TempCacheDir, ARecordPastAMegabyteOfDamageIsFound) {
+  const std::string key = "big";
+  const size_t header = 48, straddle = (size_t{1} << 20) - 3;  // where the next magic starts
+  cache_store("data", key, std::string(straddle - header - key.size(), 'x'));
+  cache_store("data", "small", "after it");
+  ASSERT_EQ(entries("data").size(), 1u);
+  std::string pack = entries("data")[0];
+  std::string bytes = read_cache_file(pack).value();
+  ASSERT_EQ(bytes.substr(straddle, 6), "tcpack");  // the second record starts there
+  bytes[8] ^= 1;                                   // the first header's key hash
+  write_cache_file(pack, bytes);
+  auto stored = cache_entries("data");
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0], std::make_pair(std::string("small"), std::string("after it")));
+}
+
 // A loop: out[0] = the sum of in[0..n), n = 1000.
 const char* kSum = R"(
 define void @sum(ptr %bufs, i64 %core, i64 %ncores) {
