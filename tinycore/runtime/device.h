@@ -16,16 +16,15 @@ namespace tc::runtime {
 // less on a kernel with little to gain from optimization (the CPU does: most of a cold start is
 // compiling).
 enum class CompileEffort {
-  kFull,   // a scalar reduce: every optimization (the compiler's loop passes do what codegen did
-           // not)
+  kFull,   // a scalar reduce: every optimization (its loops are the compiler's to optimize)
   kTiled,  // a vectorized reduce: its register tiles need only a few loop passes
   kLight,  // no reduce loop: a stream through memory, a short pass list
   kQuick,  // so little work that it runs in microseconds however it is compiled
 };
 const char* effort_name(CompileEffort effort);
 
-// How a GPU kernel is launched: `global` work-groups (CUDA's grid) of `local` threads each, per
-// dimension x, y, z; `nargs` buffer arguments. The CPU ignores it.
+// How a kernel is launched: on a GPU, `global` work-groups (CUDA's grid) of `local` threads each,
+// per dimension x, y, z (the CPU ignores them); `nargs` buffer arguments; the compile effort.
 struct LaunchSpec {
   std::array<int64_t, 3> global{1, 1, 1}, local{1, 1, 1};
   int nargs = 0;
