@@ -29,8 +29,9 @@ class TempCacheDir : public ::testing::Test {
       unsetenv("TC_CACHE_DIR");
     std::filesystem::remove_all(dir_);
   }
-  // The entries of one kind (beam, cpu), in no particular order.
-  std::vector<std::filesystem::path> entries(const std::string& kind) {
+  // The files of one kind (cpu, beam): its packs (runtime::cache_entries lists the entries in
+  // them), or BEAM's searches, a file each; in no particular order.
+  std::vector<std::filesystem::path> cache_files(const std::string& kind) {
     std::vector<std::filesystem::path> out;
     if (std::filesystem::exists(dir_ / kind))
       for (const auto& e : std::filesystem::directory_iterator(dir_ / kind)) out.push_back(e);

@@ -69,7 +69,7 @@ TEST_F(TempCacheDir, SecondSearchReadsTheDiskCache) {
   int64_t searches = BeamStats::searches, hits = BeamStats::disk_hits;
   KernelOpts first = beam_search(item.ast, dev, 2);
   EXPECT_EQ(BeamStats::searches, searches + 1);
-  ASSERT_EQ(entries("beam").size(), 1u);
+  ASSERT_EQ(cache_files("beam").size(), 1u);
   int64_t timed = BeamStats::timed;
   KernelOpts second = beam_search(item.ast, dev, 2);
   EXPECT_EQ(BeamStats::disk_hits, hits + 1);
@@ -77,16 +77,16 @@ TEST_F(TempCacheDir, SecondSearchReadsTheDiskCache) {
   EXPECT_EQ(second.key(), first.key());
   // another width is another entry
   beam_search(item.ast, dev, 1);
-  EXPECT_EQ(entries("beam").size(), 2u);
+  EXPECT_EQ(cache_files("beam").size(), 2u);
 }
 
 TEST_F(TempCacheDir, DamagedEntryIsSearchedAgain) {
   schedule::ScheduleItem item = matmul_item(8, 16, 16);
   runtime::Device& dev = item.bufs[0]->buffer->device();
   beam_search(item.ast, dev, 2);
-  ASSERT_EQ(entries("beam").size(), 1u);
+  ASSERT_EQ(cache_files("beam").size(), 1u);
   for (const char* junk : {"", "garbage", "0 4 9 2 1 -", "-1 1 -1 1 0 0,0,7"}) {
-    std::ofstream(entries("beam")[0]) << junk;
+    std::ofstream(cache_files("beam")[0]) << junk;
     int64_t searches = BeamStats::searches;
     KernelOpts o = beam_search(item.ast, dev, 2);
     EXPECT_EQ(BeamStats::searches, searches + 1) << "entry '" << junk << "'";
@@ -107,7 +107,7 @@ TEST_F(TempCacheDir, BeamThroughTheTensorApi) {
       for (int k = 0; k < 40; k++) want += double(av[i * 40 + k]) * bv[k * 8 + j];
       ASSERT_NEAR(got[i * 8 + j], want, 1e-4) << i << "," << j;
     }
-  EXPECT_GE(entries("beam").size(), 1u);
+  EXPECT_GE(cache_files("beam").size(), 1u);
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ TEST_F(TempCacheDir, BuiltKernelIsReadBackWhole) {
   Product p;
   forget_built_kernels();  // built here, whichever test ran before
   std::shared_ptr<const Kernel> built = get_kernel(p.item.ast, p.device());
-  ASSERT_EQ(entries("kernel").size(), 1u);
+  ASSERT_EQ(runtime::cache_entries("kernel").size(), 1u);
   std::shared_ptr<Kernel> loaded =
       load_kernel(saved_kernel_key(p.item.ast, p.device()), p.device());
   ASSERT_NE(loaded, nullptr);
@@ -159,9 +159,9 @@ TEST_F(TempCacheDir, EntryThatDoesNotParseIsNoKernel) {
   std::filesystem::remove_all(dir_ / "kernel");
   save_kernel(key, *built);
   ASSERT_EQ(runtime::cache_entries("kernel").size(), 1u);
-  ASSERT_EQ(entries("kernel").size(), 1u);  // one pack
-  std::filesystem::resize_file(entries("kernel")[0],
-                               std::filesystem::file_size(entries("kernel")[0]) - 10);
+  ASSERT_EQ(cache_files("kernel").size(), 1u);  // one pack
+  std::filesystem::resize_file(cache_files("kernel")[0],
+                               std::filesystem::file_size(cache_files("kernel")[0]) - 10);
   EXPECT_EQ(runtime::cache_entries("kernel").size(), 0u);
   EXPECT_EQ(load_kernel(key, p.device()), nullptr);
 }

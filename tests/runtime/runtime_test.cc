@@ -199,8 +199,8 @@ TEST_F(TempCacheDir, MachineCodeIsCachedOnDisk) {
   EXPECT_EQ(run_add_one(*make_cpu_device()), 42.5f);
   EXPECT_EQ(cache_entries("cpu").size(), 1u);  // loaded from disk
 
-  ASSERT_EQ(entries("cpu").size(), 1u);  // one pack
-  std::string pack = entries("cpu")[0];
+  ASSERT_EQ(cache_files("cpu").size(), 1u);  // one pack
+  std::string pack = cache_files("cpu")[0];
   std::optional<std::string> bytes = read_cache_file(pack);
   ASSERT_TRUE(bytes);
   std::string altered = *bytes;
@@ -221,13 +221,13 @@ TEST_F(TempCacheDir, MachineCodeIsCachedOnDisk) {
 TEST_F(TempCacheDir, EntriesOfOtherProcessesAreFound) {
   EXPECT_EQ(cache_lookup("cpu", "theirs"), std::nullopt);
   cache_store("cpu", "theirs", "their output");
-  ASSERT_EQ(entries("cpu").size(), 1u);
-  std::filesystem::path ours = entries("cpu")[0];
+  ASSERT_EQ(cache_files("cpu").size(), 1u);
+  std::filesystem::path ours = cache_files("cpu")[0];
   std::filesystem::rename(ours, dir_ / "cpu" / "1-1.pack");  // as if another process wrote it
   cache_store("cpu", "mine", "my output");
   EXPECT_EQ(cache_lookup("cpu", "theirs"), "their output");
   EXPECT_EQ(cache_lookup("cpu", "mine"), "my output");
-  EXPECT_EQ(entries("cpu").size(), 2u);
+  EXPECT_EQ(cache_files("cpu").size(), 2u);
 }
 
 // A pack whose first record's header is damaged is read from the next record on, found by its
@@ -238,8 +238,8 @@ TEST_F(TempCacheDir, ARecordPastAMegabyteOfDamageIsFound) {
   const size_t header = 48, straddle = (size_t{1} << 20) - 3;  // where the next magic starts
   cache_store("data", key, std::string(straddle - header - key.size(), 'x'));
   cache_store("data", "small", "after it");
-  ASSERT_EQ(entries("data").size(), 1u);
-  std::string pack = entries("data")[0];
+  ASSERT_EQ(cache_files("data").size(), 1u);
+  std::string pack = cache_files("data")[0];
   std::string bytes = read_cache_file(pack).value();
   ASSERT_EQ(bytes.substr(straddle, 6), "tcpack");  // the second record starts there
   bytes[8] ^= 1;                                   // the first header's key hash
@@ -329,7 +329,7 @@ TEST_F(TempCacheDir, PruningRemovesTheLeastRecentlyUsed) {
 
 TEST_F(TempCacheDir, AHitIsRecentlyUsed) {
   cache_store("cpu", "key", "output");
-  std::filesystem::path entry = entries("cpu").at(0);
+  std::filesystem::path entry = cache_files("cpu").at(0);
   auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(10);
   std::filesystem::last_write_time(entry, old);
   EXPECT_EQ(cache_lookup("cpu", "key"), "output");
