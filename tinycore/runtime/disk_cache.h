@@ -1,8 +1,8 @@
 #pragma once
 // The on-disk cache shared by the compilers, saved kernels and data sets. Entries of one kind live
 // in pack files under cache_dir()/<kind>/: each process appends the entries it makes to a pack of
-// its own (creating a file costs ext4 up to a millisecond of CPU, a third of a cold start's
-// compile time when each of the MNIST step's 350 entries was a file), and finds entries through
+// its own (creating a file costs ext4 up to a millisecond of CPU: with a file for each of the
+// MNIST step's 350 entries, 0.06-0.34 s of its 1 s cold first step), and finds entries through
 // an index of every pack's records, read once and refreshed on a miss. BEAM's searches are kept
 // as files of their own (cache_path, read_cache_file, write_cache_file).
 
