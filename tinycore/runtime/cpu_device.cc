@@ -112,10 +112,9 @@ class CpuDevice : public Device {
   // "v1" when optimize() or the target machine's options change: the key cannot see them.
   std::string object_code(const std::string& fn_name, const std::string& source,
                           CompileEffort effort) {
-    std::string key = absl::StrCat(
-        "tinycore cpu object v1|LLVM " LLVM_VERSION_STRING "|", triple_, "|", cpu_, "|", features_,
-        effort == CompileEffort::kFull ? "" : absl::StrCat("|", effort_name(effort)), "|\n",
-        source);
+    std::string key =
+        absl::StrCat("tinycore cpu object v1|LLVM " LLVM_VERSION_STRING "|", triple_, "|", cpu_,
+                     "|", features_, "|", effort_name(effort), "|\n", source);
     return cached_compile("cpu", key, [&] { return compile_object(fn_name, source, effort); });
   }
 
