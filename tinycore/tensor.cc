@@ -396,8 +396,8 @@ Tensor Tensor::reshape(Shape new_shape) const {
   if (new_shape == shape()) return *this;
   const UOpRef& base =
       uop()->op == Ops::RESHAPE ? uop()->src[0] : uop();  // reshape of reshape is one
-  if (base->shape() == new_shape) return Tensor(base);
-  return Tensor(UOp::make(Ops::RESHAPE, dtype(), {base}, new_shape));
+  if (base->shape() == new_shape) return view_of(base, Ops::RESHAPE, new_shape);
+  return view_of(UOp::make(Ops::RESHAPE, dtype(), {base}, new_shape), Ops::RESHAPE, new_shape);
 }
 
 Tensor Tensor::permute(std::vector<int> order) const {
@@ -417,7 +417,7 @@ Tensor Tensor::permute(std::vector<int> order) const {
   bool identity = true;
   for (size_t i = 0; i < perm.size(); i++) identity &= perm[i] == static_cast<int64_t>(i);
   if (identity) return *this;
-  return Tensor(UOp::make(Ops::PERMUTE, dtype(), {uop()}, perm));
+  return view_of(UOp::make(Ops::PERMUTE, dtype(), {uop()}, perm), Ops::PERMUTE, perm);
 }
 
 Tensor Tensor::expand(Shape new_shape) const {
@@ -438,7 +438,7 @@ Tensor Tensor::expand(Shape new_shape) const {
   }
   Tensor t = padded == shape() ? *this : reshape(padded);
   if (new_shape == padded) return t;
-  return Tensor(UOp::make(Ops::EXPAND, dtype(), {t.uop()}, new_shape));
+  return t.view_of(UOp::make(Ops::EXPAND, dtype(), {t.uop()}, new_shape), Ops::EXPAND, new_shape);
 }
 
 Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue value) const {
@@ -463,7 +463,7 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue 
   }
   Tensor t = any_shrink ? shrink(keep) : *this;
   if (!any_pad) return t;
-  Tensor padded(UOp::make(Ops::PAD, dtype(), {t.uop()}, arg));
+  Tensor padded = t.view_of(UOp::make(Ops::PAD, dtype(), {t.uop()}, arg), Ops::PAD, arg);
   if (value.value == 0) return padded;
   // a non-zero fill: where(inside, x, value), with "inside" as a padded ones mask
   Tensor mask(UOp::make(Ops::PAD, dtypes::bool_, {full(t.shape(), true).uop()}, arg));
@@ -486,7 +486,7 @@ Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
     arg.push_back(e);
   }
   if (identity) return *this;
-  return Tensor(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg));
+  return view_of(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg), Ops::SHRINK, arg);
 }
 
 Tensor Tensor::flip(std::vector<int> axes) const {
@@ -499,7 +499,7 @@ Tensor Tensor::flip(std::vector<int> axes) const {
   }
   if (arg.empty()) return *this;
   std::sort(arg.begin(), arg.end());
-  return Tensor(UOp::make(Ops::FLIP, dtype(), {uop()}, arg));
+  return view_of(UOp::make(Ops::FLIP, dtype(), {uop()}, arg), Ops::FLIP, arg);
 }
 
 Tensor Tensor::transpose(int dim0, int dim1) const {
@@ -520,41 +520,6 @@ Tensor Tensor::flatten(int start_dim, int end_dim) const {
 }
 
 Tensor Tensor::contiguous() const { return apply(Ops::CONTIGUOUS, dtype()); }
-
-Tensor& Tensor::assign(const Tensor& x) {
-  if (x.shape() != shape())
-    fail("Tensor.assign: the value has shape %s, the tensor %s", fmt_shape(x.shape()),
-         fmt_shape(shape()));
-  if (x.device() != device())
-    fail("Tensor.assign: the value is on %s, the tensor on %s", x.device(), device());
-  if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) {
-    // The first in-place write goes to a buffer of this tensor's own: the current one may be the
-    // cached result of an interned graph that other tensors share (zeros(n).contiguous()).
-    if (!impl_->owns_buffer) {
-      UOpRef buf = schedule::new_buffer(device(), dtype(), numel());
-      impl_->assign_target = ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, dtype(), {buf}, shape());
-      impl_->owns_buffer = true;
-    } else {
-      impl_->assign_target = uop();
-    }
-  }
-  // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.
-  impl_->uop = x.dtype() == dtype() ? x.uop() : x.cast(dtype()).uop();
-  if (AssignLog* log = AssignLog::current) log->assigned_.push_back(*this);
-  return *this;
-}
-
-thread_local AssignLog* AssignLog::current = nullptr;
-AssignLog::AssignLog() : prev_(current) { current = this; }
-AssignLog::~AssignLog() { current = prev_; }
-
-std::vector<Tensor> AssignLog::with_pending(std::vector<Tensor> tensors) const {
-  absl::flat_hash_set<const Tensor::Impl*> seen;
-  for (const Tensor& t : tensors) seen.insert(t.impl_.get());
-  for (const Tensor& t : assigned_)
-    if (t.impl_->assign_target && seen.insert(t.impl_.get()).second) tensors.push_back(t);
-  return tensors;
-}
 
 // ---------------------------------------------------------------- reductions
 
@@ -679,7 +644,7 @@ void Tensor::set_grad(std::optional<Tensor> grad) {
   impl_->grad = grad ? grad->impl_ : nullptr;
 }
 
-Tensor Tensor::detach() const { return Tensor(tc::detach(uop())); }
+Tensor Tensor::detach() const { return view_of(tc::detach(uop()), Ops::DETACH, {}); }
 
 std::vector<UOpRef> Tensor::grad_nodes() const {
   auto strip = [](UOpRef u) {
@@ -799,6 +764,7 @@ Tensor& Tensor::realize() {
 }
 
 void realize_all(const std::vector<Tensor>& tensors) {
+  Tensor::spare_readers(tensors);
   std::vector<UOpRef> roots, targets;
   for (const Tensor& t : tensors) {
     roots.push_back(t.uop());
@@ -806,8 +772,12 @@ void realize_all(const std::vector<Tensor>& tensors) {
   }
   std::vector<UOpRef> views = engine::realize(roots, targets);
   for (size_t i = 0; i < tensors.size(); i++) {
-    tensors[i].impl_->set_uop(views[i]);
-    tensors[i].impl_->assign_target = nullptr;
+    Tensor::Impl& t = *tensors[i].impl_;
+    bool assigned = t.assign_target != nullptr;
+    t.set_uop(views[i]);
+    t.assign_target = nullptr;
+    // its views read the graph it had: that read its buffer's old contents
+    if (assigned) Tensor(tensors[i]).update_views();
   }
 }
 

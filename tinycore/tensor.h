@@ -124,7 +124,8 @@ class Tensor {
   // they run first (or are realized together with it). When this tensor was realized, realize()
   // writes the new value into a buffer of its own: from the second assign on (the first moves it
   // off a buffer it may share), the same buffer in place, so whatever holds that buffer (a
-  // TinyJit capture) sees the update.
+  // TinyJit capture) sees the update. On a view (movements, detach) of a tensor that holds a
+  // buffer, the write lands in that tensor; every live view of a tensor follows its assigns.
   Tensor& assign(const Tensor& x);
 
   // reductions
@@ -444,7 +445,9 @@ class Tensor {
   // Python's x[...] = value (tinygrad's __setitem__), lazily through assign(): this tensor
   // (every handle) becomes a copy with the indexed elements replaced by `value`, broadcast to
   // the indexed shape. A tensor value must have this dtype; a scalar is cast to it. With
-  // repeated advanced indices the last one (in row-major order of the index) wins.
+  // repeated advanced indices the last one (in row-major order of the index) wins. Throws when
+  // another live tensor's unrealized graph reads this one (not as a view of its buffer, and not
+  // the value's own graph): the write would change what it computes (as tinygrad).
   Tensor& setitem(const std::vector<IndexItem>& indices, const Tensor& value);
   Tensor& setitem(const std::vector<IndexItem>& indices, ConstValue value);
   template <typename I, typename V,
@@ -677,8 +680,20 @@ class Tensor {
 
   friend void realize_all(const std::vector<Tensor>& tensors);
   friend class AssignLog;
-  struct Impl {
-    explicit Impl(UOpRef u) : uop(std::move(u)) {}
+  friend class TinyJit;
+  // One movement (or detach) from a tensor to its view, as the Tensor method was called.
+  struct ViewStep {
+    Ops op;
+    Arg arg;
+    Shape in_shape;  // the shape it was applied to
+  };
+  // Every Impl is in one list of live tensors (tinygrad's all_tensors), so that setitem can tell
+  // whether another tensor still reads the graph it is about to change.
+  struct Impl : std::enable_shared_from_this<Impl> {
+    explicit Impl(UOpRef u);
+    ~Impl();
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
     void set_uop(UOpRef u);  // realize(): the new uop, remembering the old graph (weakly)
     UOpRef uop;
     // The graphs this tensor held before realize() replaced them by their result; a loss built
@@ -689,8 +704,33 @@ class Tensor {
     UOpRef assign_target;      // the buffer view an assign() writes into when realized, or null
     bool owns_buffer = false;  // its buffer is its own: assign() may write it in place
     std::shared_ptr<Impl> grad;
+    // A view (movements or a detach of another tensor, as torch's and tinygrad's) aliases the
+    // tensor it was taken from, its base, while that base holds a buffer: a write through the view
+    // lands in the base, and a write to the base is seen through the view.
+    std::shared_ptr<Impl> view_base;
+    std::vector<ViewStep> view_steps;          // from the base to this view
+    std::vector<std::weak_ptr<Impl>> views;    // on a base: the views taken from it
+    size_t views_prune_at = 16;
+    Impl* live_prev = nullptr;  // the list of live tensors
+    Impl* live_next = nullptr;
   };
+  struct LiveTensors;  // the head of that list (tensor_assign.cc)
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  // A view of this tensor: `u`, the result of applying `op` with `arg` to uop() (see Impl).
+  Tensor view_of(UOpRef u, Ops op, Arg arg) const;
+  // Whether this tensor's value lives in a buffer a write can reach (realized, or assigned).
+  bool holds_buffer() const;
+  // assign() through a view: the base gets `x` at the view's elements; every view follows.
+  void assign_through_view(const Tensor& x);
+  // After this tensor's value changed, each live view of it takes its steps from the new value.
+  void update_views();
+  // Before `tensors` are realized: one that would write its buffer in place while another live
+  // tensor still reads that buffer (a lazy graph of the old value, a clone sharing it) writes a
+  // fresh buffer instead, so that reader keeps the value it was built from.
+  static void spare_readers(const std::vector<Tensor>& tensors);
+  // setitem's guard: throws when a live tensor other than the value's graph reads this one's
+  // unrealized graph (or its buffer, unless as a view of it): the write would change it.
+  void check_no_other_readers(const Tensor& value) const;
   static void track(const std::shared_ptr<Impl>& impl);
   static std::vector<std::shared_ptr<Impl>> tracked_with_grad();
   // The nodes whose gradient is this tensor's: its uop and its graphs from before realize(),

@@ -451,6 +451,7 @@ Tensor& Tensor::setitem(const std::vector<IndexItem>& indices, const Tensor& val
   if (value.dtype() != dtype())
     fail("Tensor.setitem: value dtype %s differs from the tensor's dtype %s", value.dtype().name(),
          dtype().name());
+  check_no_other_readers(value);
   return assign(index_impl("setitem", *this, indices, value));
 }
 

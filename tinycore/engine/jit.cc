@@ -47,7 +47,8 @@ struct TinyJit::Plan {
   };
   struct Output {
     std::vector<Slot> slots;  // empty: `fixed` is returned
-    UOpRef fixed;             // an output the step does not compute (an input, a weight)
+    UOpRef fixed;             // an output the step does not compute (a weight)
+    int input = -1;           // an output that is input `input` (assigned or not)
     Shape shape;
     DType dtype;
     std::string device;
@@ -56,7 +57,15 @@ struct TinyJit::Plan {
   std::vector<engine::Launch> launches;
   std::vector<std::vector<void*>> args;  // prebuilt argument arrays, one per launch
   std::vector<Signature> inputs;
-  std::vector<std::vector<Slot>> input_slots;
+  // Per input: the slots reading its value at the call; for an input the step assigns, `after`
+  // holds the slots of its new value (the write and every later read). A replay writes that new
+  // value in place when the capture did and the input owns its buffer (Tensor::Impl), else into
+  // a fresh buffer the input then holds: never into a buffer other tensors share.
+  struct Input {
+    std::vector<Slot> slots, after;
+    bool written = false, in_place = false;
+  };
+  std::vector<Input> input_slots;
   std::vector<Output> outputs;
   std::vector<BufferRef> arena;  // the planned internal memory
   // what the step writes outside it (assigned weights): a replay bumps their versions, so values
@@ -135,9 +144,18 @@ void TinyJit::reset() {
 std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
   if (getenv_int("JIT", 1) == 0) return run_plainly(inputs);
   std::vector<Tensor> in = realized_inputs(inputs);
-  if (calls_++ == 0) return run_plainly(in);
-  // a capture that threw (the step read a value on the host) left no plan: capture again
-  return plan_ ? replay(in) : capture(in);
+  std::vector<UOpRef> at_call;
+  for (const Tensor& t : in) at_call.push_back(t.uop());
+  std::vector<Tensor> out;
+  if (calls_++ == 0)
+    out = run_plainly(in);
+  else  // a capture that threw (the step read a value on the host) left no plan: capture again
+    out = plan_ ? replay(in) : capture(in);
+  // an input that was copied to be contiguous and that the step assigned: its new value
+  for (size_t i = 0; i < in.size(); i++)
+    if (!in[i].is_same_tensor(inputs[i]) && in[i].uop() != at_call[i])
+      Tensor(inputs[i]).assign(in[i]);
+  return out;
 }
 
 // The step's outputs and the assigns it left pending, realized in one schedule.
@@ -152,8 +170,12 @@ std::vector<Tensor> TinyJit::run_plainly(const std::vector<Tensor>& in) {
 std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   auto plan = std::make_unique<Plan>();
   absl::flat_hash_map<const runtime::Buffer*, size_t> input_of;
+  std::vector<BufferRef> entry;  // each input's buffer at the call (an assign may move it)
+  std::vector<UOpRef> at_entry;
   for (size_t i = 0; i < in.size(); i++) {
-    auto [it, fresh] = input_of.emplace(buffer_of(in[i]).get(), i);
+    entry.push_back(buffer_of(in[i]));
+    at_entry.push_back(in[i].uop());
+    auto [it, fresh] = input_of.emplace(entry[i].get(), i);
     if (!fresh)
       fail("TinyJit: inputs %d and %d are the same buffer; pass distinct tensors (or one)",
            it->second, i);
@@ -197,15 +219,37 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     }
 
   plan->input_slots.resize(in.size());
-  for (size_t i = 0; i < in.size(); i++)
-    if (auto it = uses.find(buffer_of(in[i]).get()); it != uses.end()) {
-      plan->input_slots[i] = it->second.slots;
+  absl::flat_hash_set<const runtime::Buffer*> input_bufs, output_bufs;
+  for (size_t i = 0; i < in.size(); i++) {
+    Plan::Input& pi = plan->input_slots[i];
+    const runtime::Buffer* now = buffer_of(in[i]).get();
+    pi.written = in[i].uop() != at_entry[i];
+    pi.in_place = pi.written && now == entry[i].get();
+    input_bufs.insert(entry[i].get());
+    input_bufs.insert(now);
+    if (auto it = uses.find(entry[i].get()); it != uses.end()) {
+      // in place, the slots from the first write on hold the new value
+      size_t first_write = launches.size();
+      for (const Plan::Slot& s : it->second.slots)
+        if (s.arg == 0 && pi.in_place) first_write = std::min(first_write, s.launch);
+      for (const Plan::Slot& s : it->second.slots)
+        (s.launch < first_write || (s.launch == first_write && s.arg > 0) ? pi.slots : pi.after)
+            .push_back(s);
       uses.erase(it);
     }
+    if (auto it = uses.find(now); pi.written && !pi.in_place && it != uses.end()) {
+      pi.after = it->second.slots;
+      uses.erase(it);
+    }
+  }
   for (const Tensor& t : out) {
-    Plan::Output o{{}, nullptr, t.shape(), t.dtype(), t.device(), t.numel()};
+    Plan::Output o{{}, nullptr, -1, t.shape(), t.dtype(), t.device(), t.numel()};
+    for (size_t i = 0; i < in.size(); i++)
+      if (t.is_same_tensor(in[i]) || buffer_of(t) == buffer_of(in[i])) o.input = static_cast<int>(i);
     auto it = uses.find(buffer_of(t).get());
-    if (it != uses.end() && it->second.created) {
+    if (o.input >= 0) {
+      // returned as the input's own handle
+    } else if (it != uses.end() && it->second.created) {
       o.slots = it->second.slots;
       uses.erase(it);
     } else {
@@ -214,8 +258,6 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     plan->outputs.push_back(std::move(o));
   }
 
-  absl::flat_hash_set<const runtime::Buffer*> input_bufs, output_bufs;
-  for (const Tensor& t : in) input_bufs.insert(buffer_of(t).get());
   for (const Tensor& t : out) output_bufs.insert(buffer_of(t).get());
   find_memos(*plan, input_bufs, output_bufs);
   if (debug_level() >= 1)
@@ -259,6 +301,7 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   // written outside: not planned memory, a memoized output or a result (fresh each replay)
   absl::flat_hash_set<const runtime::Buffer*> seen = std::move(memo_outputs);
   seen.insert(output_bufs.begin(), output_bufs.end());
+  seen.insert(input_bufs.begin(), input_bufs.end());  // a replay bumps what it writes of those
   for (const BufferRef& b : plan->arena) seen.insert(b.get());
   for (const engine::Launch& l : launches)
     if (seen.insert(l.bufs[0].get()).second) plan->written.push_back(l.bufs[0]);
@@ -293,11 +336,32 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     for (size_t k = 0; k < i; k++)
       if (buffer_of(in[k]) == buffer_of(in[i]))
         fail("TinyJit: inputs %d and %d are the same buffer; pass distinct tensors", k, i);
+  }
+  std::vector<BufferRef> assigned(in.size());  // the buffer each assigned input's value goes to
+  for (size_t i = 0; i < in.size(); i++) {
+    const Plan::Input& pi = p.input_slots[i];
     void* ptr = buffer_of(in[i])->ensure_allocated();
-    for (const Plan::Slot& s : p.input_slots[i]) p.args[s.launch][s.arg] = ptr;
+    for (const Plan::Slot& s : pi.slots) p.args[s.launch][s.arg] = ptr;
+    if (!pi.written) continue;
+    if (pi.in_place && in[i].impl_->owns_buffer) {
+      assigned[i] = buffer_of(in[i]);
+    } else {
+      UOpRef buf = schedule::new_buffer(in[i].device(), in[i].dtype(), in[i].numel());
+      assigned[i] = buf->buffer;
+      Tensor::Impl& t = *in[i].impl_;
+      t.uop = in[i].ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, in[i].dtype(), {buf}, in[i].shape());
+      t.assign_target = nullptr;
+      t.owns_buffer = true;
+    }
+    void* dst = assigned[i]->ensure_allocated();
+    for (const Plan::Slot& s : pi.after) p.args[s.launch][s.arg] = dst;
   }
   std::vector<Tensor> out;
   for (const Plan::Output& o : p.outputs) {
+    if (o.input >= 0) {
+      out.push_back(in[o.input]);
+      continue;
+    }
     if (o.fixed) {
       out.push_back(Tensor(o.fixed));
       continue;
@@ -332,6 +396,11 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     ran++;
   }
   for (const BufferRef& b : p.written) b->bump_version();
+  for (size_t i = 0; i < in.size(); i++)
+    if (assigned[i]) {
+      assigned[i]->bump_version();
+      Tensor(in[i]).update_views();  // views of the input see its new value
+    }
   if (!timed) engine::GlobalCounters::kernel_count += ran;
   return out;
 }

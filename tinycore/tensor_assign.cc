@@ -1,0 +1,262 @@
+// Writes: assign(), views that alias their base, and setitem's guard against changing a graph
+// another tensor still reads. tinygrad's rules (test/backend/test_setitem.py):
+//   - a view (movements or detach) of a tensor that holds a buffer aliases it: a write through
+//     the view lands in the base, and the view sees every later write to the base;
+//   - any other graph built from a tensor keeps the value it was built from (it is lazy, so it
+//     reads the old graph, or the old buffer: an in-place write never reaches a buffer another
+//     graph reads before it ran, see schedule::create_schedule);
+//   - setitem on a tensor whose graph another live tensor reads is an error, as it is in
+//     tinygrad: eager frameworks would give that reader the old value, a lazy one the new.
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "tinycore/gradient.h"
+#include "tinycore/schedule/schedule.h"
+#include "tinycore/tensor.h"
+
+namespace tc {
+
+// The list of live tensors: linked through the Impls, so adding and removing one is O(1).
+struct Tensor::LiveTensors {
+  std::mutex mu;
+  Impl* head = nullptr;
+  static LiveTensors& get() {
+    static LiveTensors* l = new LiveTensors();  // never destroyed: tensors may outlive statics
+    return *l;
+  }
+};
+
+namespace {
+
+// The node under a chain of movement ops and detaches (tinygrad's UOp.base).
+const UOp* movement_base(const UOp* u) {
+  while (group::is_movement(u->op) || u->op == Ops::DETACH) u = u->src[0].get();
+  return u;
+}
+
+}  // namespace
+
+Tensor::Impl::Impl(UOpRef u) : uop(std::move(u)) {
+  LiveTensors& l = LiveTensors::get();
+  std::lock_guard<std::mutex> lock(l.mu);
+  live_next = l.head;
+  if (l.head) l.head->live_prev = this;
+  l.head = this;
+}
+
+Tensor::Impl::~Impl() {
+  LiveTensors& l = LiveTensors::get();
+  std::lock_guard<std::mutex> lock(l.mu);
+  if (live_prev) live_prev->live_next = live_next;
+  if (live_next) live_next->live_prev = live_prev;
+  if (l.head == this) l.head = live_next;
+}
+
+Tensor Tensor::view_of(UOpRef u, Ops op, Arg arg) const {
+  Tensor v(std::move(u));
+  Impl& vi = *v.impl_;
+  vi.view_base = impl_->view_base ? impl_->view_base : impl_;
+  vi.view_steps = impl_->view_steps;
+  vi.view_steps.push_back({op, std::move(arg), shape()});
+  std::vector<std::weak_ptr<Impl>>& views = vi.view_base->views;
+  if (views.size() >= vi.view_base->views_prune_at) {
+    std::erase_if(views, [](const std::weak_ptr<Impl>& w) { return w.expired(); });
+    vi.view_base->views_prune_at = std::max<size_t>(16, 2 * views.size());
+  }
+  views.push_back(v.impl_);
+  return v;
+}
+
+bool Tensor::holds_buffer() const {
+  return impl_->assign_target || schedule::is_contiguous_buffer(uop());
+}
+
+Tensor& Tensor::assign(const Tensor& x) {
+  if (x.shape() != shape())
+    fail("Tensor.assign: the value has shape %s, the tensor %s", fmt_shape(x.shape()),
+         fmt_shape(shape()));
+  if (x.device() != device())
+    fail("Tensor.assign: the value is on %s, the tensor on %s", x.device(), device());
+  Tensor value = x.dtype() == dtype() ? x : x.cast(dtype());
+  if (impl_->view_base && Tensor(impl_->view_base).holds_buffer()) {
+    assign_through_view(value);
+    return *this;
+  }
+  // a view of a tensor without a buffer (an unrealized result) is written on its own
+  impl_->view_base = nullptr;
+  impl_->view_steps.clear();
+  if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) {
+    // The first in-place write goes to a buffer of this tensor's own: the current one may be the
+    // cached result of an interned graph that other tensors share (zeros(n).contiguous()).
+    if (!impl_->owns_buffer) {
+      UOpRef buf = schedule::new_buffer(device(), dtype(), numel());
+      impl_->assign_target = ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, dtype(), {buf}, shape());
+      impl_->owns_buffer = true;
+    } else {
+      impl_->assign_target = uop();
+    }
+  }
+  // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.
+  impl_->uop = value.uop();
+  if (AssignLog* log = AssignLog::current) log->assigned_.push_back(*this);
+  update_views();
+  return *this;
+}
+
+void Tensor::assign_through_view(const Tensor& x) {
+  Tensor base(impl_->view_base);
+  const std::vector<ViewStep>& steps = impl_->view_steps;
+  // undo the steps, last first, on the value and on a mask of the elements it covers
+  Tensor value = x, covered = full(shape(), true);
+  for (size_t i = steps.size(); i-- > 0;) {
+    const ViewStep& s = steps[i];
+    // an expand repeats elements, a pad makes new ones: neither is one element each of the base
+    if (s.op == Ops::EXPAND || s.op == Ops::PAD)
+      fail(
+          "Tensor.assign: cannot write through a view of shape %s that %s a tensor of shape %s "
+          "(its elements are not one each of the base's); write into the base instead",
+          fmt_shape(shape()), s.op == Ops::EXPAND ? "expands" : "pads", fmt_shape(s.in_shape));
+    switch (s.op) {
+      case Ops::RESHAPE:
+        value = value.reshape(s.in_shape), covered = covered.reshape(s.in_shape);
+        break;
+      case Ops::PERMUTE: {
+        const std::vector<int64_t>& order = std::get<std::vector<int64_t>>(s.arg);
+        std::vector<int> inverse(order.size());
+        for (size_t a = 0; a < order.size(); a++) inverse[order[a]] = static_cast<int>(a);
+        value = value.permute(inverse), covered = covered.permute(inverse);
+        break;
+      }
+      case Ops::SHRINK: {
+        const std::vector<int64_t>& r = std::get<std::vector<int64_t>>(s.arg);
+        std::vector<std::pair<int64_t, int64_t>> pad;
+        for (size_t a = 0; a < s.in_shape.size(); a++)
+          pad.push_back({r[2 * a], s.in_shape[a] - r[2 * a + 1]});
+        value = value.pad(pad), covered = covered.pad(pad);
+        break;
+      }
+      case Ops::FLIP: {
+        std::vector<int> axes;
+        for (int64_t a : std::get<std::vector<int64_t>>(s.arg)) axes.push_back(static_cast<int>(a));
+        value = value.flip(axes), covered = covered.flip(axes);
+        break;
+      }
+      default:  // DETACH: the same elements
+        break;
+    }
+  }
+  base.assign(covered.where(value, base));  // every view of the base, this one too, follows
+}
+
+void Tensor::update_views() {
+  for (const std::weak_ptr<Impl>& w : impl_->views) {
+    std::shared_ptr<Impl> v = w.lock();
+    if (!v || v->view_base != impl_) continue;
+    Tensor t(uop());
+    for (const ViewStep& s : v->view_steps) {
+      switch (s.op) {
+        case Ops::RESHAPE:
+          t = t.reshape(std::get<std::vector<int64_t>>(s.arg));
+          break;
+        case Ops::DETACH:
+          t = Tensor(tc::detach(t.uop()));
+          break;
+        default:
+          t = Tensor(UOp::make(s.op, t.dtype(), {t.uop()}, s.arg));
+      }
+    }
+    v->uop = t.uop();
+    v->assign_target = nullptr;  // its value is the base's again, not a buffer of its own
+    v->owns_buffer = false;
+  }
+}
+
+void Tensor::check_no_other_readers(const Tensor& value) const {
+  const std::vector<const UOp*>& mine = uop()->toposort();
+  if (std::none_of(mine.begin(), mine.end(), [](const UOp* u) { return u->op == Ops::BUFFER; }))
+    return;  // a graph of constants: nothing a reader could see change
+  // views of this tensor's buffer see the write by design; the value may read the old graph
+  const UOp* base = movement_base(uop().get());
+  const UOp* shared = base->op == Ops::BUFFER ? base : nullptr;
+  const std::vector<const UOp*>& value_nodes = value.uop()->toposort();
+  absl::flat_hash_set<const UOp*> skip(value_nodes.begin(), value_nodes.end());
+  absl::flat_hash_set<const UOp*> seen;  // nodes known not to lead to uop()
+  std::vector<std::shared_ptr<Impl>> others;
+  {
+    LiveTensors& l = LiveTensors::get();
+    std::lock_guard<std::mutex> lock(l.mu);
+    for (Impl* p = l.head; p; p = p->live_next)
+      if (p != impl_.get())
+        if (std::shared_ptr<Impl> s = p->weak_from_this().lock()) others.push_back(std::move(s));
+  }
+  const UOp* target = uop().get();
+  for (const std::shared_ptr<Impl>& p : others) {
+    const UOp* root = p->uop.get();
+    if (skip.contains(root) || (shared && movement_base(root) == shared)) continue;
+    std::vector<const UOp*> stack = {root};
+    while (!stack.empty()) {
+      const UOp* u = stack.back();
+      stack.pop_back();
+      if (u == target)
+        fail(
+            "Tensor.setitem: the tensor of shape %s is still read by an unrealized tensor of "
+            "shape %s (%s); writing now would change what that tensor computes. Realize it "
+            "first, or write into a clone()",
+            fmt_shape(shape()), fmt_shape(p->uop->shape()), op_name(p->uop->op));
+      if (!seen.insert(u).second) continue;
+      for (const UOpRef& s : u->src) stack.push_back(s.get());
+    }
+  }
+}
+
+void Tensor::spare_readers(const std::vector<Tensor>& tensors) {
+  absl::flat_hash_map<const UOp*, Impl*> writers;  // BUFFER node -> the tensor writing it
+  absl::flat_hash_set<const Impl*> realizing;
+  for (const Tensor& t : tensors) {
+    realizing.insert(t.impl_.get());
+    if (const UOpRef& target = t.impl_->assign_target)
+      writers[movement_base(target.get())] = t.impl_.get();
+  }
+  if (writers.empty()) return;
+  // what is realized with them is scheduled to read first, and their views follow them
+  std::vector<UOpRef> roots;
+  {
+    LiveTensors& l = LiveTensors::get();
+    std::lock_guard<std::mutex> lock(l.mu);
+    for (Impl* p = l.head; p; p = p->live_next)
+      if (!realizing.contains(p) && !(p->view_base && realizing.contains(p->view_base.get())))
+        roots.push_back(p->uop);
+  }
+  absl::flat_hash_set<const UOp*> seen;
+  std::vector<const UOp*> stack;
+  for (const UOpRef& r : roots) stack.push_back(r.get());
+  while (!stack.empty() && !writers.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (auto it = writers.find(u); it != writers.end()) {
+      Impl& t = *it->second;  // read elsewhere: its new value goes to a fresh buffer
+      Tensor value(t.uop);
+      UOpRef buf = schedule::new_buffer(value.device(), value.dtype(), value.numel());
+      const Shape& shape = value.shape();
+      t.assign_target = shape.size() == 1 ? buf : UOp::make(Ops::RESHAPE, buf->dtype, {buf}, shape);
+      writers.erase(it);
+    }
+    for (const UOpRef& s : u->src) stack.push_back(s.get());
+  }
+}
+
+thread_local AssignLog* AssignLog::current = nullptr;
+AssignLog::AssignLog() : prev_(current) { current = this; }
+AssignLog::~AssignLog() { current = prev_; }
+
+std::vector<Tensor> AssignLog::with_pending(std::vector<Tensor> tensors) const {
+  absl::flat_hash_set<const Tensor::Impl*> seen;
+  for (const Tensor& t : tensors) seen.insert(t.impl_.get());
+  for (const Tensor& t : assigned_)
+    if (t.impl_->assign_target && seen.insert(t.impl_.get()).second) tensors.push_back(t);
+  return tensors;
+}
+
+}  // namespace tc
