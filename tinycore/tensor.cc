@@ -763,8 +763,7 @@ Tensor& Tensor::realize() {
   return *this;
 }
 
-void realize_all(const std::vector<Tensor>& tensors) {
-  Tensor::spare_readers(tensors);
+void Tensor::realize_each(const std::vector<Tensor>& tensors) {
   std::vector<UOpRef> roots, targets;
   for (const Tensor& t : tensors) {
     roots.push_back(t.uop());
@@ -772,13 +771,33 @@ void realize_all(const std::vector<Tensor>& tensors) {
   }
   std::vector<UOpRef> views = engine::realize(roots, targets);
   for (size_t i = 0; i < tensors.size(); i++) {
-    Tensor::Impl& t = *tensors[i].impl_;
+    Impl& t = *tensors[i].impl_;
     bool assigned = t.assign_target != nullptr;
     t.set_uop(views[i]);
     t.assign_target = nullptr;
     // its views read the graph it had: that read its buffer's old contents
     if (assigned) Tensor(tensors[i]).update_views();
   }
+}
+
+void realize_all(const std::vector<Tensor>& tensors) {
+  // A view of a tensor whose write is pending realizes that tensor: the write lands in its
+  // buffer, and the view then reads that buffer (a copy of it only where it is no plain reshape).
+  std::vector<Tensor> todo;
+  absl::flat_hash_set<const Tensor::Impl*> seen;
+  std::vector<Tensor> views;
+  for (const Tensor& t : tensors) {
+    std::shared_ptr<Tensor::Impl> base = t.impl_->view_base.lock();
+    Tensor r = base && base->assign_target ? Tensor(base) : t;
+    if (r.impl_ != t.impl_) views.push_back(t);
+    if (seen.insert(r.impl_.get()).second) todo.push_back(r);
+  }
+  Tensor::realize_each(todo);
+  std::vector<Tensor> copies;
+  for (const Tensor& v : views)
+    if (!schedule::is_contiguous_buffer(v.uop()) && seen.insert(v.impl_.get()).second)
+      copies.push_back(v);
+  if (!copies.empty()) Tensor::realize_each(copies);
 }
 
 // The buffer holding the realized contents (realized now if needed), for a host read.

@@ -679,6 +679,8 @@ class Tensor {
   std::shared_ptr<runtime::Buffer> realized_buffer(const char* reader) const;
 
   friend void realize_all(const std::vector<Tensor>& tensors);
+  // realize_all's one schedule: each tensor into its assign target where it has one.
+  static void realize_each(const std::vector<Tensor>& tensors);
   friend class AssignLog;
   friend class TinyJit;
   // One movement (or detach) from a tensor to its view, as the Tensor method was called.
@@ -707,7 +709,8 @@ class Tensor {
     // A view (movements or a detach of another tensor, as torch's and tinygrad's) aliases the
     // tensor it was taken from, its base, while that base holds a buffer: a write through the view
     // lands in the base, and a write to the base is seen through the view.
-    std::shared_ptr<Impl> view_base;
+    // Weak: a base nobody holds can see no write, and a view of it is a tensor of its own.
+    std::weak_ptr<Impl> view_base;
     std::vector<ViewStep> view_steps;          // from the base to this view
     std::vector<std::weak_ptr<Impl>> views;    // on a base: the views taken from it
     size_t views_prune_at = 16;
@@ -715,19 +718,18 @@ class Tensor {
     Impl* live_next = nullptr;
   };
   struct LiveTensors;  // the head of that list (tensor_assign.cc)
+  // The live tensors but those `skip` names.
+  static std::vector<std::shared_ptr<Impl>> live_tensors(
+      const std::function<bool(const Impl&)>& skip);
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   // A view of this tensor: `u`, the result of applying `op` with `arg` to uop() (see Impl).
   Tensor view_of(UOpRef u, Ops op, Arg arg) const;
   // Whether this tensor's value lives in a buffer a write can reach (realized, or assigned).
   bool holds_buffer() const;
   // assign() through a view: the base gets `x` at the view's elements; every view follows.
-  void assign_through_view(const Tensor& x);
+  void assign_through_view(Tensor base, const Tensor& x);
   // After this tensor's value changed, each live view of it takes its steps from the new value.
   void update_views();
-  // Before `tensors` are realized: one that would write its buffer in place while another live
-  // tensor still reads that buffer (a lazy graph of the old value, a clone sharing it) writes a
-  // fresh buffer instead, so that reader keeps the value it was built from.
-  static void spare_readers(const std::vector<Tensor>& tensors);
   // setitem's guard: throws when a live tensor other than the value's graph reads this one's
   // unrealized graph (or its buffer, unless as a view of it): the write would change it.
   void check_no_other_readers(const Tensor& value) const;

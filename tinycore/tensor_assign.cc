@@ -2,9 +2,10 @@
 // another tensor still reads. tinygrad's rules (test/backend/test_setitem.py):
 //   - a view (movements or detach) of a tensor that holds a buffer aliases it: a write through
 //     the view lands in the base, and the view sees every later write to the base;
-//   - any other graph built from a tensor keeps the value it was built from (it is lazy, so it
-//     reads the old graph, or the old buffer: an in-place write never reaches a buffer another
-//     graph reads before it ran, see schedule::create_schedule);
+//   - any other graph built from a tensor keeps the value it was built from: it reads the old
+//     graph, and the old buffer when realized with the write (schedule::create_schedule orders
+//     readers first). Realized after an in-place write, it reads the new contents (tinygrad's
+//     test_lazy_sum_between_writes accepts both);
 //   - setitem on a tensor whose graph another live tensor reads is an error, as it is in
 //     tinygrad: eager frameworks would give that reader the old value, a lazy one the new.
 #include <mutex>
@@ -56,13 +57,15 @@ Tensor::Impl::~Impl() {
 Tensor Tensor::view_of(UOpRef u, Ops op, Arg arg) const {
   Tensor v(std::move(u));
   Impl& vi = *v.impl_;
-  vi.view_base = impl_->view_base ? impl_->view_base : impl_;
-  vi.view_steps = impl_->view_steps;
+  std::shared_ptr<Impl> base = impl_->view_base.lock();
+  if (base) vi.view_steps = impl_->view_steps;  // a view of a view: one base, the steps joined
+  else base = impl_;
+  vi.view_base = base;
   vi.view_steps.push_back({op, std::move(arg), shape()});
-  std::vector<std::weak_ptr<Impl>>& views = vi.view_base->views;
-  if (views.size() >= vi.view_base->views_prune_at) {
+  std::vector<std::weak_ptr<Impl>>& views = base->views;
+  if (views.size() >= base->views_prune_at) {
     std::erase_if(views, [](const std::weak_ptr<Impl>& w) { return w.expired(); });
-    vi.view_base->views_prune_at = std::max<size_t>(16, 2 * views.size());
+    base->views_prune_at = std::max<size_t>(16, 2 * views.size());
   }
   views.push_back(v.impl_);
   return v;
@@ -79,12 +82,12 @@ Tensor& Tensor::assign(const Tensor& x) {
   if (x.device() != device())
     fail("Tensor.assign: the value is on %s, the tensor on %s", x.device(), device());
   Tensor value = x.dtype() == dtype() ? x : x.cast(dtype());
-  if (impl_->view_base && Tensor(impl_->view_base).holds_buffer()) {
-    assign_through_view(value);
+  if (std::shared_ptr<Impl> base = impl_->view_base.lock(); base && Tensor(base).holds_buffer()) {
+    assign_through_view(Tensor(base), value);
     return *this;
   }
   // a view of a tensor without a buffer (an unrealized result) is written on its own
-  impl_->view_base = nullptr;
+  impl_->view_base.reset();
   impl_->view_steps.clear();
   if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) {
     // The first in-place write goes to a buffer of this tensor's own: the current one may be the
@@ -104,8 +107,7 @@ Tensor& Tensor::assign(const Tensor& x) {
   return *this;
 }
 
-void Tensor::assign_through_view(const Tensor& x) {
-  Tensor base(impl_->view_base);
+void Tensor::assign_through_view(Tensor base, const Tensor& x) {
   const std::vector<ViewStep>& steps = impl_->view_steps;
   // undo the steps, last first, on the value and on a mask of the elements it covers
   Tensor value = x, covered = full(shape(), true);
@@ -152,7 +154,7 @@ void Tensor::assign_through_view(const Tensor& x) {
 void Tensor::update_views() {
   for (const std::weak_ptr<Impl>& w : impl_->views) {
     std::shared_ptr<Impl> v = w.lock();
-    if (!v || v->view_base != impl_) continue;
+    if (!v || v->view_base.lock() != impl_) continue;
     Tensor t(uop());
     for (const ViewStep& s : v->view_steps) {
       switch (s.op) {
@@ -172,79 +174,62 @@ void Tensor::update_views() {
   }
 }
 
+std::vector<std::shared_ptr<Tensor::Impl>> Tensor::live_tensors(
+    const std::function<bool(const Impl&)>& skip) {
+  std::vector<std::shared_ptr<Impl>> out;
+  LiveTensors& l = LiveTensors::get();
+  std::lock_guard<std::mutex> lock(l.mu);
+  for (Impl* p = l.head; p; p = p->live_next)
+    if (!skip(*p))
+      if (std::shared_ptr<Impl> s = p->weak_from_this().lock()) out.push_back(std::move(s));
+  return out;
+}
+
+namespace {
+// For each node of `targets` that a graph of `roots` reaches, the first such root. One walk over
+// all the graphs: a node they share is visited once.
+absl::flat_hash_map<const UOp*, size_t> first_readers(
+    const std::vector<UOpRef>& roots, const absl::flat_hash_set<const UOp*>& targets) {
+  absl::flat_hash_map<const UOp*, size_t> found;
+  absl::flat_hash_set<const UOp*> seen;
+  for (size_t i = 0; i < roots.size() && found.size() < targets.size(); i++) {
+    std::vector<const UOp*> stack = {roots[i].get()};
+    while (!stack.empty()) {
+      const UOp* u = stack.back();
+      stack.pop_back();
+      if (!seen.insert(u).second) continue;
+      if (targets.contains(u)) found.emplace(u, i);
+      for (const UOpRef& s : u->src) stack.push_back(s.get());
+    }
+  }
+  return found;
+}
+}  // namespace
+
 void Tensor::check_no_other_readers(const Tensor& value) const {
   const std::vector<const UOp*>& mine = uop()->toposort();
   if (std::none_of(mine.begin(), mine.end(), [](const UOp* u) { return u->op == Ops::BUFFER; }))
     return;  // a graph of constants: nothing a reader could see change
-  // views of this tensor's buffer see the write by design; the value may read the old graph
+  // Not readers: views of this tensor (they follow the write by design), tensors viewing its
+  // buffer, and the value's own graph (t[1] += 2 reads t[1]).
   const UOp* base = movement_base(uop().get());
   const UOp* shared = base->op == Ops::BUFFER ? base : nullptr;
   const std::vector<const UOp*>& value_nodes = value.uop()->toposort();
-  absl::flat_hash_set<const UOp*> skip(value_nodes.begin(), value_nodes.end());
-  absl::flat_hash_set<const UOp*> seen;  // nodes known not to lead to uop()
-  std::vector<std::shared_ptr<Impl>> others;
-  {
-    LiveTensors& l = LiveTensors::get();
-    std::lock_guard<std::mutex> lock(l.mu);
-    for (Impl* p = l.head; p; p = p->live_next)
-      if (p != impl_.get())
-        if (std::shared_ptr<Impl> s = p->weak_from_this().lock()) others.push_back(std::move(s));
-  }
-  const UOp* target = uop().get();
-  for (const std::shared_ptr<Impl>& p : others) {
-    const UOp* root = p->uop.get();
-    if (skip.contains(root) || (shared && movement_base(root) == shared)) continue;
-    std::vector<const UOp*> stack = {root};
-    while (!stack.empty()) {
-      const UOp* u = stack.back();
-      stack.pop_back();
-      if (u == target)
-        fail(
-            "Tensor.setitem: the tensor of shape %s is still read by an unrealized tensor of "
-            "shape %s (%s); writing now would change what that tensor computes. Realize it "
-            "first, or write into a clone()",
-            fmt_shape(shape()), fmt_shape(p->uop->shape()), op_name(p->uop->op));
-      if (!seen.insert(u).second) continue;
-      for (const UOpRef& s : u->src) stack.push_back(s.get());
-    }
-  }
-}
-
-void Tensor::spare_readers(const std::vector<Tensor>& tensors) {
-  absl::flat_hash_map<const UOp*, Impl*> writers;  // BUFFER node -> the tensor writing it
-  absl::flat_hash_set<const Impl*> realizing;
-  for (const Tensor& t : tensors) {
-    realizing.insert(t.impl_.get());
-    if (const UOpRef& target = t.impl_->assign_target)
-      writers[movement_base(target.get())] = t.impl_.get();
-  }
-  if (writers.empty()) return;
-  // what is realized with them is scheduled to read first, and their views follow them
+  absl::flat_hash_set<const UOp*> value_graph(value_nodes.begin(), value_nodes.end());
   std::vector<UOpRef> roots;
-  {
-    LiveTensors& l = LiveTensors::get();
-    std::lock_guard<std::mutex> lock(l.mu);
-    for (Impl* p = l.head; p; p = p->live_next)
-      if (!realizing.contains(p) && !(p->view_base && realizing.contains(p->view_base.get())))
-        roots.push_back(p->uop);
-  }
-  absl::flat_hash_set<const UOp*> seen;
-  std::vector<const UOp*> stack;
-  for (const UOpRef& r : roots) stack.push_back(r.get());
-  while (!stack.empty() && !writers.empty()) {
-    const UOp* u = stack.back();
-    stack.pop_back();
-    if (!seen.insert(u).second) continue;
-    if (auto it = writers.find(u); it != writers.end()) {
-      Impl& t = *it->second;  // read elsewhere: its new value goes to a fresh buffer
-      Tensor value(t.uop);
-      UOpRef buf = schedule::new_buffer(value.device(), value.dtype(), value.numel());
-      const Shape& shape = value.shape();
-      t.assign_target = shape.size() == 1 ? buf : UOp::make(Ops::RESHAPE, buf->dtype, {buf}, shape);
-      writers.erase(it);
-    }
-    for (const UOpRef& s : u->src) stack.push_back(s.get());
-  }
+  for (const std::shared_ptr<Impl>& p : live_tensors([&](const Impl& p) {
+         return &p == impl_.get() || p.view_base.lock() == impl_ || value_graph.contains(p.uop.get()) ||
+                (shared && movement_base(p.uop.get()) == shared);
+       }))
+    roots.push_back(p->uop);
+  auto found = first_readers(roots, {uop().get()});
+  if (found.empty()) return;
+  const UOpRef& reader = roots[found.begin()->second];
+  fail(
+      "Tensor.setitem: the tensor of shape %s is still read by an unrealized tensor of shape %s "
+      "(%s); writing now would change what that tensor computes. Realize it first, or write "
+      "into a clone()",
+      fmt_shape(shape()), fmt_shape(reader->shape()), op_name(reader->op));
 }
 
 thread_local AssignLog* AssignLog::current = nullptr;

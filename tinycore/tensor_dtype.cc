@@ -160,7 +160,7 @@ Tensor& Tensor::replace(const Tensor& x) {
   // the new graph's buffer may be another tensor's: a later assign must not write it in place
   impl_->assign_target = nullptr;
   impl_->owns_buffer = false;
-  impl_->view_base = nullptr;  // no longer a view: its value is x's
+  impl_->view_base.reset();  // no longer a view: its value is x's
   impl_->view_steps.clear();
   return *this;
 }
