@@ -91,9 +91,19 @@ Tensor MultiHeadAttention::forward(const Tensor& x, int64_t start_pos) {
     fail("MultiHeadAttention: start_pos %d skips positions: the KV cache holds %d", start_pos,
          cached_);
   }
-  // Written in place (realized now, so the next step reads a buffer, not a growing graph).
-  cache_k_->setitem({Slice(), Slice(start_pos, start_pos + len)}, qkv[1]);
-  cache_v_->setitem({Slice(), Slice(start_pos, start_pos + len)}, qkv[2]);
+  // Written in place (realized now, so the next step reads a buffer, not a growing graph),
+  // through a view rather than setitem: outputs of earlier steps may still be unrealized, and
+  // they read only positions below their own end (past() below), which this write leaves alone.
+  auto rows = [&](const Tensor& cache) {
+    tc::Shape s = cache.shape();
+    std::vector<std::pair<int64_t, int64_t>> r;
+    for (size_t d = 0; d < s.size(); d++)
+      r.push_back(d == 1 ? std::pair{start_pos, start_pos + len}
+                         : std::pair<int64_t, int64_t>{0, s[d]});
+    return cache.shrink(r);
+  };
+  rows(*cache_k_).assign(qkv[1]);
+  rows(*cache_v_).assign(qkv[2]);
   realize_all({*cache_k_, *cache_v_});
   cached_ = start_pos + len;
   auto past = [&](const Tensor& cache) {  // positions 0 .. cached_ - 1 as (B, heads, S, head_dim)

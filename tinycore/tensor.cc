@@ -304,7 +304,8 @@ Tensor Tensor::ne(const Tensor& x) const { return binop("ne", Ops::CMPNE, x); }
 // Bitwise ops are for integers and bools only.
 static void check_bitwise(const char* name, DType a, DType b) {
   for (DType d : {a, b})
-    if (dtypes::is_float(d)) fail("Tensor.%s: %s is not supported (integers and bool only)", name, d.name());
+    if (dtypes::is_float(d))
+      fail("Tensor.%s: %s is not supported (integers and bool only)", name, d.name());
 }
 Tensor Tensor::bitwise_and(const Tensor& x) const {
   check_bitwise("bitwise_and", dtype(), x.dtype());

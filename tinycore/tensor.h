@@ -711,8 +711,8 @@ class Tensor {
     // lands in the base, and a write to the base is seen through the view.
     // Weak: a base nobody holds can see no write, and a view of it is a tensor of its own.
     std::weak_ptr<Impl> view_base;
-    std::vector<ViewStep> view_steps;          // from the base to this view
-    std::vector<std::weak_ptr<Impl>> views;    // on a base: the views taken from it
+    std::vector<ViewStep> view_steps;        // from the base to this view
+    std::vector<std::weak_ptr<Impl>> views;  // on a base: the views taken from it
     size_t views_prune_at = 16;
     Impl* live_prev = nullptr;  // the list of live tensors
     Impl* live_next = nullptr;

@@ -58,8 +58,10 @@ Tensor Tensor::view_of(UOpRef u, Ops op, Arg arg) const {
   Tensor v(std::move(u));
   Impl& vi = *v.impl_;
   std::shared_ptr<Impl> base = impl_->view_base.lock();
-  if (base) vi.view_steps = impl_->view_steps;  // a view of a view: one base, the steps joined
-  else base = impl_;
+  if (base)
+    vi.view_steps = impl_->view_steps;  // a view of a view: one base, the steps joined
+  else
+    base = impl_;
   vi.view_base = base;
   vi.view_steps.push_back({op, std::move(arg), shape()});
   std::vector<std::weak_ptr<Impl>>& views = base->views;
@@ -210,15 +212,18 @@ void Tensor::check_no_other_readers(const Tensor& value) const {
   const std::vector<const UOp*>& mine = uop()->toposort();
   if (std::none_of(mine.begin(), mine.end(), [](const UOp* u) { return u->op == Ops::BUFFER; }))
     return;  // a graph of constants: nothing a reader could see change
-  // Not readers: views of this tensor (they follow the write by design), tensors viewing its
-  // buffer, and the value's own graph (t[1] += 2 reads t[1]).
+  const bool buffer = holds_buffer();
+  if (buffer && !impl_->owns_buffer) return;  // written into a buffer of its own: none is changed
+  // Not readers: views of this tensor's buffer (they follow the write by design), and the
+  // value's own graph (t[1] += 2 reads t[1]). Views of an unrealized result are (as tinygrad).
   const UOp* base = movement_base(uop().get());
   const UOp* shared = base->op == Ops::BUFFER ? base : nullptr;
   const std::vector<const UOp*>& value_nodes = value.uop()->toposort();
   absl::flat_hash_set<const UOp*> value_graph(value_nodes.begin(), value_nodes.end());
   std::vector<UOpRef> roots;
   for (const std::shared_ptr<Impl>& p : live_tensors([&](const Impl& p) {
-         return &p == impl_.get() || p.view_base.lock() == impl_ || value_graph.contains(p.uop.get()) ||
+         return &p == impl_.get() || (buffer && p.view_base.lock() == impl_) ||
+                value_graph.contains(p.uop.get()) ||
                 (shared && movement_base(p.uop.get()) == shared);
        }))
     roots.push_back(p->uop);

@@ -133,7 +133,8 @@ std::vector<Parsed> parse_indices(const char* name, const Tensor& x,
       n_idx++;
   }
   if (n_ell > 1)
-    fail("Tensor.%s: an index can only have a single ellipsis (...), got %s", name, fmt_items(indices));
+    fail("Tensor.%s: an index can only have a single ellipsis (...), got %s", name,
+         fmt_items(indices));
   if (n_idx > x.ndim())
     fail("Tensor.%s: too many indices %s (%d) for a tensor of shape %s", name, fmt_items(indices),
          n_idx, fmt_shape(x.shape()));

@@ -245,7 +245,8 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   for (const Tensor& t : out) {
     Plan::Output o{{}, nullptr, -1, t.shape(), t.dtype(), t.device(), t.numel()};
     for (size_t i = 0; i < in.size(); i++)
-      if (t.is_same_tensor(in[i]) || buffer_of(t) == buffer_of(in[i])) o.input = static_cast<int>(i);
+      if (t.is_same_tensor(in[i]) || buffer_of(t) == buffer_of(in[i]))
+        o.input = static_cast<int>(i);
     auto it = uses.find(buffer_of(t).get());
     if (o.input >= 0) {
       // returned as the input's own handle
@@ -349,7 +350,8 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
       UOpRef buf = schedule::new_buffer(in[i].device(), in[i].dtype(), in[i].numel());
       assigned[i] = buf->buffer;
       Tensor::Impl& t = *in[i].impl_;
-      t.uop = in[i].ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, in[i].dtype(), {buf}, in[i].shape());
+      t.uop =
+          in[i].ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, in[i].dtype(), {buf}, in[i].shape());
       t.assign_target = nullptr;
       t.owns_buffer = true;
     }
