@@ -282,6 +282,34 @@ TEST(Assign, ShapeMismatchIsAnError) {
               HasSubstr("the value has shape (2,), the tensor (3,)"));
 }
 
+TEST(TinyJit, SetitemIntoAnInputNeverWritesABufferEqualGraphsShare) {
+  // zeros(6, 6).contiguous() is one interned graph whose realized buffer every such tensor starts
+  // from: a replay writing the input in place must not write that buffer (issue: later fresh
+  // tensors read the 5.0 the last replay wrote)
+  TinyJit f([](const std::vector<Tensor>& in) {
+    Tensor t = in[0];
+    t.setitem({tc::Slice(2, 4), tc::Slice(3, 5)}, in[1]);
+    return std::vector<Tensor>{t};
+  });
+  for (int i = 1; i <= 5; i++) {
+    Tensor t = Tensor::zeros({6, 6}).contiguous().realize();
+    Tensor a = Tensor::full({2, 2}, static_cast<double>(i)).contiguous();
+    Tensor out = f({t, a})[0];
+    V want(36, 0.0f);
+    for (int r = 2; r < 4; r++)
+      for (int c = 3; c < 5; c++) want[r * 6 + c] = static_cast<float>(i);
+    expect_vec(t, want);    // the caller's tensor holds the write, every call
+    expect_vec(out, want);  // and the output is that tensor's value
+  }
+  EXPECT_TRUE(f.captured());
+  Tensor fresh = Tensor::zeros({6, 6}).contiguous();
+  fresh.setitem({tc::IndexItem(3), tc::IndexItem(4)}, 1.0);
+  V want(36, 0.0f);
+  want[3 * 6 + 4] = 1;
+  expect_vec(fresh, want);
+  expect_vec(Tensor::zeros({6, 6}).contiguous(), V(36, 0.0f));
+}
+
 TEST(TinyJit, AssignUpdatesPersistAcrossReplays) {
   // an SGD-like step: w -= 0.1 * (x * w), with a loss returned
   Tensor w = vec({1, 2, 3}, {3});

@@ -821,3 +821,48 @@ TEST(IndexTest, Rearrange) {
 }
 
 }  // namespace
+
+// A view (movements, detach) of a tensor that holds a buffer aliases it, as in tinygrad and torch:
+// writes through the view land in the base, and the view sees the base's writes.
+TEST(IndexTest, WritesThroughViewsLandInTheBase) {
+  auto zeros = [](S shape) { return Tensor::zeros(shape).contiguous().realize(); };
+  Tensor flip = zeros({3});
+  flip.flip({0}).setitem(0, 5.0);  // t[::-1][0] = 5
+  EXPECT_EQ(flip.data<float>(), (std::vector<float>{0, 0, 5}));
+  Tensor chained = zeros({3, 3});
+  chained[1].setitem(2, 5.0);  // N[1][2] = 5
+  EXPECT_EQ(chained.data<float>(), (std::vector<float>{0, 0, 0, 0, 0, 5, 0, 0, 0}));
+  Tensor perm = zeros({2, 3});
+  perm.transpose().setitem({tc::IndexItem(1), tc::IndexItem(0)}, 5.0);  // t.T[1, 0] = 5
+  EXPECT_EQ(perm.data<float>(), (std::vector<float>{0, 5, 0, 0, 0, 0}));
+  Tensor det = zeros({3, 3});
+  det.detach().setitem({tc::IndexItem(1), tc::IndexItem(2)}, 5.0);
+  EXPECT_EQ(det[1][2].item<float>(), 5.0f);
+  // row swap through a view taken before: the view sees t[0]'s new value (tinygrad's result)
+  Tensor t = Tensor::arange(6).cast(tc::dtypes::float32).reshape({3, 2}).contiguous().realize();
+  Tensor tmp = t[0];
+  t.setitem(0, t[1]);
+  t.setitem(2, tmp);
+  EXPECT_EQ(t.data<float>(), (std::vector<float>{2, 3, 2, 3, 2, 3}));
+  // an expanded view repeats elements: a write through it is an error naming that
+  Tensor e = zeros({1, 3});
+  EXPECT_THAT(error_message([&] {
+                e.expand({2, 3}).assign(Tensor::ones({2, 3}));
+              }),
+              HasSubstr("cannot write through a view of shape (2, 3) that expands"));
+}
+
+// tinygrad's rule: setitem while another live tensor's unrealized graph reads the tensor raises,
+// naming the reader, since eager and lazy evaluation would disagree on what it computes.
+TEST(IndexTest, SetitemWithAnUnrealizedReaderIsAnError) {
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}).realize();
+  {
+    Tensor y = x * 2.0f;
+    EXPECT_THAT(error_message([&] { x.setitem(0, 99.0); }),
+                HasSubstr("still read by an unrealized tensor of shape (4,) (MUL)"));
+  }
+  x.setitem(0, 99.0);  // the reader is gone
+  EXPECT_EQ(x.data<float>(), (std::vector<float>{99, 2, 3, 4}));
+  Tensor y = x * 2.0f, view = y[tc::Slice(0, 1)];  // a view of an unrealized result reads it
+  EXPECT_THAT(error_message([&] { y.setitem(0, 5.0); }), HasSubstr("still read by"));
+}
