@@ -586,11 +586,7 @@ GradRegistry& grad_registry() {
 void Tensor::track(const std::shared_ptr<Impl>& impl) {
   GradRegistry& r = grad_registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (r.items.size() >= r.prune_at) {
-    std::erase_if(r.items, [](const std::weak_ptr<void>& w) { return w.expired(); });
-    r.prune_at = std::max<size_t>(64, 2 * r.items.size());
-  }
-  r.items.push_back(impl);
+  push_weak(r.items, r.prune_at, impl, 64);
 }
 
 std::vector<std::shared_ptr<Tensor::Impl>> Tensor::tracked_with_grad() {
@@ -613,8 +609,7 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   if (requires_grad && constant) {
     Tensor own = empty(shape(), dtype());
     own.assign(*this).realize();
-    impl_->uop = own.uop();
-    impl_->owns_buffer = true;
+    hold_own(own);
   }
   impl_->requires_grad = requires_grad;
   if (requires_grad && !impl_->tracked) {
@@ -784,16 +779,16 @@ void Tensor::realize_each(const std::vector<Tensor>& tensors) {
 void realize_all(const std::vector<Tensor>& tensors) {
   // A view of a tensor whose write is pending realizes that tensor: the write lands in its
   // buffer, and the view then reads that buffer (a copy of it only where it is no plain reshape).
-  std::vector<Tensor> todo;
+  std::vector<Tensor> to_realize;
   absl::flat_hash_set<const Tensor::Impl*> seen;
   std::vector<Tensor> views;
   for (const Tensor& t : tensors) {
     std::shared_ptr<Tensor::Impl> base = t.impl_->view_base.lock();
     Tensor r = base && base->assign_target ? Tensor(base) : t;
     if (r.impl_ != t.impl_) views.push_back(t);
-    if (seen.insert(r.impl_.get()).second) todo.push_back(r);
+    if (seen.insert(r.impl_.get()).second) to_realize.push_back(r);
   }
-  Tensor::realize_each(todo);
+  Tensor::realize_each(to_realize);
   std::vector<Tensor> copies;
   for (const Tensor& v : views)
     if (!schedule::is_contiguous_buffer(v.uop()) && seen.insert(v.impl_.get()).second)

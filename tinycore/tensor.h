@@ -722,6 +722,8 @@ class Tensor {
   static std::vector<std::shared_ptr<Impl>> live_tensors(
       const std::function<bool(const Impl&)>& skip);
   explicit Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  // This tensor's value becomes `fresh` (a new buffer, Tensor::empty), whose memory it owns.
+  void hold_own(const Tensor& fresh);
   // A view of this tensor: `u`, the result of applying `op` with `arg` to uop() (see Impl).
   Tensor view_of(UOpRef u, Ops op, Arg arg) const;
   // Whether this tensor's value lives in a buffer a write can reach (realized, or assigned).

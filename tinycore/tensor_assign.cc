@@ -10,7 +10,6 @@
 //     tinygrad: eager frameworks would give that reader the old value, a lazy one the new.
 #include <mutex>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "tinycore/gradient.h"
 #include "tinycore/schedule/schedule.h"
@@ -64,13 +63,14 @@ Tensor Tensor::view_of(UOpRef u, Ops op, Arg arg) const {
     base = impl_;
   vi.view_base = base;
   vi.view_steps.push_back({op, std::move(arg), shape()});
-  std::vector<std::weak_ptr<Impl>>& views = base->views;
-  if (views.size() >= base->views_prune_at) {
-    std::erase_if(views, [](const std::weak_ptr<Impl>& w) { return w.expired(); });
-    base->views_prune_at = std::max<size_t>(16, 2 * views.size());
-  }
-  views.push_back(v.impl_);
+  push_weak(base->views, base->views_prune_at, v.impl_, 16);
   return v;
+}
+
+void Tensor::hold_own(const Tensor& fresh) {
+  impl_->uop = fresh.uop();
+  impl_->assign_target = nullptr;
+  impl_->owns_buffer = true;
 }
 
 bool Tensor::holds_buffer() const {
@@ -94,13 +94,8 @@ Tensor& Tensor::assign(const Tensor& x) {
   if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) {
     // The first in-place write goes to a buffer of this tensor's own: the current one may be the
     // cached result of an interned graph that other tensors share (zeros(n).contiguous()).
-    if (!impl_->owns_buffer) {
-      UOpRef buf = schedule::new_buffer(device(), dtype(), numel());
-      impl_->assign_target = ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, dtype(), {buf}, shape());
-      impl_->owns_buffer = true;
-    } else {
-      impl_->assign_target = uop();
-    }
+    impl_->assign_target = impl_->owns_buffer ? uop() : empty(shape(), dtype(), device()).uop();
+    impl_->owns_buffer = true;
   }
   // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.
   impl_->uop = value.uop();
@@ -188,23 +183,21 @@ std::vector<std::shared_ptr<Tensor::Impl>> Tensor::live_tensors(
 }
 
 namespace {
-// For each node of `targets` that a graph of `roots` reaches, the first such root. One walk over
-// all the graphs: a node they share is visited once.
-absl::flat_hash_map<const UOp*, size_t> first_readers(
-    const std::vector<UOpRef>& roots, const absl::flat_hash_set<const UOp*>& targets) {
-  absl::flat_hash_map<const UOp*, size_t> found;
+// The first of `roots` whose graph reaches `target`, or null. One walk over all the graphs: a
+// node they share is visited once.
+const UOp* first_reader(const std::vector<UOpRef>& roots, const UOp* target) {
   absl::flat_hash_set<const UOp*> seen;
-  for (size_t i = 0; i < roots.size() && found.size() < targets.size(); i++) {
-    std::vector<const UOp*> stack = {roots[i].get()};
+  for (const UOpRef& root : roots) {
+    std::vector<const UOp*> stack = {root.get()};
     while (!stack.empty()) {
       const UOp* u = stack.back();
       stack.pop_back();
+      if (u == target) return root.get();
       if (!seen.insert(u).second) continue;
-      if (targets.contains(u)) found.emplace(u, i);
       for (const UOpRef& s : u->src) stack.push_back(s.get());
     }
   }
-  return found;
+  return nullptr;
 }
 }  // namespace
 
@@ -227,9 +220,8 @@ void Tensor::check_no_other_readers(const Tensor& value) const {
                 (shared && movement_base(p.uop.get()) == shared);
        }))
     roots.push_back(p->uop);
-  auto found = first_readers(roots, {uop().get()});
-  if (found.empty()) return;
-  const UOpRef& reader = roots[found.begin()->second];
+  const UOp* reader = first_reader(roots, uop().get());
+  if (!reader) return;
   fail(
       "Tensor.setitem: the tensor of shape %s is still read by an unrealized tensor of shape %s "
       "(%s); writing now would change what that tensor computes. Realize it first, or write "

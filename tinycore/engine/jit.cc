@@ -244,16 +244,14 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   }
   for (const Tensor& t : out) {
     Plan::Output o{{}, nullptr, -1, t.shape(), t.dtype(), t.device(), t.numel()};
+    // an input (assigned or not) is returned as the replay's input, which holds its value then
     for (size_t i = 0; i < in.size(); i++)
-      if (t.is_same_tensor(in[i]) || buffer_of(t) == buffer_of(in[i]))
-        o.input = static_cast<int>(i);
+      if (buffer_of(t) == buffer_of(in[i])) o.input = static_cast<int>(i);
     auto it = uses.find(buffer_of(t).get());
-    if (o.input >= 0) {
-      // returned as the input's own handle
-    } else if (it != uses.end() && it->second.created) {
+    if (o.input < 0 && it != uses.end() && it->second.created) {
       o.slots = it->second.slots;
       uses.erase(it);
-    } else {
+    } else if (o.input < 0) {
       o.fixed = t.uop();
     }
     plan->outputs.push_back(std::move(o));
@@ -347,13 +345,9 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     if (pi.in_place && in[i].impl_->owns_buffer) {
       assigned[i] = buffer_of(in[i]);
     } else {
-      UOpRef buf = schedule::new_buffer(in[i].device(), in[i].dtype(), in[i].numel());
-      assigned[i] = buf->buffer;
-      Tensor::Impl& t = *in[i].impl_;
-      t.uop =
-          in[i].ndim() == 1 ? buf : UOp::make(Ops::RESHAPE, in[i].dtype(), {buf}, in[i].shape());
-      t.assign_target = nullptr;
-      t.owns_buffer = true;
+      Tensor fresh = Tensor::empty(in[i].shape(), in[i].dtype(), in[i].device());
+      Tensor(in[i]).hold_own(fresh);
+      assigned[i] = buffer_of(fresh);
     }
     void* dst = assigned[i]->ensure_allocated();
     for (const Plan::Slot& s : pi.after) p.args[s.launch][s.arg] = dst;
