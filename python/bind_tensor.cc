@@ -149,11 +149,8 @@ void bind_tensor(py::module_& m) {
       py::init([](py::object data, py::object device, py::object dtype, py::object requires_grad) {
         Tensor t = tensor_from_python(data, to_optional_dtype(dtype));
         if (!device.is_none()) t = t.to(device.cast<std::string>());
-        // a new tensor starts as tinygrad's None: backward() fills its grad when the loss uses it
-        if (!requires_grad.is_none())
-          t.requires_grad_(requires_grad.cast<bool>());
-        else if (!py::isinstance<Tensor>(data))
-          t.requires_grad_maybe_();
+        // a new tensor starts as tinygrad's None (module.cc): backward() fills its grad when used
+        if (!requires_grad.is_none()) t.requires_grad_(requires_grad.cast<bool>());
         return t;
       }),
       py::arg("data"), py::arg("device") = py::none(), py::arg("dtype") = py::none(),

@@ -195,6 +195,7 @@ void bind_tensor_ops(py::module_& m) {
       .def("_permute", &Tensor::permute)
       .def("_flip", &Tensor::flip)
       .def("_shrink", &Tensor::shrink)
+      .def("shrink_from", &Tensor::shrink_from, py::arg("dim"), py::arg("start"), py::arg("length"))
       .def("_pad", [](const Tensor& t, std::vector<std::pair<int64_t, int64_t>> p, std::string mode,
                       ConstValue v) { return t.pad(std::move(p), mode, v); })
       .def("_repeat", &Tensor::repeat)
@@ -241,6 +242,7 @@ void bind_tensor_ops(py::module_& m) {
              else
                t.setitem(idx, v.cast<Tensor>());
            })
+      .def("_setitem_view", &Tensor::setitem_view)
       .def("gather", &Tensor::gather, py::arg("dim"), py::arg("index"))
       .def(
           "scatter",

@@ -56,6 +56,7 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(python_type_of(e.what()), e.what());
     }
   });
+  tc::Tensor::set_default_requires_grad(std::nullopt);  // tinygrad's None for every tensor
   bind_dtype(m);
   bind_tensor(m);
   bind_tensor_ops(m);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
@@ -569,36 +568,6 @@ NoGrad::NoGrad() : prev_(no_grad_active) { no_grad_active = true; }
 NoGrad::~NoGrad() { no_grad_active = prev_; }
 bool Tensor::no_grad() { return no_grad_active; }
 
-// The registry of tensors that were ever marked requires_grad (tinygrad's all_tensors, kept to
-// the ones that matter): backward() finds its parameters here. Weak, so it keeps nothing alive.
-namespace {
-struct GradRegistry {
-  std::mutex mu;
-  std::vector<std::weak_ptr<void>> items;
-  size_t prune_at = 64;
-};
-GradRegistry& grad_registry() {
-  static GradRegistry* r = new GradRegistry();  // never destroyed: tensors may outlive statics
-  return *r;
-}
-}  // namespace
-
-void Tensor::track(const std::shared_ptr<Impl>& impl) {
-  GradRegistry& r = grad_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  push_weak(r.items, r.prune_at, impl, 64);
-}
-
-std::vector<std::shared_ptr<Tensor::Impl>> Tensor::tracked_with_grad() {
-  GradRegistry& r = grad_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  std::vector<std::shared_ptr<Impl>> out;
-  for (const std::weak_ptr<void>& w : r.items)
-    if (auto p = std::static_pointer_cast<Impl>(w.lock()); p && p->requires_grad != false)
-      out.push_back(p);
-  return out;
-}
-
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   // Equal constants are one interned node (zeros(n) made twice is one graph): a constant that
   // becomes a parameter gets a buffer of its own first, so its gradient is its own.
@@ -612,20 +581,12 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
     hold_own(own);
   }
   impl_->requires_grad = requires_grad;
-  if (requires_grad && !impl_->tracked) {
-    track(impl_);
-    impl_->tracked = true;
-  }
   return *this;
 }
 bool Tensor::requires_grad() const { return impl_->requires_grad.value_or(false); }
 std::optional<bool> Tensor::requires_grad_state() const { return impl_->requires_grad; }
 Tensor& Tensor::requires_grad_maybe_() {
   impl_->requires_grad = std::nullopt;
-  if (!impl_->tracked) {
-    track(impl_);
-    impl_->tracked = true;
-  }
   return *this;
 }
 
@@ -717,7 +678,8 @@ Tensor& Tensor::backward(std::optional<Tensor> gradient) {
   for (const UOp* u : uop()->toposort()) in_graph.insert(u);
   std::vector<std::shared_ptr<Impl>> params;
   std::vector<Tensor> targets;
-  for (std::shared_ptr<Impl>& p : tracked_with_grad()) {
+  for (std::shared_ptr<Impl>& p :
+       live_tensors([](const Impl& p) { return p.requires_grad == false; })) {
     Tensor t(p);
     if (!dtypes::is_float(t.dtype())) continue;
     std::vector<UOpRef> nodes = t.grad_nodes();

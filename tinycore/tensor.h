@@ -115,6 +115,10 @@ class Tensor {
   Tensor expand(Shape shape) const;  // -1 keeps a dimension; new leading dimensions allowed
   Tensor pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue value = 0.0) const;
   Tensor shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const;
+  // The `length` elements along `dim` from a position known only when the graph runs: `start` is
+  // a 0-d integer tensor (Variable::tensor() plus an offset), tinygrad's shrink with Variable
+  // bounds. A view as shrink's: a write through it lands in this tensor. Past the end reads 0.
+  Tensor shrink_from(int dim, const Tensor& start, int64_t length) const;
   Tensor flip(std::vector<int> axes) const;
   Tensor transpose(int dim0 = 1, int dim1 = 0) const;
   Tensor flatten(int start_dim = 0, int end_dim = -1) const;
@@ -141,9 +145,11 @@ class Tensor {
   Tensor& requires_grad_(bool requires_grad = true);
   bool requires_grad() const;
   // tinygrad's requires_grad=None ("maybe"): backward() fills .grad for this tensor too when the
-  // loss depends on it, without making it a parameter (no buffer of its own). The Python
-  // module's tensors start so, as tinygrad's; C++ tensors start false.
+  // loss depends on it, without making it a parameter (no buffer of its own).
   Tensor& requires_grad_maybe_();
+  // The state every new tensor starts in: false in C++ (as torch), maybe under the Python module
+  // (as tinygrad, whose backward fills a grad for every live tensor the loss uses).
+  static void set_default_requires_grad(std::optional<bool> requires_grad);
   std::optional<bool> requires_grad_state() const;  // nullopt: maybe
   // The accumulated gradient (shared: realize() on it is kept), or none before a backward().
   std::optional<Tensor> grad() const;
@@ -450,6 +456,9 @@ class Tensor {
   // the value's own graph): the write would change what it computes (as tinygrad).
   Tensor& setitem(const std::vector<IndexItem>& indices, const Tensor& value);
   Tensor& setitem(const std::vector<IndexItem>& indices, ConstValue value);
+  // setitem at the elements of `view`, a view taken from this tensor (or from the tensor this one
+  // is a view of): how Python writes t[v:v+2] = x, whose window (shrink_from) has a Variable start.
+  Tensor& setitem_view(const Tensor& view, const Tensor& value);
   template <typename I, typename V,
             typename = std::enable_if_t<std::is_convertible_v<I, IndexItem>>>
   Tensor& setitem(const I& index, const V& value) {
@@ -688,6 +697,7 @@ class Tensor {
     Ops op;
     Arg arg;
     Shape in_shape;  // the shape it was applied to
+    UOpRef start;    // shrink_from's start (arg: {dim, length}); null for every other step
   };
   // Every Impl is in one list of live tensors (tinygrad's all_tensors), so that setitem can tell
   // whether another tensor still reads the graph it is about to change.
@@ -701,8 +711,7 @@ class Tensor {
     // The graphs this tensor held before realize() replaced them by their result; a loss built
     // from one of them (still alive while that loss is) depends on this tensor through it.
     std::vector<std::weak_ptr<const UOp>> before_realize;
-    std::optional<bool> requires_grad = false;  // nullopt: tinygrad's None
-    bool tracked = false;                       // in the registry of tensors that may need a grad
+    std::optional<bool> requires_grad;  // nullopt: tinygrad's None (set_default_requires_grad)
     UOpRef assign_target;      // the buffer view an assign() writes into when realized, or null
     bool owns_buffer = false;  // its buffer is its own: assign() may write it in place
     std::shared_ptr<Impl> grad;
@@ -725,7 +734,7 @@ class Tensor {
   // This tensor's value becomes `fresh` (a new buffer, Tensor::empty), whose memory it owns.
   void hold_own(const Tensor& fresh);
   // A view of this tensor: `u`, the result of applying `op` with `arg` to uop() (see Impl).
-  Tensor view_of(UOpRef u, Ops op, Arg arg) const;
+  Tensor view_of(UOpRef u, Ops op, Arg arg, UOpRef start = nullptr) const;
   // Whether this tensor's value lives in a buffer a write can reach (realized, or assigned).
   bool holds_buffer() const;
   // assign() through a view: the base gets `x` at the view's elements; every view follows.
@@ -734,9 +743,8 @@ class Tensor {
   void update_views();
   // setitem's guard: throws when a live tensor other than the value's graph reads this one's
   // unrealized graph (or its buffer, unless as a view of it): the write would change it.
-  void check_no_other_readers(const Tensor& value) const;
-  static void track(const std::shared_ptr<Impl>& impl);
-  static std::vector<std::shared_ptr<Impl>> tracked_with_grad();
+  // `view`, when given, is the view being written through: not a reader either.
+  void check_no_other_readers(const Tensor& value, const Impl* view = nullptr) const;
   // The nodes whose gradient is this tensor's: its uop and its graphs from before realize(),
   // each with reshapes stripped (Tensor.reshape folds reshape(reshape(x)) into one RESHAPE of x,
   // so a reshaped tensor's own RESHAPE node need not be in a graph that uses it).

@@ -8,6 +8,7 @@
 //     test_lazy_sum_between_writes accepts both);
 //   - setitem on a tensor whose graph another live tensor reads is an error, as it is in
 //     tinygrad: eager frameworks would give that reader the old value, a lazy one the new.
+#include <atomic>
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
@@ -35,9 +36,16 @@ const UOp* movement_base(const UOp* u) {
   return u;
 }
 
+std::atomic<int> default_requires_grad = 0;  // 0 false, 1 true, 2 maybe
+
 }  // namespace
 
+void Tensor::set_default_requires_grad(std::optional<bool> requires_grad) {
+  default_requires_grad = requires_grad ? static_cast<int>(*requires_grad) : 2;
+}
+
 Tensor::Impl::Impl(UOpRef u) : uop(std::move(u)) {
+  if (int d = default_requires_grad; d != 2) requires_grad = d == 1;
   LiveTensors& l = LiveTensors::get();
   std::lock_guard<std::mutex> lock(l.mu);
   live_next = l.head;
@@ -53,7 +61,7 @@ Tensor::Impl::~Impl() {
   if (l.head == this) l.head = live_next;
 }
 
-Tensor Tensor::view_of(UOpRef u, Ops op, Arg arg) const {
+Tensor Tensor::view_of(UOpRef u, Ops op, Arg arg, UOpRef start) const {
   Tensor v(std::move(u));
   Impl& vi = *v.impl_;
   std::shared_ptr<Impl> base = impl_->view_base.lock();
@@ -62,7 +70,7 @@ Tensor Tensor::view_of(UOpRef u, Ops op, Arg arg) const {
   else
     base = impl_;
   vi.view_base = base;
-  vi.view_steps.push_back({op, std::move(arg), shape()});
+  vi.view_steps.push_back({op, std::move(arg), shape(), std::move(start)});
   push_weak(base->views, base->views_prune_at, v.impl_, 16);
   return v;
 }
@@ -129,6 +137,18 @@ void Tensor::assign_through_view(Tensor base, const Tensor& x) {
       }
       case Ops::SHRINK: {
         const std::vector<int64_t>& r = std::get<std::vector<int64_t>>(s.arg);
+        if (s.start) {  // shrink_from: base position j takes the value's j - start, if inside
+          int d = static_cast<int>(r[0]);
+          int64_t length = r[1], n = s.in_shape[d];
+          Shape along(s.in_shape.size(), 1);
+          along[d] = n;
+          Tensor j = arange(0, static_cast<double>(n), 1, dtypes::int32).reshape(along);
+          Tensor from = j.sub(Tensor(s.start).cast(dtypes::int32));
+          Tensor inside = from.ge(0).bitwise_and(from.lt(length));
+          Tensor index = from.clip(0, std::max<int64_t>(length - 1, 0)).expand(s.in_shape);
+          value = value.gather(d, index), covered = covered.gather(d, index).bitwise_and(inside);
+          break;
+        }
         std::vector<std::pair<int64_t, int64_t>> pad;
         for (size_t a = 0; a < s.in_shape.size(); a++)
           pad.push_back({r[2 * a], s.in_shape[a] - r[2 * a + 1]});
@@ -161,6 +181,13 @@ void Tensor::update_views() {
         case Ops::DETACH:
           t = Tensor(tc::detach(t.uop()));
           break;
+        case Ops::SHRINK:
+          if (s.start) {
+            const std::vector<int64_t>& r = std::get<std::vector<int64_t>>(s.arg);
+            t = t.shrink_from(static_cast<int>(r[0]), Tensor(s.start), r[1]);
+            break;
+          }
+          [[fallthrough]];
         default:
           t = Tensor(UOp::make(s.op, t.dtype(), {t.uop()}, s.arg));
       }
@@ -201,7 +228,7 @@ const UOp* first_reader(const std::vector<UOpRef>& roots, const UOp* target) {
 }
 }  // namespace
 
-void Tensor::check_no_other_readers(const Tensor& value) const {
+void Tensor::check_no_other_readers(const Tensor& value, const Impl* view) const {
   const std::vector<const UOp*>& mine = uop()->toposort();
   if (std::none_of(mine.begin(), mine.end(), [](const UOp* u) { return u->op == Ops::BUFFER; }))
     return;  // a graph of constants: nothing a reader could see change
@@ -215,7 +242,7 @@ void Tensor::check_no_other_readers(const Tensor& value) const {
   absl::flat_hash_set<const UOp*> value_graph(value_nodes.begin(), value_nodes.end());
   std::vector<UOpRef> roots;
   for (const std::shared_ptr<Impl>& p : live_tensors([&](const Impl& p) {
-         return &p == impl_.get() || (buffer && p.view_base.lock() == impl_) ||
+         return &p == impl_.get() || &p == view || (buffer && p.view_base.lock() == impl_) ||
                 value_graph.contains(p.uop.get()) ||
                 (shared && movement_base(p.uop.get()) == shared);
        }))

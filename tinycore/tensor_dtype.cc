@@ -146,7 +146,10 @@ Tensor& Tensor::to_(const std::string& device) {
 }
 
 Tensor Tensor::clone() const {
-  Tensor ret = contiguous();
+  // Not contiguous(): that of a realized buffer is the buffer itself, which a write to this
+  // tensor would change. The clone's value is written into a new buffer of its own.
+  Tensor ret = empty(shape(), dtype(), device());
+  ret.assign(*this);
   if (impl_->grad) ret.impl_->grad = Tensor(impl_->grad).clone().impl_;
   if (requires_grad()) ret.requires_grad_();
   return ret;

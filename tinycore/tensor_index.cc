@@ -456,8 +456,40 @@ Tensor& Tensor::setitem(const std::vector<IndexItem>& indices, const Tensor& val
   return assign(index_impl("setitem", *this, indices, value));
 }
 
+Tensor& Tensor::setitem_view(const Tensor& view, const Tensor& value) {
+  std::shared_ptr<Impl> root = impl_->view_base.lock();
+  if (!root) root = impl_;
+  if (view.impl_->view_base.lock() != root)
+    fail("Tensor.setitem: the view of shape %s was not taken from this tensor of shape %s",
+         fmt_shape(view.shape()), fmt_shape(shape()));
+  if (value.dtype() != dtype())
+    fail("Tensor.setitem: value dtype %s differs from the tensor's dtype %s", value.dtype().name(),
+         dtype().name());
+  Tensor full = value.shape() == view.shape() ? value : value.expand(view.shape());
+  check_no_other_readers(full, view.impl_.get());
+  Tensor(view.impl_).assign_through_view(Tensor(root), full);
+  return *this;
+}
+
 Tensor& Tensor::setitem(const std::vector<IndexItem>& indices, ConstValue value) {
   return setitem(indices, full({}, value, dtype()));
+}
+
+// ---------------------------------------------------------------- shrink_from
+
+Tensor Tensor::shrink_from(int dim, const Tensor& start, int64_t length) const {
+  int d = resolve_dim("shrink_from", *this, dim);
+  if (start.ndim() != 0 || !dtypes::is_int(start.dtype()))
+    fail("Tensor.shrink_from: the start must be a 0-d integer tensor, got %s of shape %s",
+         start.dtype().name(), fmt_shape(start.shape()));
+  if (length < 0 || length > shape()[d])
+    fail("Tensor.shrink_from: length %d is out of bounds for dimension %d of shape %s", length, d,
+         fmt_shape(shape()));
+  Shape along(ndim(), 1), out = shape();
+  along[d] = out[d] = length;
+  Tensor i = iota(length).reshape(along);
+  Tensor window = gather(d, i.add(start.cast(dtypes::int32)).expand(out));
+  return view_of(window.uop(), Ops::SHRINK, std::vector<int64_t>{d, length}, start.uop());
 }
 
 // ---------------------------------------------------------------- gather / scatter

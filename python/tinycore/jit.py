@@ -1,9 +1,25 @@
 """TinyJit for Python callables: tensors among the arguments (positional or keyword) are the
-step's inputs; the return value is a Tensor, a tuple/list of them, or None."""
+step's inputs, and so are Variables (their value's buffer: a new Variable each call works, as in
+tinygrad); the return value is a Tensor, a tuple/list of them, or None."""
 import functools
 
 from tinycore import _C
-from tinycore._C import Tensor
+from tinycore._C import Tensor, Variable
+from tinycore.symbolic import Offset, offset_of
+
+
+def _input(a):
+  """The tensor an argument gives the step, or None: a Tensor, or a Variable's value."""
+  if isinstance(a, Tensor): return a
+  if isinstance(a, (Variable, Offset)): return offset_of(a).variable_tensor
+  return None
+
+
+def _given(a, tensor):
+  """The argument the captured function sees for `a`, reading the step's input `tensor`."""
+  if isinstance(a, Tensor): return tensor
+  v = offset_of(a)
+  return Offset(v.name, tensor, v.value - v.offset, v.offset)
 
 
 class TinyJit:
@@ -14,8 +30,8 @@ class TinyJit:
     functools.update_wrapper(self, fxn)
 
   def _run(self, inputs):
-    args = [inputs[i] if i is not None else a for i, a in zip(self._slots, self._args)]
-    kwargs = {k: (inputs[i] if i is not None else v) for k, (i, v) in self._kw.items()}
+    args = [_given(a, inputs[i]) if i is not None else a for i, a in zip(self._slots, self._args)]
+    kwargs = {k: (_given(v, inputs[i]) if i is not None else v) for k, (i, v) in self._kw.items()}
     ret = self.fxn(*args, **kwargs)
     if ret is None:
       self._out = ("none",)
@@ -31,11 +47,11 @@ class TinyJit:
   def __call__(self, *args, **kwargs):
     inputs, self._slots, self._args, self._kw = [], [], list(args), {}
     for a in args:
-      self._slots.append(len(inputs) if isinstance(a, Tensor) else None)
-      if isinstance(a, Tensor): inputs.append(a)
+      self._slots.append(len(inputs) if _input(a) is not None else None)
+      if _input(a) is not None: inputs.append(_input(a))
     for k, v in kwargs.items():
-      self._kw[k] = (len(inputs), v) if isinstance(v, Tensor) else (None, v)
-      if isinstance(v, Tensor): inputs.append(v)
+      self._kw[k] = (len(inputs), v) if _input(v) is not None else (None, v)
+      if _input(v) is not None: inputs.append(_input(v))
     out = self._jit(inputs)
     if self._out[0] == "none": return None
     if self._out[0] == "one": return out[0]

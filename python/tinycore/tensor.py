@@ -5,6 +5,7 @@ import contextlib
 from tinycore import _C
 from tinycore._C import Tensor, dtypes
 from tinycore.helpers import Device
+from tinycore.symbolic import offset_of, window
 
 _I = _C._IndexItem
 
@@ -63,7 +64,16 @@ def flip(self, axis, *args) -> Tensor:
 
 @_method
 def shrink(self, arg) -> Tensor:
-  return self._shrink([(0, s) if a is None else tuple(a) for a, s in zip(arg, self.shape)])
+  """Per-dimension (start, end) pairs (None: the whole dimension). A pair may be a Variable plus
+  constants, as (v, v+1): its window starts where the Variable's value says when the graph runs."""
+  ranges, windows = [], []
+  for d, (a, s) in enumerate(zip(arg, self.shape)):
+    w = None if a is None else window(a[0], a[1], "Tensor.shrink")
+    if w is not None: windows.append((d, *w))
+    ranges.append((0, s) if a is None or w is not None else tuple(a))
+  out = self._shrink(ranges)
+  for d, start, length in windows: out = out.shrink_from(d, start.tensor(), length)
+  return out
 
 
 @_method
@@ -156,15 +166,41 @@ def _index_list(indices):
   return [_index_item(i) for i in indices]
 
 
+def _symbolic_slices(self, indices):
+  """For indices with a slice bounded by a Variable (t[v:v+2]): the indices with each such slice
+  made whole, and (axis of the result, start Offset, length) for each. None when there is none."""
+  items = indices if isinstance(indices, tuple) else (indices,)
+  symbolic = lambda i: isinstance(i, slice) and (offset_of(i.start) is not None or offset_of(i.stop) is not None)
+  if not any(symbolic(i) for i in items): return None
+  if any(isinstance(i, (Tensor, list, tuple)) for i in items):
+    raise IndexError("Tensor indexing: a slice with a Variable bound cannot be mixed with tensor or list indices")
+  consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+  static, windows, axis = [], [], 0
+  for i in items:
+    if symbolic(i):
+      if i.step not in (None, 1): raise IndexError(f"Tensor indexing: slice {i} with a Variable bound must have step 1")
+      windows.append((axis, *window(i.start, i.stop, "Tensor indexing")))
+      i = slice(None)
+    static.append(i)
+    axis += self.ndim - consumed if i is Ellipsis else 0 if isinstance(i, int) else 1
+  return tuple(static), windows
+
+
 @_method
 def __getitem__(self, indices) -> Tensor:
-  return self._getitem(_index_list(indices))
+  symbolic = _symbolic_slices(self, indices)
+  if symbolic is None: return self._getitem(_index_list(indices))
+  static, windows = symbolic
+  out = self._getitem(_index_list(static))
+  for axis, start, length in windows: out = out.shrink_from(axis, start.tensor(), length)
+  return out
 
 
 @_method
 def __setitem__(self, indices, v) -> None:
   if isinstance(v, (list, tuple)): v = Tensor(v, dtype=self.dtype)
-  self._setitem(_index_list(indices), v)
+  if _symbolic_slices(self, indices) is None: return self._setitem(_index_list(indices), v)
+  self._setitem_view(self[indices], v if isinstance(v, Tensor) else Tensor(v, dtype=self.dtype))
 
 
 @_method

@@ -184,6 +184,33 @@ TEST(Assign, TensorsRealizedFromTheSameGraphDoNotShareUpdates) {
   expect_vec(Tensor::zeros({3}).contiguous(), {0, 0, 0});  // and the cached value is not stale
 }
 
+TEST(Assign, WritesToRealizedConstantsAndJitResultsReachNoOtherTensor) {
+  // a realized constant is not a buffer other constants start from
+  Tensor ones = Tensor::ones({4}).realize();
+  ones.assign(Tensor::full({4}, 5.0f)).realize();
+  ones.assign(ones + 1).realize();
+  expect_vec(Tensor::ones({4}).realize(), {1, 1, 1, 1});
+  expect_vec(ones, {6, 6, 6, 6});
+  // a replay's outputs, and an intermediate it also returns, are buffers of their own: writing
+  // one kept from an earlier call changes neither later calls nor the other outputs
+  tc::TinyJit step([](const std::vector<Tensor>& in) {
+    Tensor y = (in[0] * 3).contiguous();
+    Tensor r = y + 1;
+    tc::realize_all({y, r});
+    return std::vector<Tensor>{r, y};
+  });
+  std::vector<std::vector<Tensor>> kept;
+  for (int i = 0; i < 5; i++) {
+    kept.push_back(step({vec({static_cast<float>(i)}, {1})}));
+    kept.back()[1].assign(Tensor::full({1}, -50.0f)).realize();
+    kept.back()[1].assign(kept.back()[1] - 1).realize();  // in place, from the second write
+  }
+  for (int i = 0; i < 5; i++) {
+    expect_vec(kept[i][0], {3.0f * static_cast<float>(i) + 1});
+    expect_vec(kept[i][1], {-51});
+  }
+}
+
 TEST(Assign, ValuesCachedFromTheOldContentsAreComputedAgain) {
   // w's transposed copy is one interned graph node: realized once (and kept alive by `held`),
   // it must not be reused after w is written in place, by an assign or by a replayed step that
@@ -527,6 +554,36 @@ TEST(TinyJit, VariableBoundPerCallServesOneCapture) {
               HasSubstr("Variable start_pos: value 8 is outside its range [0, 7]"));
   EXPECT_THAT(error_message([] { tc::Variable("n", 5, 1); }),
               HasSubstr("min 5 is greater than max 1"));
+}
+
+TEST(TinyJit, WindowAtAVariableStartWritesTheRowThePerCallValueNames) {
+  // tinygrad's t.shrink(((v, v+1), None)).assign(a): one capture writes row v of every call,
+  // read back through the same window; checked against a host copy
+  tc::Variable v("v", 0, 5);
+  Tensor t = Tensor::zeros({6, 4}).contiguous().realize();
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    Tensor row = t.shrink_from(0, v.tensor(), 1);
+    row.assign(in[0]);
+    Tensor next = t.shrink_from(0, v.tensor().add(1), 1).sum();  // past the end reads 0
+    tc::realize_all({t, next});
+    return std::vector<Tensor>{next};
+  });
+  V host(24, 0.0f);
+  for (int i = 0; i < 6; i++) {
+    v.bind(5 - i);  // rows from the last up, so each call's next row is the one written before
+    V row(4);
+    for (int c = 0; c < 4; c++) row[c] = static_cast<float>(10 * i + c);
+    for (int c = 0; c < 4; c++) host[(5 - i) * 4 + c] = row[c];
+    float want = 0;
+    for (int c = 0; c < 4 && i > 0; c++) want += host[(6 - i) * 4 + c];
+    EXPECT_FLOAT_EQ(step({vec(row, {1, 4})})[0].item<float>(), want) << "call " << i;
+    expect_vec(t, host);
+  }
+  EXPECT_TRUE(step.captured());
+  EXPECT_THAT(error_message([&] { (void)t.shrink_from(0, v.tensor(), 7); }),
+              HasSubstr("length 7 is out of bounds for dimension 0 of shape (6, 4)"));
+  EXPECT_THAT(error_message([&] { (void)t.shrink_from(1, Tensor::full({}, 1.5), 1); }),
+              HasSubstr("the start must be a 0-d integer tensor, got float"));
 }
 
 }  // namespace

@@ -155,6 +155,42 @@ def test_variable_rebinds_between_replays():
     v.bind(9)
 
 
+def test_a_new_variable_each_call_moves_a_window_write():
+  # tinygrad's test_jit_setitem_variable_offset: the Variable is an argument, new every call
+  @TinyJit
+  def write_row(t, a, v):
+    t.shrink(((v, v + 1), None)).assign(a).realize()
+
+  @TinyJit
+  def write_pair(t, a, v):
+    t[v - 1:v + 1] = a
+    t.realize()
+
+  t, pairs = Tensor.zeros(6, 6).contiguous().realize(), Tensor.zeros(7).contiguous().realize()
+  want, want_pairs = np.zeros((6, 6)), np.zeros(7)
+  for i in (0, 3, 5, 1, 4, 2):
+    write_row(t, Tensor.full((1, 6), i + 1.0).contiguous(), Variable("v", 0, 5).bind(i))
+    want[i, :] = i + 1
+    np.testing.assert_array_equal(t.numpy(), want)
+    write_pair(pairs, Tensor([i + 0.5, -i - 0.5]), Variable("p", 1, 6).bind(i + 1))
+    want_pairs[i:i + 2] = [i + 0.5, -i - 0.5]
+    np.testing.assert_array_equal(pairs.numpy(), want_pairs)
+  assert write_row.captured and write_pair.captured
+
+
+def test_variable_bounds_must_keep_a_fixed_length():
+  t, v = Tensor.zeros(6, 6).contiguous().realize(), Variable("v", 0, 5).bind(2)
+  with pytest.raises(ValueError, match=r"Tensor.shrink: the bounds \(v, 3\) differ by a Variable"):
+    t.shrink(((v, 3), None))
+  with pytest.raises(ValueError, match=r"Tensor indexing: the bounds \(None, v\) differ by a Variable"):
+    t[:v]
+  with pytest.raises(IndexError, match=r"with a Variable bound must have step 1"):
+    t[v:v + 4:2]
+  with pytest.raises(ValueError, match=r"the range \(v\+2, v\) has a negative length"):
+    t[v + 2:v]
+  np.testing.assert_array_equal(t[1, v:v + 3].numpy(), np.zeros(3))
+
+
 def test_assign_inside_the_step_persists_across_replays():
   w = Tensor([0.0, 0.0])
 

@@ -780,6 +780,19 @@ def test_gradients_accumulate_and_can_be_reset():
   close(x.grad, [5.0, 5.0])
 
 
+def test_backward_fills_every_live_tensor_the_loss_uses():
+  # tinygrad's test_set_overlapping_backward: results of ops get a grad too (tinygrad's rule)
+  z, x, y = Tensor.zeros(6), Tensor.ones(4).contiguous(), Tensor.ones(4) * 2
+  z[:4] = x
+  z[2:] = y
+  (z * Tensor([1.0, 2, 3, 4, 5, 6])).sum().backward()
+  np.testing.assert_array_equal(x.grad.numpy(), [1, 2, 0, 0])  # 2, 3 written over by y
+  np.testing.assert_array_equal(y.grad.numpy(), [3, 4, 5, 6])
+  frozen = Tensor([1.0, 2.0], requires_grad=False)
+  (frozen * 3).sum().backward()
+  assert frozen.grad is None
+
+
 def test_backward_with_explicit_gradient():
   x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
   (x * x).backward(Tensor([1.0, 0.5, -1.0]))

@@ -852,6 +852,20 @@ TEST(IndexTest, WritesThroughViewsLandInTheBase) {
               HasSubstr("cannot write through a view of shape (2, 3) that expands"));
 }
 
+// A clone has a buffer of its own, also of a tensor written in place (whose contiguous() is its
+// own buffer): writes to either leave the other alone.
+TEST(IndexTest, CloneOwnsItsBuffer) {
+  Tensor x = Tensor::zeros({4}).contiguous().realize();
+  x.assign(Tensor::full({4}, 3.0f)).realize();
+  x.assign(x.add(Tensor::arange(4).cast(tc::dtypes::float32))).realize();  // in place now
+  Tensor c = x.clone().realize();
+  x.assign(Tensor::full({4}, 2.0f)).realize();
+  EXPECT_EQ(c.data<float>(), (std::vector<float>{3, 4, 5, 6}));
+  c.setitem(1, 9.0);
+  EXPECT_EQ(c.data<float>(), (std::vector<float>{3, 9, 5, 6}));
+  EXPECT_EQ(x.data<float>(), (std::vector<float>{2, 2, 2, 2}));
+}
+
 // tinygrad's rule: setitem while another live tensor's unrealized graph reads the tensor raises,
 // naming the reader, since eager and lazy evaluation would disagree on what it computes.
 TEST(IndexTest, SetitemWithAnUnrealizedReaderIsAnError) {
