@@ -112,4 +112,20 @@ TEST(Layers, InitialisationsAndErrors) {
               ::testing::ThrowsMessage<tc::Error>(HasSubstr("do not split into 2 groups")));
 }
 
+// tinygrad's nn tests crashed here: a lookup with no indices, after one with some, ran a
+// zero-size kernel (issue 38). The result is empty, and the layer still works after it.
+TEST(Layers, EmbeddingOfNoIndicesIsEmpty) {
+  tc::nn::Embedding e(28, 20);
+  std::vector<int32_t> ids = {0, 27, 3, 3};
+  Tensor some = e(Tensor::from_vector<int32_t>(ids).reshape({2, 2}));
+  EXPECT_EQ(some.shape(), (tc::Shape{2, 2, 20}));
+  Tensor none = e(Tensor::from_vector<int32_t>({}).reshape({4, 0}));  // a buffer of none
+  EXPECT_EQ(none.shape(), (tc::Shape{4, 0, 20}));
+  EXPECT_TRUE(none.data<float>().empty());
+  std::vector<float> w = e.weight.data<float>(),
+                     got = e(Tensor::from_vector<int32_t>(ids)).data<float>();
+  for (size_t i = 0; i < ids.size(); i++)
+    for (int c = 0; c < 20; c++) EXPECT_EQ(got[i * 20 + c], w[ids[i] * 20 + c]) << i << "," << c;
+}
+
 }  // namespace

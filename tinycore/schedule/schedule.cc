@@ -78,7 +78,7 @@ class Scheduler {
     }
     UOpRef value = compute(n, /*top=*/true);
     UOpRef out = new_buffer(device_of(value), n->dtype, numel(n->shape()));
-    items_.push_back(build_item(out, value));
+    emit(out, value);
     UOpRef view =
         n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
     mark_realized(n, view);
@@ -96,13 +96,19 @@ class Scheduler {
       // computed into its own buffer first: the kernel would overwrite what it still reads
       value = realize(n);
     }
-    items_.push_back(build_item(buf, value));
+    emit(buf, value);
     buf->buffer->bump_version();  // values cached from the old contents are stale now
   }
 
   std::vector<ScheduleItem> take() { return std::move(items_); }
 
  private:
+  // The kernel writing `value` into `out`, unless `out` has no element: such a kernel does
+  // nothing, and its index arithmetic (modulo a size of 0) is undefined in LLVM.
+  void emit(const UOpRef& out, const UOpRef& value) {
+    if (numel(value->shape()) == 0) return;
+    items_.push_back(build_item(out, value));
+  }
   void mark_realized(const UOpRef& n, const UOpRef& view) {
     n->realized = view;
     n->realized_clock = runtime::Buffer::clock();
