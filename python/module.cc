@@ -57,6 +57,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
   tc::Tensor::set_default_requires_grad(std::nullopt);  // tinygrad's None for every tensor
+  tc::throw_on_internal_check = true;  // a bug in tinycore raises RuntimeError, never aborts
   bind_dtype(m);
   bind_tensor(m);
   bind_tensor_ops(m);

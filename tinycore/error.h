@@ -1,6 +1,8 @@
-// Two kinds of failure: user mistakes throw tc::Error; broken internal invariants abort via TC_CHECK.
+// Two kinds of failure: user mistakes throw tc::Error; broken internal invariants abort via
+// TC_CHECK.
 #pragma once
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -23,14 +25,22 @@ template <typename... Args>
   throw Error(absl::StrFormat(fmt, args...));
 }
 
+// Whether a failed TC_CHECK throws tc::Error instead of aborting: the Python module sets it, so
+// that a bug in tinycore raises in the interpreter instead of killing it.
+inline std::atomic<bool> throw_on_internal_check{false};
+
 }  // namespace tc
 
-// Internal invariant: a failure is a bug in tinycore, so abort loudly with where and why.
-#define TC_CHECK(cond, ...)                                                            \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      std::fprintf(stderr, "%s:%d: internal check failed: %s: %s\n", __FILE__, __LINE__, \
-                   #cond, absl::StrCat(__VA_ARGS__).c_str());                          \
-      std::abort();                                                                    \
-    }                                                                                  \
+// Internal invariant: a failure is a bug in tinycore, so abort loudly with where and why (or
+// throw, under tc::throw_on_internal_check).
+#define TC_CHECK(cond, ...)                                                                  \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      std::string tc_check_msg_ =                                                            \
+          absl::StrFormat("%s:%d: internal check failed: %s: %s", __FILE__, __LINE__, #cond, \
+                          absl::StrCat(__VA_ARGS__));                                        \
+      if (tc::throw_on_internal_check) throw tc::Error(tc_check_msg_);                       \
+      std::fprintf(stderr, "%s\n", tc_check_msg_.c_str());                                   \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (0)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
@@ -463,6 +464,11 @@ Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue 
   }
   Tensor t = any_shrink ? shrink(keep) : *this;
   if (!any_pad) return t;
+  if (t.numel() == 0) {  // only fill: no kernel reads an empty buffer (its loads have no address)
+    Shape out = t.shape();
+    for (size_t i = 0; i < out.size(); i++) out[i] += arg[2 * i] + arg[2 * i + 1];
+    return full(out, value, dtype());
+  }
   Tensor padded = t.view_of(UOp::make(Ops::PAD, dtype(), {t.uop()}, arg), Ops::PAD, arg);
   if (value.value == 0) return padded;
   // a non-zero fill: where(inside, x, value), with "inside" as a padded ones mask
@@ -541,14 +547,23 @@ std::vector<int64_t> Tensor::reduce_axes(const char* name, const Axes& axis) con
 Tensor Tensor::reduce(const char* name, Ops op, const Axes& axis, bool keepdim) const {
   std::vector<int64_t> axes = reduce_axes(name, axis);
   if (axes.empty()) return *this;
+  Shape kept = shape(), out;
+  for (int i = 0; i < ndim(); i++) {
+    bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (reduced) kept[i] = 1;
+    if (!reduced) out.push_back(shape()[i]);
+  }
+  if (numel() == 0 && shape_numel(kept) > 0) {
+    // over no element: the identity (as tinygrad), and no kernel reads the empty buffer
+    double identity = op == Ops::ADD              ? 0.0
+                      : dtypes::is_float(dtype()) ? -std::numeric_limits<double>::infinity()
+                                                  : dtypes::min(dtype());
+    return full(keepdim ? kept : out, identity, dtype());
+  }
   std::vector<int64_t> arg = {static_cast<int64_t>(op)};
   arg.insert(arg.end(), axes.begin(), axes.end());
   Tensor r(UOp::make(Ops::REDUCE_AXIS, dtype(), {uop()}, arg));
-  if (keepdim) return r;
-  Shape out;
-  for (int i = 0; i < ndim(); i++)
-    if (std::find(axes.begin(), axes.end(), i) == axes.end()) out.push_back(shape()[i]);
-  return r.reshape(out);
+  return keepdim ? r : r.reshape(out);
 }
 
 Tensor Tensor::sum(Axes axis, bool keepdim) const {

@@ -146,10 +146,11 @@ Tensor& Tensor::to_(const std::string& device) {
 }
 
 Tensor Tensor::clone() const {
-  // Not contiguous(): that of a realized buffer is the buffer itself, which a write to this
-  // tensor would change. The clone's value is written into a new buffer of its own.
+  // Into a new buffer of its own: contiguous() alone of a realized buffer is that buffer, which
+  // a write to this tensor would change. Its value is a node of its own (contiguous()), so that
+  // a setitem on the clone is not taken for a write to the graph this tensor holds.
   Tensor ret = empty(shape(), dtype(), device());
-  ret.assign(*this);
+  ret.assign(contiguous());
   if (impl_->grad) ret.impl_->grad = Tensor(impl_->grad).clone().impl_;
   if (requires_grad()) ret.requires_grad_();
   return ret;

@@ -68,6 +68,12 @@ for cfg in "${configs[@]}"; do
     run_gtest "$cfg: $(basename "$t")${check:+ (CHECK_RENDER=$check)}${poison:+ (JIT_POISON=1)}" \
       env CHECK_RENDER=$check ${poison:+JIT_POISON=1} "$t"
   done
+  # the differential Tensor fuzzer (tests/fuzz/tensor_fuzz.cc) under the sanitizers: its
+  # findings, then random programs for FUZZ_SECONDS (a nightly run: FUZZ_SECONDS=1800)
+  if [[ $cfg == asan ]]; then
+    run_gtest "$cfg: tensor_fuzz for ${FUZZ_SECONDS:-60} s" \
+      env FUZZ_SECONDS="${FUZZ_SECONDS:-60}" "out/$cfg/tests/tensor_fuzz"
+  fi
   # GPU languages run without a GPU: op suites again with every kernel on the CL device (PoCL on
   # the CPU, checked against the suites' references); and rendered as HIP, compiled by hiprtc
   # for gfx90a, in processes of their own (ROCm's compiler and PoCL cannot share one)

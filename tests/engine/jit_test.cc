@@ -556,6 +556,20 @@ TEST(TinyJit, VariableBoundPerCallServesOneCapture) {
               HasSubstr("min 5 is greater than max 1"));
 }
 
+// Found by tests/fuzz/tensor_fuzz.cc: a step that only reshapes its input returns the input's
+// buffer, in the output's shape, on every replay.
+TEST(TinyJit, AnInputReturnedReshapedKeepsTheOutputShape) {
+  TinyJit step([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].reshape({6}).contiguous().realize()};
+  });
+  for (int i = 0; i < 4; i++) {
+    V x = {1, 2, 3, 4, 5, static_cast<float>(i)};
+    Tensor out = step({vec(x, {2, 3})})[0];
+    EXPECT_EQ(out.shape(), (tc::Shape{6})) << "call " << i;
+    expect_vec(out, x);
+  }
+}
+
 TEST(TinyJit, WindowAtAVariableStartWritesTheRowThePerCallValueNames) {
   // tinygrad's t.shrink(((v, v+1), None)).assign(a): one capture writes row v of every call,
   // read back through the same window; checked against a host copy

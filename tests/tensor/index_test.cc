@@ -864,6 +864,13 @@ TEST(IndexTest, CloneOwnsItsBuffer) {
   c.setitem(1, 9.0);
   EXPECT_EQ(c.data<float>(), (std::vector<float>{3, 9, 5, 6}));
   EXPECT_EQ(x.data<float>(), (std::vector<float>{2, 2, 2, 2}));
+  // the clone of an unrealized tensor is a write target of its own, not a reader of it (found
+  // by tests/fuzz/tensor_fuzz.cc: setitem took the source, still alive, for a reader)
+  Tensor y = x.add(1.0f);
+  Tensor yc = y.clone();
+  yc.setitem(0, -1.0);
+  EXPECT_EQ(yc.data<float>(), (std::vector<float>{-1, 3, 3, 3}));
+  EXPECT_EQ(y.data<float>(), (std::vector<float>{3, 3, 3, 3}));
 }
 
 // tinygrad's rule: setitem while another live tensor's unrealized graph reads the tensor raises,

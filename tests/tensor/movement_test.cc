@@ -748,4 +748,30 @@ TEST(Creation, Like) {
   EXPECT_EQ(Tensor::ones_like(Tensor::zeros({0, 4})).numel(), 0);
 }
 
+// Found by tests/fuzz/tensor_fuzz.cc: an empty tensor padded, or reduced to something that is
+// not empty, holds only the fill or the identity, and no kernel may read its empty buffer.
+TEST(Movement, EmptyTensorsPaddedAndReducedReadNoBuffer) {
+  Tensor empty = Tensor::from_vector<float>({}).reshape({2, 0, 3});  // a buffer of no element
+  ref::expect_exact(empty.pad({{1, 0}, {1, 2}, {0, 0}}).sum(), ref::vals({}, {0}));
+  ref::expect_exact(empty.pad({{0, 0}, {1, 1}, {0, 0}}, 2.5),
+                    ref::generate({2, 2, 3}, [](int64_t) { return 2.5; }));
+  ref::expect_exact(empty.sum(1), ref::generate({2, 3}, [](int64_t) { return 0.0; }));
+  ref::expect_exact(empty.max(), ref::vals({}, {-ref::kInf}));
+  ref::expect_exact(empty.min({0, 1}, true),
+                    ref::generate({1, 1, 3}, [](int64_t) { return ref::kInf; }));
+  Tensor ints = Tensor::from_vector<int32_t>({}).reshape({0, 4});
+  ref::expect_exact(ints.max(0), ref::generate({4}, [](int64_t) { return -2147483648.0; }));
+  ref::expect_exact(ints.min(), ref::vals({}, {2147483647.0}));
+}
+
+// Found by tests/fuzz/tensor_fuzz.cc: lanes of a width that is not a power of two (9) loaded
+// under a per-lane pad mask came back wrong in one lane when the masked load was LLVM's.
+TEST(Movement, PaddedMaxOverNineLanesMatchesTheReference) {
+  NDArray x = ref::random_int({7, 1, 7}, 25933, -4, 4);
+  ref::Pairs p = {{1, 2}, {1, 1}, {1, 1}};
+  NDArray want = ref::map(ref::reduce(ref::pad(x, p), ref::Reduce::Max, {1}),
+                          [](double v) { return v != 0 ? 1.0 : 0.0; });
+  ref::expect_exact(ref::tensor(x, dt::int32).pad(p).max(1).cast(dt::bool_), want);
+}
+
 }  // namespace

@@ -248,4 +248,16 @@ TEST(IntegerDivision, ByZeroAndMinusOneDoNotCrash) {
   EXPECT_EQ(u.idiv(big).idiv(Tensor::full({1}, 2, tc::dtypes::uint64)).data<uint64_t>()[0], 1u);
 }
 
+// A broken invariant aborts, or throws where tc::throw_on_internal_check is set (the Python
+// module sets it: a bug in tinycore raises RuntimeError there instead of killing the interpreter).
+TEST(InternalCheck, AbortsOrThrowsNamingWhereAndWhat) {
+  auto check = [](int n) { TC_CHECK(n > 0, "n is ", n); };
+  EXPECT_DEATH(check(-1), "internal check failed: n > 0: n is -1");
+  tc::throw_on_internal_check = true;
+  EXPECT_THAT([&] { check(-2); }, ::testing::ThrowsMessage<tc::Error>(::testing::HasSubstr(
+                                      "internal check failed: n > 0: n is -2")));
+  tc::throw_on_internal_check = false;
+  check(3);
+}
+
 }  // namespace

@@ -354,8 +354,9 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
   }
   std::vector<Tensor> out;
   for (const Plan::Output& o : p.outputs) {
-    if (o.input >= 0) {
-      out.push_back(in[o.input]);
+    if (o.input >= 0) {  // the input's buffer, in the output's shape (the step may reshape it)
+      const Tensor& x = in[o.input];
+      out.push_back(x.shape() == o.shape ? x : x.reshape(o.shape));
       continue;
     }
     if (o.fixed) {
