@@ -14,12 +14,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -100,6 +102,48 @@ struct Ref {
     leaf_dtypes.push_back(d);
     log << "  x" << i << " = leaf " << tcref::shape_str(s) << " " << d.name() << "\n";
     return {a, d};
+  }
+  V leaf_index(const Shape& s, int64_t lo, int64_t hi) {
+    size_t i = leaves.size();
+    NDArray a = given ? (*given)[i] : tcref::random_int(s, value_seed * 131 + i, lo, hi);
+    leaves.push_back(a);
+    leaf_dtypes.push_back(dt::int32);
+    log << "  x" << i << " = index leaf " << tcref::shape_str(s) << " in [" << lo << ", " << hi
+        << "]\n";
+    return {a, dt::int32};
+  }
+  // x[idx] along dimension 0 (negative indices from the end)
+  V take(const V& x, const V& idx) {
+    int64_t n = x.shape()[0];
+    Shape rest(x.shape().begin() + 1, x.shape().end()), out = idx.shape();
+    out.insert(out.end(), rest.begin(), rest.end());
+    int64_t inner = tcref::numel(rest);
+    NDArray r = tcref::generate(out, [&](int64_t i) {
+      int64_t row =
+          static_cast<int64_t>(idx.a.v[static_cast<size_t>(i / std::max<int64_t>(inner, 1))]);
+      if (row < 0) row += n;
+      return x.a.v[static_cast<size_t>(row * inner + i % std::max<int64_t>(inner, 1))];
+    });
+    return {r, x.d};
+  }
+  // a 2-D convolution, stride 1, `pad` on each side: x (N, C, H, W), w (K, C, kh, kw)
+  V conv(const V& x, const V& w, int64_t pad) {
+    const Shape &xs = x.shape(), &ws = w.shape();
+    int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3], k = ws[0], kh = ws[2], kw = ws[3];
+    Shape out = {n, k, h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1};
+    NDArray r = tcref::generate(out, [&](int64_t i) {
+      std::vector<int64_t> o = tcref::unravel(i, out);
+      double acc = 0;
+      for (int64_t ci = 0; ci < c; ci++)
+        for (int64_t a = 0; a < kh; a++)
+          for (int64_t b = 0; b < kw; b++) {
+            int64_t y = o[2] + a - pad, z = o[3] + b - pad;
+            if (y < 0 || y >= h || z < 0 || z >= wd) continue;
+            acc += x.a.at({o[0], ci, y, z}) * w.a.at({o[1], ci, a, b});
+          }
+      return acc;
+    });
+    return rep(r, x.d);
   }
   void note(const std::string& op, const V& v) {
     log << "  " << op << " -> " << tcref::shape_str(v.shape()) << " " << v.d.name() << "\n";
@@ -216,6 +260,13 @@ struct Lazy {
   size_t next = 0;
   bool smooth = true;  // (the generator's bookkeeping; Ref's is the one read)
   V leaf(const Shape&, DType) { return inputs.at(next++); }
+  V leaf_index(const Shape&, int64_t, int64_t) { return inputs.at(next++); }
+  V take(const V& x, const V& idx) { return x.getitem({tc::IndexItem(idx)}); }
+  V conv(const V& x, const V& w, int64_t pad) {
+    tc::ConvOpts o;
+    o.padding = pad;
+    return x.conv2d(w, o);
+  }
   void note(const std::string&, const V&) {}
   V unary(const V& x, const std::string& op) {
     if (op == "neg") return x.neg();
@@ -327,7 +378,7 @@ typename B::V program(B& b, Rng& r) {
     const int rank = static_cast<int>(s.size());
     const DType d = x.dtype();
     const bool fl = d == dt::float32, boolean = d == dt::bool_;
-    switch (pick(r, 13)) {
+    switch (pick(r, 15)) {
       case 0: {  // unary
         static const char* fops[] = {"neg",  "abs",     "relu", "sin",
                                      "tanh", "sigmoid", "exp",  "square"};
@@ -447,17 +498,40 @@ typename B::V program(B& b, Rng& r) {
           b.note("matmul", x);
           break;
         }
-        static const DType to[] = {dt::float16, dt::bfloat16, dt::int32, dt::bool_, dt::float32};
-        DType t = to[pick(r, 5)];
+        static const DType to[] = {dt::float16, dt::bfloat16, dt::float64, dt::int8,   dt::uint8,
+                                   dt::int64,   dt::int32,    dt::bool_,   dt::float32};
+        DType t = to[pick(r, 9)];
         if (t == d) break;
-        if (fl && dt::is_int(t)) x = b.clip(x, -1000, 1000);  // in range of the integer
         b.smooth = false;
+        if (dt::is_int(t) && !boolean) {  // in range of the integer: wrapping is not compared
+          double lo = t == dt::uint8 ? 0 : t == dt::int8 ? -100 : -1000;
+          x = b.clip(x, lo, t == dt::int8 || t == dt::uint8 ? 100 : 1000);
+          b.note("clip", x);
+        }
         x = b.cast(x, t);
         b.note(std::string("cast ") + t.name(), x);
         if (t != dt::float32 && t != dt::int32 && t != dt::bool_) {
-          x = b.cast(x, dt::float32);  // compute on in float32 again
-          b.note("cast float", x);
+          x = b.cast(x, dt::is_float(t) ? dt::float32 : dt::int32);  // on in float32 or int32
+          b.note("cast back", x);
         }
+        break;
+      }
+      case 13: {  // advanced indexing: x[idx] along dimension 0, negative indices allowed
+        if (rank == 0 || s[0] == 0) break;
+        Shape is = random_shape(r, 2);
+        if (tcref::numel(is) * tcref::numel(s) / s[0] > kMaxNumel) break;
+        V idx = b.leaf_index(is, -s[0], s[0] - 1);
+        x = b.take(x, idx);
+        b.note("getitem [index tensor]", x);
+        break;
+      }
+      case 14: {  // conv2d of (N, C, H, W) with a small (K, C, kh, kw) kernel
+        if (!fl || rank != 4) break;
+        int64_t pad = pick(r, 2), kh = 1 + pick(r, 3), kw = 1 + pick(r, 3);
+        if (s[2] + 2 * pad < kh || s[3] + 2 * pad < kw || s[1] == 0) break;
+        V w = b.leaf({1 + pick(r, 3), s[1], kh, kw}, d);
+        x = b.conv(x, w, pad);
+        b.note("conv2d pad " + std::to_string(pad), x);
         break;
       }
     }
@@ -494,8 +568,28 @@ std::string compare(const Tensor& got, const RefValue& want, double scale_tol = 
 }
 
 struct Outcome {
-  int64_t programs = 0, jitted = 0, gradients = 0, errors = 0;
+  int64_t programs = 0, jitted = 0, gradients = 0, empty = 0;
+  std::map<std::string, int64_t> ops;  // steps run, by op (the listing's first word)
 };
+
+// Tallies the ops of a program's listing, and whether a value in it had no element.
+void tally(const std::string& listing, Outcome& o) {
+  std::istringstream lines(listing);
+  bool empty = false;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string op;
+    words >> op;
+    if (op.size() > 1 && op[0] == 'x' && std::isdigit(static_cast<unsigned char>(op[1])))
+      op = "leaf";
+    o.ops[op]++;
+    size_t arrow = line.rfind("(");
+    empty = empty || (arrow != std::string::npos && (line.find("(0", arrow) != std::string::npos ||
+                                                     line.find(" 0,", arrow) != std::string::npos ||
+                                                     line.find(" 0)", arrow) != std::string::npos));
+  }
+  o.empty += empty;
+}
 
 std::vector<Tensor> inputs_of(const Ref& ref) {
   std::vector<Tensor> in;
@@ -533,6 +627,7 @@ std::string run_one(uint64_t seed, Outcome& o) {
     }
   }
   o.programs++;
+  tally(listing, o);
   // under TinyJit: three calls (plain, capture, replay) on new values each
   if (tcref::numel(want.shape()) > 0) {
     tc::TinyJit jit([&](const std::vector<Tensor>& in) {
@@ -554,23 +649,22 @@ std::string run_one(uint64_t seed, Outcome& o) {
     }
     o.jitted++;
   }
-  // gradients of sum(out * weights) by each float leaf, against central differences
+  // gradients of sum(out * weights) by each float leaf, against central differences (an index
+  // leaf is an int32 constant of the program)
   int64_t leaf_numel = 0;
-  bool all_float = true;
-  for (size_t i = 0; i < ref.leaves.size(); i++) {
-    leaf_numel += ref.leaves[i].size();
-    all_float = all_float && ref.leaf_dtypes[i] == dt::float32;
-  }
-  if (ref.smooth && all_float && want.d == dt::float32 && leaf_numel <= 48) {
+  std::vector<size_t> wrt;
+  for (size_t i = 0; i < ref.leaves.size(); i++)
+    if (ref.leaf_dtypes[i] == dt::float32) leaf_numel += ref.leaves[i].size(), wrt.push_back(i);
+  if (ref.smooth && !wrt.empty() && want.d == dt::float32 && leaf_numel <= 48) {
     NDArray weights = tcref::random(want.shape(), seed + 3);
-    std::vector<Tensor> in = inputs_of(ref);
-    for (Tensor& t : in) t.requires_grad_();
+    std::vector<Tensor> in = inputs_of(ref), targets;
+    for (size_t i : wrt) targets.push_back(in[i].requires_grad_());
     Lazy lazy{in};
     Rng r(seed);
     Tensor loss = program(lazy, r).mul(tcref::tensor(weights)).sum();
     std::vector<Tensor> grads;
     try {
-      grads = loss.gradient(in);
+      grads = loss.gradient(targets);
     } catch (const tc::Error& e) {
       return failed("gradient", std::string("error: ") + e.what());
     }
@@ -580,7 +674,8 @@ std::string run_one(uint64_t seed, Outcome& o) {
       for (size_t k = 0; k < v.a.v.size(); k++) s += v.a.v[k] * weights.v[k];
       return s;
     };
-    for (size_t i = 0; i < ref.leaves.size(); i++) {
+    for (size_t j = 0; j < wrt.size(); j++) {
+      size_t i = wrt[j];
       NDArray g = ref.leaves[i];
       for (int64_t k = 0; k < g.size(); k++) {
         std::vector<NDArray> up = ref.leaves, down = ref.leaves;
@@ -589,7 +684,7 @@ std::string run_one(uint64_t seed, Outcome& o) {
         down[i].v[static_cast<size_t>(k)] -= h;
         g.v[static_cast<size_t>(k)] = (loss_at(up) - loss_at(down)) / (2 * h);
       }
-      if (std::string why = compare(grads[i], {g, dt::float32}, 10); !why.empty())
+      if (std::string why = compare(grads[j], {g, dt::float32}, 10); !why.empty())
         return failed("gradient of x" + std::to_string(i), why);
     }
     o.gradients++;
@@ -601,16 +696,6 @@ int64_t env_int(const char* name, int64_t dflt) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoll(v, nullptr, 10) : dflt;
 }
-
-// Programs that found defects, kept as regression tests (a seed names a program of this
-// generator: one that changes it must find these programs again). Each also has a named test.
-const uint64_t kFindings[] = {
-    1025,   // setitem on a clone: taken for a write to the source's graph (index_test)
-    1178,   // TinyJit returned an input it reshaped in the input's shape (jit_test)
-    12924,  // pad of an empty tensor read the empty buffer: a crash (movement_test)
-    18523,  // a reduce over no element read the empty buffer: a crash (movement_test)
-    25933,  // LLVM: a masked load of 9 lanes read through its mask (movement_test)
-};
 
 // A crash names the program it happened in (replay it with FUZZ_SEED and FUZZ_PROGRAMS=1).
 // The handler then puts back the one before it (the sanitizers', or the default) and returns: the
@@ -639,11 +724,10 @@ void name_the_program_on_crash() {
   }
 }
 
-TEST(TensorFuzz, FindingsStayFixed) {
-  Outcome o;
-  for (uint64_t seed : kFindings) EXPECT_EQ(run_one(seed, o), "") << "seed " << seed;
-}
-
+// Each defect the fuzzer found is a named test in the suite of its op (a seed names a program
+// of this generator only, so seeds are not kept): index_test CloneOwnsItsBuffer, jit_test
+// AnInputReturnedReshapedKeepsTheOutputShape, movement_test
+// EmptyTensorsPaddedAndReducedReadNoBuffer and PaddedMaxOverNineLanesMatchesTheReference.
 TEST(TensorFuzz, RandomProgramsAgreeWithTheFloat64Reference) {
   const double seconds = static_cast<double>(env_int("FUZZ_SECONDS", 60));
   const int64_t limit = env_int("FUZZ_PROGRAMS", -1);
@@ -680,6 +764,10 @@ TEST(TensorFuzz, RandomProgramsAgreeWithTheFloat64Reference) {
       "%.1f programs/s\n",
       static_cast<long long>(o.programs), static_cast<long long>(o.jitted),
       static_cast<long long>(o.gradients), elapsed, static_cast<double>(o.programs) / elapsed);
+  std::printf("tensor_fuzz: %lld programs had a value with no element; steps by op:",
+              static_cast<long long>(o.empty));
+  for (const auto& [op, n] : o.ops) std::printf(" %s %lld", op.c_str(), static_cast<long long>(n));
+  std::printf("\n");
 }
 
 }  // namespace

@@ -388,8 +388,8 @@ class Renderer {
       return;
     }
     // lanes of the memory type, each way of reading them below
-    // LLVM 19 miscompiles a masked load of a width that is not a power of two (a lane past the
-    // split reads through its mask on AVX2: tests/fuzz/tensor_fuzz.cc found it): those gather
+    // A masked load of a width that is not a power of two came back wrong in its last lane on an
+    // AVX2 host (LLVM 19; tests/fuzz/tensor_fuzz.cc found it, the IR reads right): those gather
     bool odd = (lanes_.width & (lanes_.width - 1)) != 0;
     if (gated && base && odd)
       r = masked_gather(u);
