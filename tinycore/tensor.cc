@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
@@ -555,10 +554,7 @@ Tensor Tensor::reduce(const char* name, Ops op, const Axes& axis, bool keepdim) 
   }
   if (numel() == 0 && shape_numel(kept) > 0) {
     // over no element: the identity (as tinygrad), and no kernel reads the empty buffer
-    double identity = op == Ops::ADD              ? 0.0
-                      : dtypes::is_float(dtype()) ? -std::numeric_limits<double>::infinity()
-                                                  : dtypes::min(dtype());
-    return full(keepdim ? kept : out, identity, dtype());
+    return full(keepdim ? kept : out, reduce_identity_value(op, dtype()), dtype());
   }
   std::vector<int64_t> arg = {static_cast<int64_t>(op)};
   arg.insert(arg.end(), axes.begin(), axes.end());

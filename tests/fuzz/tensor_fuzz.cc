@@ -91,6 +91,7 @@ struct Ref {
   std::ostringstream log;
   bool smooth = true;      // only differentiable float ops so far: finite differences apply
   bool unrounded = false;  // float32 values kept in float64 (finite differences need them so)
+  bool ambiguous = false;  // a cast met a value at its edge: not compared (see cast)
 
   V leaf(const Shape& s, DType d) {
     size_t i = leaves.size();
@@ -243,6 +244,13 @@ struct Ref {
   V matmul(const V& x, const V& y) { return rep(tcref::matmul(x.a, y.a), x.d); }
   V cast(const V& x, DType d) {
     NDArray a = x.a;
+    if (dt::is_float(x.d) && (dt::is_int(d) || d == dt::bool_))
+      for (double v : a.v) {  // at a truncation edge, float32 arithmetic may land either side
+        double k = std::round(v);
+        if (d == dt::bool_ ? v != 0 && std::fabs(v) < 1e-4
+                           : k != 0 && std::fabs(v - k) < 1e-4 * std::max(1.0, std::fabs(v)))
+          ambiguous = true;
+      }
     if (dt::is_int(d) && !dt::is_int(x.d))
       a = tcref::map(a, [](double v) { return std::trunc(v); });
     return rep(a, d);
@@ -568,7 +576,7 @@ std::string compare(const Tensor& got, const RefValue& want, double scale_tol = 
 }
 
 struct Outcome {
-  int64_t programs = 0, jitted = 0, gradients = 0, empty = 0;
+  int64_t programs = 0, jitted = 0, gradients = 0, empty = 0, ambiguous = 0;
   std::map<std::string, int64_t> ops;  // steps run, by op (the listing's first word)
 };
 
@@ -620,13 +628,14 @@ std::string run_one(uint64_t seed, Outcome& o) {
       Lazy lazy{inputs_of(r2)};
       Rng r(seed);
       Tensor got = program(lazy, r);
-      if (std::string why = compare(got, w2); !why.empty())
+      if (std::string why = r2.ambiguous ? "" : compare(got, w2); !why.empty())
         return failed(round ? "second run" : "first run", why);
     } catch (const tc::Error& e) {
       return failed(round ? "second run" : "first run", std::string("error: ") + e.what());
     }
   }
   o.programs++;
+  o.ambiguous += ref.ambiguous;
   tally(listing, o);
   // under TinyJit: three calls (plain, capture, replay) on new values each
   if (tcref::numel(want.shape()) > 0) {
@@ -639,7 +648,7 @@ std::string run_one(uint64_t seed, Outcome& o) {
       auto [r3, w3] = reference(seed * 31 + static_cast<uint64_t>(call) + 1);
       try {
         std::vector<Tensor> out = jit(inputs_of(r3));
-        if (std::string why = compare(out[0], w3); !why.empty())
+        if (std::string why = r3.ambiguous ? "" : compare(out[0], w3); !why.empty())
           return failed("TinyJit call " + std::to_string(call + 1), why);
       } catch (const tc::Error& e) {
         std::string msg = e.what();
@@ -764,8 +773,10 @@ TEST(TensorFuzz, RandomProgramsAgreeWithTheFloat64Reference) {
       "%.1f programs/s\n",
       static_cast<long long>(o.programs), static_cast<long long>(o.jitted),
       static_cast<long long>(o.gradients), elapsed, static_cast<double>(o.programs) / elapsed);
-  std::printf("tensor_fuzz: %lld programs had a value with no element; steps by op:",
-              static_cast<long long>(o.empty));
+  std::printf(
+      "tensor_fuzz: %lld programs had a value with no element, %lld cast a value at a truncation "
+      "edge (not compared); steps by op:",
+      static_cast<long long>(o.empty), static_cast<long long>(o.ambiguous));
   for (const auto& [op, n] : o.ops) std::printf(" %s %lld", op.c_str(), static_cast<long long>(n));
   std::printf("\n");
 }

@@ -29,13 +29,7 @@ UOpRef linear_index(const Index& idx, const Shape& shape) {
   return lin;
 }
 
-UOpRef identity_of(Ops op, DType dt) {
-  TC_CHECK(op == Ops::ADD || op == Ops::MUL || op == Ops::MAX, "no reduction with ", op_name(op));
-  if (op == Ops::ADD) return UOp::const_(dt, 0);
-  if (op == Ops::MUL) return UOp::const_(dt, 1);
-  if (dtypes::is_float(dt)) return UOp::const_(dt, -INFINITY);
-  return UOp::const_(dt, dtypes::min(dt));
-}
+UOpRef identity_of(Ops op, DType dt) { return UOp::const_(dt, reduce_identity_value(op, dt)); }
 
 class Lowerer {
  public:

@@ -322,4 +322,11 @@ UOpRef where(const UOpRef& c, const UOpRef& t, const UOpRef& f) {
   return UOp::make(Ops::WHERE, t->dtype, {c, t, f});
 }
 
+double reduce_identity_value(Ops op, DType dt) {
+  TC_CHECK(op == Ops::ADD || op == Ops::MUL || op == Ops::MAX, "no reduction with ", op_name(op));
+  if (op == Ops::ADD) return 0;
+  if (op == Ops::MUL) return 1;
+  return dtypes::is_float(dt) ? -INFINITY : dtypes::min(dt);
+}
+
 }  // namespace tc

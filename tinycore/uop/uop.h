@@ -100,4 +100,8 @@ UOpRef logical_and(const UOpRef& a, const UOpRef& b);
 UOpRef where(const UOpRef& c, const UOpRef& t, const UOpRef& f);
 UOpRef index_const(int64_t v);
 
+// The value a reduction with `op` starts from: 0 for ADD, 1 for MUL, the lowest value of the
+// dtype for MAX (-inf for floats). Also what a reduce over no element gives.
+double reduce_identity_value(Ops op, DType dtype);
+
 }  // namespace tc
