@@ -47,11 +47,13 @@ class TinyJit:
   def __call__(self, *args, **kwargs):
     inputs, self._slots, self._args, self._kw = [], [], list(args), {}
     for a in args:
-      self._slots.append(len(inputs) if _input(a) is not None else None)
-      if _input(a) is not None: inputs.append(_input(a))
+      x = _input(a)
+      self._slots.append(len(inputs) if x is not None else None)
+      if x is not None: inputs.append(x)
     for k, v in kwargs.items():
-      self._kw[k] = (len(inputs), v) if _input(v) is not None else (None, v)
-      if _input(v) is not None: inputs.append(_input(v))
+      x = _input(v)
+      self._kw[k] = (len(inputs), v) if x is not None else (None, v)
+      if x is not None: inputs.append(x)
     out = self._jit(inputs)
     if self._out[0] == "none": return None
     if self._out[0] == "one": return out[0]

@@ -57,8 +57,7 @@ def window(start, stop, what: str):
 
 
 def _variable_add(self, k): return offset_of(self) + k
-def _variable_radd(self, k): return offset_of(self) + k
 def _variable_sub(self, k): return offset_of(self) - k
 
 
-Variable.__add__, Variable.__radd__, Variable.__sub__ = _variable_add, _variable_radd, _variable_sub
+Variable.__add__, Variable.__radd__, Variable.__sub__ = _variable_add, _variable_add, _variable_sub
