@@ -56,6 +56,8 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(python_type_of(e.what()), e.what());
     }
   });
+  // registered after the translator above, so tried first: a JIT refusal is a JitError
+  py::register_exception<tc::JitError>(m, "JitError", PyExc_RuntimeError);
   tc::Tensor::set_default_requires_grad(std::nullopt);  // tinygrad's None for every tensor
   tc::throw_on_internal_check = true;  // a bug in tinycore raises RuntimeError, never aborts
   bind_dtype(m);

@@ -25,6 +25,18 @@ template <typename... Args>
   throw Error(absl::StrFormat(fmt, args...));
 }
 
+// A step TinyJit cannot capture or replay as written (Python: JitError, a RuntimeError): the
+// message names the argument or output and what changed.
+class JitError : public Error {
+ public:
+  using Error::Error;
+};
+
+template <typename... Args>
+[[noreturn]] void jit_fail(const absl::FormatSpec<Args...>& fmt, const Args&... args) {
+  throw JitError(absl::StrFormat(fmt, args...));
+}
+
 // Whether a failed TC_CHECK throws tc::Error instead of aborting: the Python module sets it, so
 // that a bug in tinycore raises in the interpreter instead of killing it.
 inline std::atomic<bool> throw_on_internal_check{false};

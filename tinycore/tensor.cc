@@ -772,7 +772,7 @@ void realize_all(const std::vector<Tensor>& tensors) {
 // The buffer holding the realized contents (realized now if needed), for a host read.
 std::shared_ptr<runtime::Buffer> Tensor::realized_buffer(const char* reader) const {
   if (engine::LaunchCapture::active())
-    fail(
+    jit_fail(
         "Tensor.%s inside a TinyJit function: the value read now would not change on replay; "
         "return the tensor from the function instead",
         reader);

@@ -105,20 +105,23 @@ for cfg in "${configs[@]}"; do
     failed=$((failed + f))
     rm -f "$log"
   fi
-  # tinygrad's own setitem tests (from ../shared, where it is), through the conformance shim
+  # tinygrad's own setitem and TinyJit footgun tests (from ../shared, where it is), through the
+  # conformance shim
   if [[ $cfg == release ]]; then
-    echo "=== $cfg: tinygrad test_setitem.py (tests/conformance)"
-    if [[ -f ../shared/conformance/tinygrad/test/backend/test_setitem.py ]]; then
-      if TC_PYTHON_DIR="$PWD/out/$cfg/python" TC_CONFORMANCE_TEST=test/backend/test_setitem.py \
-        bash tests/conformance/run_tinygrad_ops.sh; then
-        passed=$((passed + 1))
+    for conformance in test/backend/test_setitem.py test/unit/test_jit_footguns.py; do
+      echo "=== $cfg: tinygrad $(basename $conformance) (tests/conformance)"
+      if [[ -f ../shared/conformance/tinygrad/$conformance ]]; then
+        if TC_PYTHON_DIR="$PWD/out/$cfg/python" TC_CONFORMANCE_TEST=$conformance \
+          bash tests/conformance/run_tinygrad_ops.sh; then
+          passed=$((passed + 1))
+        else
+          echo "test.sh: tinygrad's $(basename $conformance) had unexpected failures (see above)"
+          failed=$((failed + 1))
+        fi
       else
-        echo "test.sh: tinygrad's test_setitem.py had unexpected failures (see above)"
-        failed=$((failed + 1))
+        echo "test.sh: ../shared/conformance/tinygrad is absent: tinygrad's $(basename $conformance) is skipped"
       fi
-    else
-      echo "test.sh: ../shared/conformance/tinygrad is absent: tinygrad's test_setitem.py is skipped"
-    fi
+    done
   fi
   # smoke tests of the programs: they run, check their own results, and write what they promise
   json=$(mktemp)

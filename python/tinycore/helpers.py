@@ -44,6 +44,7 @@ class _DeviceInfo:
   def __init__(self, name: str):
     self.name = name
     self.renderer = _Renderer(name)
+    self.graph = None  # no graph executor: TinyJit replays its launches itself
 
 
 class _DeviceMeta(type):

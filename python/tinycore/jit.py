@@ -1,63 +1,150 @@
-"""TinyJit for Python callables: tensors among the arguments (positional or keyword) are the
-step's inputs, and so are Variables (their value's buffer: a new Variable each call works, as in
-tinygrad); the return value is a Tensor, a tuple/list of them, or None."""
+"""TinyJit for Python callables. The arguments are bound to the function's parameters (so
+positional and keyword calls, in any order, are one call); the tensors among them, also inside
+lists, tuples and dicts, are the step's inputs, and so are Variables (their value's buffer: a new
+Variable each call works, as in tinygrad), also as the length of a dynamic dimension (a[:, :v]).
+The return value is Tensors, in any nesting of
+tuples, lists and dicts, or None. A call whose arguments nest differently from the capture, or a
+return value holding something other than Tensors, is a JitError. On a method, each instance has
+its own capture (tinygrad shares one across instances: the second instance would replay the
+first's weights)."""
 import functools
+import inspect
+import weakref
 
 from tinycore import _C
 from tinycore._C import Tensor, Variable
-from tinycore.symbolic import Offset, offset_of
+from tinycore.dynamic import is_dynamic, lengths, with_lengths
+from tinycore.symbolic import SymInt, symbolic
+
+JitError = _C.JitError  # a step TinyJit cannot capture or replay (a RuntimeError)
 
 
-def _input(a):
-  """The tensor an argument gives the step, or None: a Tensor, or a Variable's value."""
-  if isinstance(a, Tensor): return a
-  if isinstance(a, (Variable, Offset)): return offset_of(a).variable_tensor
-  return None
+class _Inputs:
+  """The step's input tensors in the order the arguments give them. A Variable is one input (its
+  value's buffer) however often it appears, alone or as a dynamic length, named as in tinygrad."""
+
+  def __init__(self): self.tensors, self._variables = [], {}
+
+  def tensor(self, t: Tensor) -> int:
+    self.tensors.append(t)
+    return len(self.tensors) - 1
+
+  def variable(self, v: SymInt) -> int:
+    if v.name not in self._variables: self._variables[v.name] = self.tensor(v.variable_tensor)
+    return self._variables[v.name]
 
 
-def _given(a, tensor):
-  """The argument the captured function sees for `a`, reading the step's input `tensor`."""
-  if isinstance(a, Tensor): return tensor
-  v = offset_of(a)
-  return Offset(v.name, tensor, v.value - v.offset, v.offset)
+class _Slot:
+  """Where a tensor or Variable stood in the arguments: input `index`, given as `arg`; for a
+  dynamic tensor, each dimension's (length, the input index of its Variable) or None."""
+  __slots__ = ("index", "arg", "lengths")
+
+  def __init__(self, index, arg, lengths=None): self.index, self.arg, self.lengths = index, arg, lengths
+
+
+def _flatten(x, inputs: _Inputs):
+  """x with each tensor (or Variable) in it, in lists, tuples and dicts too, replaced by a _Slot
+  naming its place in `inputs`, where it is added."""
+  if isinstance(x, Tensor):
+    lens = None if not is_dynamic(x) else tuple(None if n is None else (n, inputs.variable(n)) for n in x._lengths)
+    return _Slot(inputs.tensor(x), x, lens)
+  if (v := symbolic(x)) is not None: return _Slot(inputs.variable(v), x)
+  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+    return type(x)(_flatten(v, inputs) for v in x)
+  if isinstance(x, dict): return {k: _flatten(v, inputs) for k, v in x.items()}
+  return x
+
+
+def _fill(x, tensors):
+  """The arguments `_flatten` took apart, each slot reading the step's input tensors."""
+  if isinstance(x, _Slot):
+    if not isinstance(x.arg, Tensor): return symbolic(x.arg).reading(tensors[x.index])
+    if x.lengths is None: return tensors[x.index]
+    return with_lengths(tensors[x.index], [None if n is None else n[0].reading(tensors[n[1]]) for n in x.lengths])
+  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"): return type(x)(_fill(v, tensors) for v in x)
+  if isinstance(x, dict): return {k: _fill(v, tensors) for k, v in x.items()}
+  return x
+
+
+def _layout(x):
+  """How tensors nest in an argument: compared between the capture and each replay."""
+  if isinstance(x, _Slot):
+    if not isinstance(x.arg, Tensor): return f"Variable {symbolic(x.arg).name}"
+    return "Tensor" if x.lengths is None else f"Tensor of shape {lengths(x.arg)}"
+  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+    return f"{type(x).__name__}[{', '.join(_layout(v) for v in x)}]"
+  if isinstance(x, dict): return "{" + ", ".join(f"{k!r}: {_layout(v)}" for k, v in x.items()) + "}"
+  return "constant"
+
+
+def _call_layout(tree):
+  """The layout of a call's (positional, keyword) arguments, written as the call."""
+  args, kwargs = tree
+  return "(" + ", ".join([_layout(a) for a in args] + [f"{k}={_layout(v)}" for k, v in kwargs.items()]) + ")"
+
+
+def _outputs(ret, path, out):
+  """ret with each Tensor replaced by its index in `out`; anything else is a JitError."""
+  if isinstance(ret, Tensor):
+    if is_dynamic(ret):
+      raise JitError(f"TinyJit: the function returned a tensor of shape {ret.shape} at {path}, whose length is a Variable; "
+                     "pad it to a fixed length before returning it, as x.pad((None, (0, n - x.shape[1])))")
+    out.append(ret)
+    return len(out) - 1
+  if isinstance(ret, (list, tuple)) and not hasattr(ret, "_fields"):
+    return type(ret)(_outputs(r, f"{path}[{i}]", out) for i, r in enumerate(ret))
+  if isinstance(ret, dict): return {k: _outputs(r, f"{path}[{k!r}]", out) for k, r in ret.items()}
+  raise JitError(f"TinyJit: the function returned {type(ret).__name__} {ret!r} at {path}: a replay "
+                 "does not run the function, so it can return only Tensors (in tuples, lists or dicts) or None")
+
+
+def _rebuild(tree, out):
+  if isinstance(tree, int): return out[tree]
+  if isinstance(tree, (list, tuple)): return type(tree)(_rebuild(t, out) for t in tree)
+  return {k: _rebuild(t, out) for k, t in tree.items()}
 
 
 class TinyJit:
-  def __init__(self, fxn):
-    self.fxn = fxn
+  def __init__(self, fxn, prune=False, optimize=False):
+    # prune (tinygrad: drop the kernels that do not depend on the inputs) is what every capture
+    # does here: such a launch runs again only when a buffer it reads was written since
+    self.fxn, self.prune, self.optimize = fxn, prune, optimize
     self._jit = _C._TinyJit(self._run)
-    self._out = None  # how the outputs nest: ("one",), ("seq", type, n) or ("none",)
+    self._out = None  # the return value with each Tensor replaced by its output index
+    self._layout = None  # how the arguments nested at the capture
+    try:
+      self._signature = inspect.signature(fxn)
+    except (TypeError, ValueError):
+      self._signature = None  # a builtin: positional arguments, then keywords sorted by name
+    self._instances = weakref.WeakKeyDictionary()
     functools.update_wrapper(self, fxn)
 
+  def _bind(self, args, kwargs):
+    """The call as (positional, keyword) arguments in the function's parameter order."""
+    if self._signature is None: return list(args), dict(sorted(kwargs.items()))
+    try:
+      bound = self._signature.bind(*args, **kwargs)
+    except TypeError as e:
+      raise TypeError(f"TinyJit({getattr(self.fxn, '__name__', 'function')}): {e}") from None
+    return list(bound.args), dict(bound.kwargs)
+
   def _run(self, inputs):
-    args = [_given(a, inputs[i]) if i is not None else a for i, a in zip(self._slots, self._args)]
-    kwargs = {k: (_given(v, inputs[i]) if i is not None else v) for k, (i, v) in self._kw.items()}
-    ret = self.fxn(*args, **kwargs)
-    if ret is None:
-      self._out = ("none",)
-      return []
-    if isinstance(ret, Tensor):
-      self._out = ("one",)
-      return [ret]
-    if isinstance(ret, (tuple, list)) and all(isinstance(r, Tensor) for r in ret):
-      self._out = ("seq", type(ret), len(ret))
-      return list(ret)
-    raise TypeError(f"TinyJit: the function must return a Tensor, a tuple or list of Tensors, or None; got {type(ret).__name__}")
+    ret = self.fxn(*_fill(self._tree[0], inputs), **_fill(self._tree[1], inputs))
+    out = []
+    self._out = None if ret is None else _outputs(ret, "the return value", out)
+    return out
 
   def __call__(self, *args, **kwargs):
-    inputs, self._slots, self._args, self._kw = [], [], list(args), {}
-    for a in args:
-      x = _input(a)
-      self._slots.append(len(inputs) if x is not None else None)
-      if x is not None: inputs.append(x)
-    for k, v in kwargs.items():
-      x = _input(v)
-      self._kw[k] = (len(inputs), v) if x is not None else (None, v)
-      if x is not None: inputs.append(x)
-    out = self._jit(inputs)
-    if self._out[0] == "none": return None
-    if self._out[0] == "one": return out[0]
-    return self._out[1](out)
+    inputs = _Inputs()
+    self._tree = _flatten(tuple(self._bind(args, kwargs)), inputs)
+    layout = _call_layout(self._tree)
+    replay = self._jit.captured
+    if replay and layout != self._layout:
+      raise JitError(f"TinyJit: called with arguments {layout}, captured with {self._layout}: "
+                     "tensors must stand where they stood at the capture")
+    out = self._jit(inputs.tensors)
+    if not replay: self._layout = layout
+    return None if self._out is None else _rebuild(self._out, out)
 
   @property
   def captured(self) -> bool: return self._jit.captured
@@ -65,7 +152,15 @@ class TinyJit:
   @property
   def kernel_count(self) -> int: return self._jit.kernel_count
 
-  def reset(self): self._jit.reset()
+  def reset(self):
+    self._jit.reset()
+    self._layout = None
 
-  def __get__(self, obj, objtype=None):  # a TinyJit on a method binds like a function
-    return functools.partial(self.__call__, obj) if obj is not None else self
+  def __get__(self, obj, objtype=None):  # on a method: one capture per instance
+    if obj is None: return self
+    try:
+      jit = self._instances.get(obj)
+      if jit is None: jit = self._instances[obj] = TinyJit(self.fxn.__get__(obj, objtype), self.prune, self.optimize)
+      return jit
+    except TypeError:  # an instance that cannot be weakly referenced shares one capture
+      return functools.partial(self.__call__, obj)

@@ -5,7 +5,8 @@ import contextlib
 from tinycore import _C
 from tinycore._C import Tensor, dtypes
 from tinycore.helpers import Device
-from tinycore.symbolic import offset_of, window
+from tinycore import dynamic
+from tinycore.symbolic import symbolic, window
 
 _I = _C._IndexItem
 
@@ -64,15 +65,16 @@ def flip(self, axis, *args) -> Tensor:
 
 @_method
 def shrink(self, arg) -> Tensor:
-  """Per-dimension (start, end) pairs (None: the whole dimension). A pair may be a Variable plus
-  constants, as (v, v+1): its window starts where the Variable's value says when the graph runs."""
+  """Per-dimension (start, end) pairs (None: the whole dimension). A bound may be a Variable plus
+  constants: (v, v+1) is a window that starts where the Variable's value says when the graph runs;
+  (0, v) a dynamic dimension of length v (tinycore/dynamic.py)."""
   ranges, windows = [], []
   for d, (a, s) in enumerate(zip(arg, self.shape)):
-    w = None if a is None else window(a[0], a[1], "Tensor.shrink")
+    w = None if a is None else window(a[0], a[1], s, "Tensor.shrink")
     if w is not None: windows.append((d, *w))
     ranges.append((0, s) if a is None or w is not None else tuple(a))
   out = self._shrink(ranges)
-  for d, start, length in windows: out = out.shrink_from(d, start.tensor(), length)
+  for d, start, length in windows: out = dynamic.window(out, d, start, length)
   return out
 
 
@@ -89,6 +91,9 @@ def pad(self, padding, mode: str = "constant", value=0.0) -> Tensor:
     if len(padding) % 2 != 0 or len(padding) // 2 > self.ndim:
       raise ValueError(f"Tensor.pad: flat padding {padding} must have an even length of at most {2 * self.ndim}")
     pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [(padding[i], padding[i + 1]) for i in range(len(padding) - 2, -1, -2)]
+  if self._lengths is not None or any(symbolic(x) is not None for p in pairs for x in p):
+    if mode != "constant": raise ValueError(f"Tensor.pad: mode '{mode}' with a dynamic dimension or a Variable amount; only 'constant' is supported")
+    return dynamic.pad(self, [tuple(symbolic(x) or x for x in p) for p in pairs], value)
   return self._pad(pairs, mode, value)
 
 
@@ -168,31 +173,33 @@ def _index_list(indices):
 
 def _symbolic_slices(self, indices):
   """For indices with a slice bounded by a Variable (t[v:v+2]): the indices with each such slice
-  made whole, and (axis of the result, start Offset, length) for each. None when there is none."""
+  made whole, and (axis of the result, start, length) for each (symbolic.window's). None when
+  there is none."""
   items = indices if isinstance(indices, tuple) else (indices,)
-  symbolic = lambda i: isinstance(i, slice) and (offset_of(i.start) is not None or offset_of(i.stop) is not None)
-  if not any(symbolic(i) for i in items): return None
+  is_symbolic = lambda i: isinstance(i, slice) and (symbolic(i.start) is not None or symbolic(i.stop) is not None)
+  if not any(is_symbolic(i) for i in items): return None
   if any(isinstance(i, (Tensor, list, tuple)) for i in items):
     raise IndexError("Tensor indexing: a slice with a Variable bound cannot be mixed with tensor or list indices")
   consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
-  static, windows, axis = [], [], 0
+  static, windows, axis, dim = [], [], 0, 0  # the result's axis, and self's dimension
   for i in items:
-    if symbolic(i):
+    if is_symbolic(i):
       if i.step not in (None, 1): raise IndexError(f"Tensor indexing: slice {i} with a Variable bound must have step 1")
-      windows.append((axis, *window(i.start, i.stop, "Tensor indexing")))
+      windows.append((axis, *window(i.start, i.stop, self.shape[dim], "Tensor indexing")))
       i = slice(None)
     static.append(i)
     axis += self.ndim - consumed if i is Ellipsis else 0 if isinstance(i, int) else 1
+    dim += self.ndim - consumed if i is Ellipsis else 0 if i is None else 1
   return tuple(static), windows
 
 
 @_method
 def __getitem__(self, indices) -> Tensor:
-  symbolic = _symbolic_slices(self, indices)
-  if symbolic is None: return self._getitem(_index_list(indices))
-  static, windows = symbolic
+  windowed = _symbolic_slices(self, indices)
+  if windowed is None: return self._getitem(_index_list(indices))
+  static, windows = windowed
   out = self._getitem(_index_list(static))
-  for axis, start, length in windows: out = out.shrink_from(axis, start.tensor(), length)
+  for axis, start, length in windows: out = dynamic.window(out, axis, start, length)
   return out
 
 
@@ -200,7 +207,10 @@ def __getitem__(self, indices) -> Tensor:
 def __setitem__(self, indices, v) -> None:
   if isinstance(v, (list, tuple)): v = Tensor(v, dtype=self.dtype)
   if _symbolic_slices(self, indices) is None: return self._setitem(_index_list(indices), v)
-  self._setitem_view(self[indices], v if isinstance(v, Tensor) else Tensor(v, dtype=self.dtype))
+  view = self[indices]
+  if view._lengths is not None:
+    raise ValueError(f"Tensor.__setitem__: the window {view.shape} has a dynamic length; a write needs a constant length, as t[v:v+2] = x")
+  self._setitem_view(view, v if isinstance(v, Tensor) else Tensor(v, dtype=self.dtype))
 
 
 @_method

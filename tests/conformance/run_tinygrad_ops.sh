@@ -59,10 +59,23 @@ echo "--- known open defects (tests/conformance/open.txt):"
 grep -vE "^\s*(#|$)" "$here/open.txt" | sed 's/^/  /' || echo "  (none)"
 # a failure is expected only when Debian's torch fails the test before comparing
 # (torch_failures.txt), when the test is out of scope, or when it is a known open defect (open.txt)
+echo "--- tinygrad limitations tinycore does not have (tests/conformance/better.txt):"
+grep -vE "^\s*(#|$)" "$here/better.txt" | sed 's/^/  /' || echo "  (none)"
+# The traceback pytest printed for test `Class::name` (its section of the FAILURES report).
+failure_of() {
+  awk -v head="${1/::/.}" '/^___+ .* ___+$/ { on = (index($0, " " head " ") > 0) } on' "$log"
+}
 unexpected=0
 while read -r t; do
   # (grep reads the files itself: behind a pipe, grep -q exiting early fails cat under pipefail)
-  if ! grep -q "^$t:" "$here/torch_failures.txt" "$here/out_of_scope.txt" "$here/open.txt"; then
+  if better=$(grep -m1 "^$t |" "$here/better.txt"); then
+    # it must fail at the limitation's assertion, not anywhere else
+    want=$(echo "$better" | awk -F' [|] ' '{print $2}')
+    if ! failure_of "$t" | sed -E 's/^E +/E /' | grep -qF "E ${want}"; then
+      echo "  unexpected failure: $t (better.txt says it fails with: $want)"
+      unexpected=$((unexpected + 1))
+    fi
+  elif ! grep -q "^$t:" "$here/torch_failures.txt" "$here/out_of_scope.txt" "$here/open.txt"; then
     echo "  unexpected failure: $t"
     unexpected=$((unexpected + 1))
   fi
@@ -76,6 +89,11 @@ fi
 while read -r t; do
   if grep -q "^$t:" "$here/open.txt"; then
     echo "  passes now, remove it from tests/conformance/open.txt: $t"
+    unexpected=$((unexpected + 1))
+  fi
+  # a test of better.txt passes only where tinycore has tinygrad's limitation again
+  if grep -q "^$t |" "$here/better.txt"; then
+    echo "  passes, so tinycore has tinygrad's limitation again (tests/conformance/better.txt): $t"
     unexpected=$((unexpected + 1))
   fi
 done < <(grep -oE "^$name::[A-Za-z0-9_:]+ PASSED" "$log" | sed -E "s/^$name::([A-Za-z0-9_:]+) PASSED/\1/")

@@ -109,7 +109,7 @@ TEST(TinyJit, ReplayWithChangedInputsSaysWhichAndHow) {
   EXPECT_THAT(error_message([&] {
                 f({same, same});
               }),
-              HasSubstr("inputs 0 and 1 are the same buffer"));
+              HasSubstr("inputs 0 and 1 are the same tensor"));
   // still usable after the errors
   expect_vec(f({vec(ramp(4, 0), {4}), vec(ramp(4, 1), {4})})[0], {1, 3, 5, 7});
 }
@@ -598,6 +598,209 @@ TEST(TinyJit, WindowAtAVariableStartWritesTheRowThePerCallValueNames) {
               HasSubstr("length 7 is out of bounds for dimension 0 of shape (6, 4)"));
   EXPECT_THAT(error_message([&] { (void)t.shrink_from(1, Tensor::full({}, 1.5), 1); }),
               HasSubstr("the start must be a 0-d integer tensor, got float"));
+}
+
+// tinygrad's test_jit_footguns.py, case by case: each either replays correctly or is a JitError
+// before anything runs. Its tests and where each is here:
+//   output_buffer_reuse, output_buffer_workaround: TinyJit.OutputsOfEarlierCallsAreNotOverwritten
+//   graph_input_output_aliasing, multiple_outputs_same_intermediate: OutputsFedBackAsInputs...
+//   intra_kernel_output_input_aliasing: AnOutputFedBackIsReadWholeBeforeTheStepWritesIt
+//   slice_assign_works_without_realize: TinyJit.WindowAtAVariableStartWritesTheRow...
+//   symbolic_pad_view_frozen: AMaskedVariableLengthFollowsEachReplay
+//   duplicate_inputs_fail: OneTensorAsTwoInputsFailsOnTheFirstCall
+//   nested_jit_fails_on_second_call: TinyJit.NestedJitIsAnError (on the first call)
+//   implicit_inputs_need_realize, random_regenerates: OutsideTensorsAssigned...AndRandomDraws...
+//   views_with_different_offsets_fail, unrealized_const_input_error: ConstantsAndViews...
+//   shape_change_after_capture_fails, item_*, tolist_*: HostReadsAndShapeChangesAreJitErrors
+//   nothing_realized_fails: NothingRealizedFailsWhenCaptured
+//   masked_select/nonzero_static_size_jittable: StaticSizeMaskedSelectAndNonzeroReplay
+//   python_constants_frozen, conditional_branches_frozen, side_effects_only_during_capture
+//   (inherent to a tracing JIT, as tinygrad keeps them): TinyJit.ReplaysWithNewInputsAndWithout...
+//   input_mutation_consistent, unrealized_return_auto_realized: TinyJit.AssignUpdatesPersist...
+// Argument binding (kwargs order, positional or keyword), tensors in containers, methods per
+// instance and non-Tensor return values are the Python wrapper's: tests/python/test_jit.py.
+template <typename F>
+void expect_jit_error(F f, const char* phrase) {
+  try {
+    f();
+    ADD_FAILURE() << "no JitError; wanted one saying: " << phrase;
+  } catch (const tc::JitError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(phrase));
+  }
+}
+
+TEST(TinyJitFootguns, OneTensorAsTwoInputsFailsOnTheFirstCall) {
+  TinyJit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + in[1]}; });
+  Tensor x = vec(ramp(3, 1), {3});
+  expect_jit_error([&] { f({x, x}); }, "inputs 0 and 1 are the same tensor");
+  Tensor lazy =
+      Tensor(ramp(3, 1), tc::Shape{3}) * 2;  // unrealized: copied to be contiguous, still one
+  expect_jit_error([&] { f({lazy, lazy}); }, "inputs 0 and 1 are the same tensor");
+  EXPECT_EQ(f.calls(), 0);
+}
+
+// Two tensors that realize to one buffer (equal graphs are one node; a reshape of a realized
+// tensor is its buffer) are two inputs: each call may give them different buffers after.
+TEST(TinyJitFootguns, DistinctTensorsOnOneBufferAreTwoInputs) {
+  auto step = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2 + in[1]}; };
+  TinyJit equal(step), view(step);
+  for (int call = 0; call < 6; call++) {
+    float k = static_cast<float>(call);
+    if (call % 2 == 0) {
+      Tensor a = Tensor::full({3}, k) * 2, b = Tensor::full({3}, k) * 2;  // one graph, two tensors
+      expect_vec(equal({a, b})[0], {6 * k, 6 * k, 6 * k});
+    } else {
+      expect_vec(equal({vec(ramp(3, k), {3}), vec(ramp(3, 1), {3})})[0],
+                 {2 * k + 1, 2 * k + 4, 2 * k + 7});
+    }
+    Tensor base = vec(ramp(3, k), {3});
+    expect_vec(view({base, base.reshape({1, 3})})[0], {3 * k, 3 * k + 3, 3 * k + 6});
+  }
+}
+
+TEST(TinyJitFootguns, NothingRealizedFailsWhenCaptured) {
+  TinyJit f([](const std::vector<Tensor>&) { return std::vector<Tensor>{}; });
+  f({vec(ramp(1, 1), {1})});
+  expect_jit_error([&] { f({vec(ramp(1, 1), {1})}); }, "ran no kernel and returned no tensor");
+}
+
+TEST(TinyJitFootguns, HostReadsAndShapeChangesAreJitErrors) {
+  TinyJit f([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0] * in[0].sum().item<float>()};
+  });
+  f({vec(ramp(3, 1), {3})});
+  expect_jit_error([&] { f({vec(ramp(3, 1), {3})}); }, "Tensor.data/item/tolist inside a TinyJit");
+  TinyJit g([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
+  for (int i = 0; i < 2; i++) g({vec(ramp(4, 0), {2, 2})});
+  expect_jit_error(
+      [&] {
+        g({vec(ramp(16, 0), {4, 4})});
+      },
+      "input 0 has shape (4, 4), captured with (2, 2)");
+}
+
+// tinygrad refuses both (a const has no buffer; a view's offset is frozen): here each input is
+// copied into a contiguous buffer first, so every replay reads the value of its call
+TEST(TinyJitFootguns, ConstantsAndViewsAtNewOffsetsReplayCorrectly) {
+  TinyJit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * in[1]}; });
+  for (int call = 0; call < 5; call++) {
+    float k = static_cast<float>(call + 2);
+    expect_vec(f({vec({1, 2, 3}, {3}), Tensor::full({}, k)})[0], {k, 2 * k, 3 * k});
+  }
+  TinyJit g([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
+  Tensor base = vec(ramp(100, 0), {10, 10});
+  for (int i = 1; i < 6; i++) {
+    std::vector<Tensor> out = g({base.shrink({{0, 10}, {i, i + 2}})});
+    V want;
+    for (int r = 0; r < 10; r++)
+      for (int c = i; c < i + 2; c++) want.push_back(static_cast<float>(r * 10 + c) + 1);
+    expect_vec(out[0], want);
+  }
+}
+
+// The LLM generate pattern: an output fed back as the next input, then a new input (tinygrad's
+// graph runner once kept the output's buffer as the input); and outputs built from one
+// intermediate (a window of a buffer and the new frame).
+TEST(TinyJitFootguns, OutputsFedBackAsInputsThenANewInput) {
+  TinyJit step([](const std::vector<Tensor>& in) {
+    Tensor y = (in[0] + 1).realize();
+    return std::vector<Tensor>{(y * 2).realize()};
+  });
+  step({vec({10}, {1})});
+  Tensor x = step({vec({20}, {1})})[0];
+  for (int i = 0; i < 3; i++) x = step({x})[0];
+  expect_vec(x, {350});
+  Tensor y = vec({100}, {1});
+  for (int i = 0; i < 3; i++) y = step({y})[0];
+  expect_vec(y, {814});
+
+  TinyJit shift([](const std::vector<Tensor>& in) {
+    Tensor next = in[0].shrink({{1, 3}, {0, 1}}).cat({in[1]}, 0);
+    return std::vector<Tensor>{next.contiguous(), next.shrink({{0, 1}, {0, 1}}).contiguous()};
+  });
+  Tensor buf = vec({0, 1, 2}, {3, 1});
+  for (int i = 0; i < 5; i++) {
+    float first = buf.data<float>()[1];
+    std::vector<Tensor> out = shift({buf, vec({10.0f + static_cast<float>(i)}, {1, 1})});
+    expect_vec(out[1], {first});
+    buf = out[0];
+  }
+}
+
+// A tensor the function reads from outside is read from its buffer on each replay: assigned
+// (and realized) between calls, the replay sees the new value. Random draws advance each replay.
+TEST(TinyJitFootguns, OutsideTensorsAssignedBetweenCallsAndRandomDrawsAreSeen) {
+  Tensor outside = vec({0}, {1});
+  TinyJit f(
+      [&](const std::vector<Tensor>&) { return std::vector<Tensor>{(outside * 2).realize()}; });
+  for (int i = 0; i < 5; i++) {
+    outside.assign(Tensor(V{static_cast<float>(i)}, tc::Shape{1})).realize();
+    expect_vec(f({})[0], {2.0f * static_cast<float>(i)});
+  }
+  TinyJit r(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + Tensor::rand({3})}; });
+  std::vector<std::vector<float>> seen;
+  for (int i = 0; i < 6; i++) seen.push_back(r({vec({0, 0, 0}, {3})})[0].data<float>());
+  for (int i = 1; i < 6; i++) EXPECT_NE(seen[i], seen[i - 1]) << "call " << i;
+}
+
+// An output fed back is read whole by the kernel that writes the next one (the window of the
+// old buffer and the new half): the step must not write into the buffer it reads.
+TEST(TinyJitFootguns, AnOutputFedBackIsReadWholeBeforeTheStepWritesIt) {
+  const int64_t n = 1 << 12;
+  TinyJit f([n](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].shrink({{n / 2, n}}).cat({in[1]}, 0)};
+  });
+  Tensor buf = Tensor::zeros({n}, tc::dtypes::int32).contiguous().realize();
+  for (int i = 0; i < 8; i++) {
+    buf = f({buf, Tensor::full({n / 2}, i + 1, tc::dtypes::int32).contiguous().realize()})[0];
+    std::vector<int32_t> got = buf.data<int32_t>();
+    for (int64_t k = 0; k < n; k++)
+      ASSERT_EQ(got[k], k < n / 2 ? i : i + 1) << "call " << i << ", element " << k;
+  }
+}
+
+// tinygrad's symbolic pad: a length known per call (a[:, :v] padded back to 10) is written at its
+// maximum and masked by the Variable, so every replay keeps the bound value's columns (tinygrad
+// replays the capture's).
+TEST(TinyJitFootguns, AMaskedVariableLengthFollowsEachReplay) {
+  tc::Variable len("i", 1, 10);
+  V a = ramp(30, 1);
+  TinyJit f([&](const std::vector<Tensor>& in) {
+    Tensor col = Tensor::arange(10).cast(tc::dtypes::int32).reshape({1, 10});
+    return std::vector<Tensor>{col.lt(len.tensor()).where(in[0] + 1, 0.0f).realize()};
+  });
+  for (int i : {1, 2, 3, 4, 9, 4, 10, 6}) {
+    len.bind(i);
+    V want(30, 0.0f);
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < i; c++) want[r * 10 + c] = a[r * 10 + c] + 1;
+    expect_vec(f({vec(a, {3, 10})})[0], want);
+  }
+}
+
+TEST(TinyJitFootguns, StaticSizeMaskedSelectAndNonzeroReplay) {
+  TinyJit select([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].masked_select(in[1], 4, -1).realize()};
+  });
+  TinyJit nonzero([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{in[0].nonzero(3, -1).realize()};
+  });
+  auto mask = [](std::vector<bool> m) {
+    std::vector<float> f(m.begin(), m.end());
+    return Tensor(f, tc::Shape{4}).cast(tc::dtypes::bool_).realize();
+  };
+  for (int round = 0; round < 3; round++) {
+    expect_vec(select({vec({1, 2, 3, 4}, {4}), mask({true, false, true, false})})[0],
+               {1, 3, -1, -1});
+    expect_vec(select({vec({5, 6, 7, 8}, {4}), mask({false, true, true, true})})[0], {6, 7, 8, -1});
+    expect_vec(select({vec({1, 1, 1, 1}, {4}), mask({false, false, false, false})})[0],
+               {-1, -1, -1, -1});
+    EXPECT_EQ(nonzero({vec({1, 0, 2, 0, 3}, {5})})[0].data<int32_t>(),
+              (std::vector<int32_t>{0, 2, 4}));
+    EXPECT_EQ(nonzero({vec({0, 0, 5, 0, 0}, {5})})[0].data<int32_t>(),
+              (std::vector<int32_t>{2, -1, -1}));
+  }
 }
 
 }  // namespace

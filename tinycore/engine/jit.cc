@@ -144,6 +144,19 @@ void TinyJit::reset() {
 std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
   if (getenv_int("JIT", 1) == 0) return run_plainly(inputs);
   std::vector<Tensor> in = realized_inputs(inputs);
+  // one tensor as two inputs: a replay given two could not tell which slots read which
+  for (size_t i = 0; i < in.size(); i++)
+    for (size_t k = 0; k < i; k++)
+      if (inputs[k].is_same_tensor(inputs[i]))
+        jit_fail("TinyJit: inputs %d and %d are the same tensor; pass distinct tensors", k, i);
+  // distinct tensors on one buffer (equal graphs realize once; views of one tensor): each gets a
+  // buffer of its own, so that later calls may give them different ones
+  for (size_t i = 0; i < in.size(); i++)
+    for (size_t k = 0; k < i; k++)
+      if (buffer_of(in[k]) == buffer_of(in[i])) {
+        in[i] = in[i].clone().realize();
+        break;
+      }
   std::vector<UOpRef> at_call;
   for (const Tensor& t : in) at_call.push_back(t.uop());
   std::vector<Tensor> out;
@@ -169,16 +182,11 @@ std::vector<Tensor> TinyJit::run_plainly(const std::vector<Tensor>& in) {
 
 std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   auto plan = std::make_unique<Plan>();
-  absl::flat_hash_map<const runtime::Buffer*, size_t> input_of;
   std::vector<BufferRef> entry;  // each input's buffer at the call (an assign may move it)
   std::vector<UOpRef> at_entry;
   for (size_t i = 0; i < in.size(); i++) {
     entry.push_back(buffer_of(in[i]));
     at_entry.push_back(in[i].uop());
-    auto [it, fresh] = input_of.emplace(entry[i].get(), i);
-    if (!fresh)
-      fail("TinyJit: inputs %d and %d are the same buffer; pass distinct tensors (or one)",
-           it->second, i);
     plan->inputs.push_back({in[i].shape(), in[i].dtype(), in[i].device()});
   }
   std::vector<Tensor> out;
@@ -198,6 +206,12 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     for (const UOpRef& n : marked) n->realized = nullptr;
   }
   std::vector<engine::Launch>& launches = plan->launches;
+  // tinygrad's "didn't JIT anything". (A step that computes nothing but returns its inputs or
+  // outside tensors replays correctly: those are what it returns each time.)
+  if (launches.empty() && out.empty())
+    jit_fail(
+        "TinyJit: the function ran no kernel and returned no tensor when captured; there is "
+        "nothing to replay");
   if (debug_level() >= 1)
     std::printf("TinyJit: captured %zu kernels, %zu inputs, %zu outputs\n", launches.size(),
                 in.size(), out.size());
@@ -321,20 +335,17 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
 std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
   Plan& p = *plan_;
   if (in.size() != p.inputs.size())
-    fail("TinyJit: called with %d inputs, captured with %d", in.size(), p.inputs.size());
+    jit_fail("TinyJit: called with %d inputs, captured with %d", in.size(), p.inputs.size());
   for (size_t i = 0; i < in.size(); i++) {
     const Signature& s = p.inputs[i];
     if (in[i].shape() != s.shape)
-      fail("TinyJit: input %d has shape %s, captured with %s", i, fmt_shape(in[i].shape()),
-           fmt_shape(s.shape));
+      jit_fail("TinyJit: input %d has shape %s, captured with %s", i, fmt_shape(in[i].shape()),
+               fmt_shape(s.shape));
     if (in[i].dtype() != s.dtype)
-      fail("TinyJit: input %d has dtype %s, captured with %s", i, in[i].dtype().name(),
-           s.dtype.name());
+      jit_fail("TinyJit: input %d has dtype %s, captured with %s", i, in[i].dtype().name(),
+               s.dtype.name());
     if (in[i].device() != s.device)
-      fail("TinyJit: input %d is on %s, captured on %s", i, in[i].device(), s.device);
-    for (size_t k = 0; k < i; k++)
-      if (buffer_of(in[k]) == buffer_of(in[i]))
-        fail("TinyJit: inputs %d and %d are the same buffer; pass distinct tensors", k, i);
+      jit_fail("TinyJit: input %d is on %s, captured on %s", i, in[i].device(), s.device);
   }
   std::vector<BufferRef> assigned(in.size());  // the buffer each assigned input's value goes to
   for (size_t i = 0; i < in.size(); i++) {

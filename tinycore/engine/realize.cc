@@ -21,7 +21,7 @@ FreeIntermediates::FreeIntermediates() { freeing_intermediates++; }
 FreeIntermediates::~FreeIntermediates() { freeing_intermediates--; }
 
 LaunchCapture::LaunchCapture(std::vector<Launch>* launches, std::vector<UOpRef>* marked) {
-  if (capturing) fail("TinyJit: a capture is already running on this thread (nested TinyJit?)");
+  if (capturing) jit_fail("TinyJit: a capture is already running on this thread (nested TinyJit?)");
   capturing = launches;
   capturing_marked = marked;
 }

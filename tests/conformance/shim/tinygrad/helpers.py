@@ -7,4 +7,5 @@ from tinycore import Device
 DEBUG = getenv("DEBUG", 0)
 IMAGE = getenv("IMAGE", 0)
 CI = getenv("CI", "") != ""
+JIT = getenv("JIT", 1)
 DEV = SimpleNamespace(device=Device.DEFAULT, interface="", renderer="LLVM")

@@ -1,0 +1,1 @@
+"""tinygrad.engine: only the module paths tinygrad's tests import from."""
