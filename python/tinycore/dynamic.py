@@ -130,8 +130,11 @@ def install():
 def window(t: Tensor, dim: int, start, length) -> Tensor:
   """The `length` elements of `dim` from `start` (ints or SymInts, from symbolic.window)."""
   if isinstance(length, int): return t.shrink_from(dim, start.tensor(), length)  # a Variable start
-  size = _stored_shape(t)[dim]
-  bound = max(0, min(length.max, size - start))
+  room = _stored_shape(t)[dim] - start
+  if length.max > room:  # (a negative length is an empty slice, as in numpy)
+    raise ValueError(f"Tensor.shrink: dimension {dim} of {lengths(t)} from {start} has {room} elements, but the length "
+                     f"{length!r} ranges over [{length.min}, {length.max}]: the Variable's range must fit the dimension")
+  bound = length.max
   ranges = [(0, s) for s in _stored_shape(t)]
   ranges[dim] = (start, start + bound)
   lens = list(t._lengths or (None,) * t.ndim)
@@ -147,8 +150,9 @@ def pad(t: Tensor, pairs, value) -> Tensor:
   old = t._lengths or (None,) * t.ndim
   ranges, static, lens, masks = [], [], [], []
   for d, ((before, after), n, s) in enumerate(zip(pairs, old, stored)):
-    if not isinstance(before, int):
-      raise ValueError(f"Tensor.pad: dimension {d}: padding before the data ({before!r}) must be an int; only the padding after it may be a Variable")
+    if not isinstance(before, int) or before < 0:
+      raise ValueError(f"Tensor.pad: dimension {d}: padding before the data ({before!r}) must be a non-negative int where a length "
+                       "or an amount is a Variable; only the padding after it may be a Variable")
     total = before + (s if n is None else n) + after
     if isinstance(total, int) and total < 0 or isinstance(total, SymInt) and total.min < 0:
       raise ValueError(f"Tensor.pad: dimension {d} of length {s if n is None else n!r} padded by ({before!r}, {after!r}) has a negative length {total!r}")

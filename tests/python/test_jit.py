@@ -400,6 +400,8 @@ def test_what_a_dynamic_dimension_cannot_do_raises_naming_it():
     a[:, :v] = 2.0
   with pytest.raises(ValueError, match="padding before the data"):
     s.pad((None, (v, 0)))
+  with pytest.raises(ValueError, match=r"from 0 has 5 elements, but the length i ranges over \[1, 10\]"):
+    Tensor.ones(3, 5)[:, :v]
   with pytest.raises(JitError, match="whose length is a Variable"):
     step = TinyJit(lambda t: t * 2)
     for i in range(2): step(a[:, :Variable("i", 1, 10).bind(i + 1)])
