@@ -111,6 +111,21 @@ TEST(GradUnary, ClosedForms) {
   expect_near_all(gl[0].data<double>(), want_l, "log");
 }
 
+// The gradient of a sum is a where(x >= 0, k, 0) of float constants, which an integer rule of
+// the simplifier read as ints (tinygrad's test_selu: "std::get: wrong index for variant").
+TEST(GradUnary, SeluOfASumInFloat32AndFloat64) {
+  const double alpha = 1.67326, scale = 1.0507;
+  V xv = {1.0, -2.0, 3.0, -0.5, 0.0, 2.5};
+  V want;
+  for (double v : xv) want.push_back(v >= 0 ? scale : scale * alpha * std::exp(v));  // x >= 0: x
+  for (tc::DType dtype : {dt::float32, dt::float64}) {
+    Tensor x = f64(xv, {2, 3}).cast(dtype).realize().requires_grad_();
+    Tensor g = x.selu().sum().gradient({x})[0].cast(dt::float64);
+    tcgrad::detail::expect_near_all(g.data<double>(), want, dtype == dt::float32 ? 1e-6 : 1e-12,
+                                    "selu in " + std::string(dtype.name()));
+  }
+}
+
 TEST(GradUnary, TruncAndComparisonsHaveNoGradient) {
   Tensor x = f64({0.5, 1.5, -2.5}, {3}).requires_grad_();
   Tensor loss = x.trunc().add(x.gt(0.0).cast(dt::float64)).sum();

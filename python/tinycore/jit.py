@@ -2,11 +2,14 @@
 positional and keyword calls, in any order, are one call); the tensors among them, also inside
 lists, tuples and dicts, are the step's inputs, and so are Variables (their value's buffer: a new
 Variable each call works, as in tinygrad), also as the length of a dynamic dimension (a[:, :v]).
-The return value is Tensors, in any nesting of
-tuples, lists and dicts, or None. A call whose arguments nest differently from the capture, or a
-return value holding something other than Tensors, is a JitError. On a method, each instance has
-its own capture (tinygrad shares one across instances: the second instance would replay the
-first's weights)."""
+The return value is Tensors, in any nesting of tuples, lists and dicts, or None.
+
+A replay never computes with a value other than the one it was given: a call whose arguments nest
+differently from the capture's, whose Python values (the arguments that are not tensors, the
+numbers the function reads from an enclosing scope) differ from the capture's, or a return value
+holding something other than Tensors, is a JitError. On a method, each instance has its own
+capture (tinygrad shares one across instances: the second instance would replay the first's
+weights)."""
 import functools
 import inspect
 import weakref
@@ -83,6 +86,40 @@ def _call_layout(tree):
   return "(" + ", ".join([_layout(a) for a in args] + [f"{k}={_layout(v)}" for k, v in kwargs.items()]) + ")"
 
 
+_PRIMITIVE = (int, float, complex, bool, str, bytes, type(None))
+
+
+def _constants(x, path, out):
+  """The Python values among the arguments, by where they stand: a replay does not see them."""
+  if isinstance(x, _Slot): return
+  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+    for i, v in enumerate(x): _constants(v, f"{path}[{i}]", out)
+  elif isinstance(x, dict):
+    for k, v in x.items(): _constants(v, f"{path}[{k!r}]", out)
+  else: out[path] = x
+
+
+def _outside(fxn):
+  """The numbers and strings the function reads from an enclosing scope (its closure's cells)."""
+  f = getattr(fxn, "__func__", fxn)
+  names, cells = getattr(getattr(f, "__code__", None), "co_freevars", ()), getattr(f, "__closure__", None) or ()
+  out = {}
+  for name, cell in zip(names, cells):
+    try: v = cell.cell_contents
+    except ValueError: continue  # not yet assigned
+    if isinstance(v, _PRIMITIVE): out[f"{name!r}, read from outside the function,"] = v
+  return out
+
+
+def _same(a, b) -> bool:
+  """Whether a replay given b computes what the capture given a did: numbers and strings by
+  value, tuples by their items, anything else (a module, an array) only when it is the same object."""
+  if type(a) is not type(b): return False
+  if isinstance(a, _PRIMITIVE): return a == b or (a != a and b != b)  # NaN is NaN
+  if isinstance(a, tuple): return len(a) == len(b) and all(map(_same, a, b))
+  return a is b
+
+
 def _outputs(ret, path, out):
   """ret with each Tensor replaced by its index in `out`; anything else is a JitError."""
   if isinstance(ret, Tensor):
@@ -112,6 +149,7 @@ class TinyJit:
     self._jit = _C._TinyJit(self._run)
     self._out = None  # the return value with each Tensor replaced by its output index
     self._layout = None  # how the arguments nested at the capture
+    self._frozen_at_capture = {}  # the Python values the capture saw (_frozen)
     try:
       self._signature = inspect.signature(fxn)
     except (TypeError, ValueError):
@@ -121,12 +159,29 @@ class TinyJit:
 
   def _bind(self, args, kwargs):
     """The call as (positional, keyword) arguments in the function's parameter order."""
-    if self._signature is None: return list(args), dict(sorted(kwargs.items()))
+    if self._signature is None:
+      self._names = [str(i) for i in range(len(args))]
+      return list(args), dict(sorted(kwargs.items()))
     try:
       bound = self._signature.bind(*args, **kwargs)
     except TypeError as e:
       raise TypeError(f"TinyJit({getattr(self.fxn, '__name__', 'function')}): {e}") from None
+    bound.apply_defaults()  # f(x) and f(x, scale=1.0) are one call
+    self._names = []  # each positional argument's parameter, for messages
+    for p in self._signature.parameters.values():
+      if p.kind == p.VAR_POSITIONAL:
+        self._names += [f"{p.name}[{j}]" for j in range(len(bound.args) - len(self._names))]
+      elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD): self._names.append(p.name)
     return list(bound.args), dict(bound.kwargs)
+
+  def _frozen(self):
+    """The Python values this call's function sees that a replay cannot change: the arguments
+    that are not tensors (by parameter name) and the numbers it reads from outside."""
+    out = {}
+    for name, a in zip(self._names, self._tree[0]): _constants(a, f"argument {name!r}", out)
+    for k, v in self._tree[1].items(): _constants(v, f"argument {k!r}", out)
+    out.update(_outside(self.fxn))
+    return out
 
   def _run(self, inputs):
     ret = self.fxn(*_fill(self._tree[0], inputs), **_fill(self._tree[1], inputs))
@@ -142,8 +197,15 @@ class TinyJit:
     if replay and layout != self._layout:
       raise JitError(f"TinyJit: called with arguments {layout}, captured with {self._layout}: "
                      "tensors must stand where they stood at the capture")
+    frozen = self._frozen()
+    if replay:  # a Python value the capture saw differently would replay a wrong result
+      for where, was in self._frozen_at_capture.items():
+        if where in frozen and not _same(was, frozen[where]):
+          raise JitError(f"TinyJit: {where} is {frozen[where]!r}, captured with {was!r}: a replay does not run the function, "
+                         "so its Python values are fixed at the capture; pass a Tensor or a Variable for a value that changes "
+                         "(or reset() to capture again)")
     out = self._jit(inputs.tensors)
-    if not replay: self._layout = layout
+    if not replay: self._layout, self._frozen_at_capture = layout, frozen
     return None if self._out is None else _rebuild(self._out, out)
 
   @property
@@ -154,7 +216,7 @@ class TinyJit:
 
   def reset(self):
     self._jit.reset()
-    self._layout = None
+    self._layout, self._frozen_at_capture = None, {}
 
   def __get__(self, obj, objtype=None):  # on a method: one capture per instance
     if obj is None: return self

@@ -405,3 +405,43 @@ def test_what_a_dynamic_dimension_cannot_do_raises_naming_it():
   with pytest.raises(JitError, match="whose length is a Variable"):
     step = TinyJit(lambda t: t * 2)
     for i in range(2): step(a[:, :Variable("i", 1, 10).bind(i + 1)])
+
+
+def test_python_values_that_differ_from_the_capture_are_jit_errors():
+  @TinyJit
+  def f(x, use_square, scale=1.0):
+    return (x * x if use_square else x * 2) * scale
+
+  for _ in range(3): assert f(Tensor([3.0]), False).tolist() == [6.0]
+  assert f(Tensor([3.0]), False, scale=1.0).tolist() == [6.0]  # equal values replay
+  with pytest.raises(JitError, match=r"argument 'use_square' is True, captured with False"):
+    f(Tensor([3.0]), True)
+  with pytest.raises(JitError, match=r"argument 'scale' is 2.0, captured with 1.0"):
+    f(Tensor([3.0]), False, 2.0)
+  f.reset()  # a new capture takes the new values
+  for _ in range(3): assert f(Tensor([3.0]), True).tolist() == [9.0]
+
+  mult = 1
+
+  @TinyJit
+  def g(x): return x * mult
+
+  results = []
+  for i in range(2):
+    mult = i + 1
+    results.append(g(Tensor([10.0])).item())
+  assert results == [10.0, 20.0]
+  assert g(Tensor([4.0])).item() == 8.0  # mult is still 2
+  mult = 3
+  with pytest.raises(JitError, match=r"'mult', read from outside the function, is 3, captured with 2"):
+    g(Tensor([10.0]))
+
+  @TinyJit
+  def h(x, cfg): return x * cfg[0]
+
+  for _ in range(3): assert h(Tensor([1.0]), (float("nan"),)).tolist()[0] != 1.0  # NaN is NaN
+  model_a, model_b = object(), object()
+  k = TinyJit(lambda x, m: x + 1)
+  for _ in range(3): k(Tensor([1.0]), model_a)
+  with pytest.raises(JitError, match="argument 'm' is <object"):
+    k(Tensor([1.0]), model_b)  # another object (a module's weights) would replay model_a's

@@ -475,9 +475,9 @@ PatternMatcher make_symbolic() {
            .named("e"),
        [](C c) -> UOpRef {
          const UOpRef &x = c["x"], &e = c["e"];
+         if (!is_int(x) || !is_int(e)) return nullptr;  // (a float's constants hold no int)
          int64_t v = ival(c, "c");
-         if (!is_int(x) || !is_int(e) || v <= 0 || x->vmin() < 0 || x->vmax() >= 2 * v)
-           return nullptr;
+         if (v <= 0 || x->vmin() < 0 || x->vmax() >= 2 * v) return nullptr;
          UOpRef r = x / v * c["k"]->arg_int();
          return fits(r, e->dtype) ? UOp::make(Ops::CAST, e->dtype, {r}) : nullptr;
        }},
