@@ -14,7 +14,7 @@
 #include "tinycore/dtype.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
-#include "tinycore/tensor_options.h"
+#include "tinycore/tensor/options.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc {
@@ -169,7 +169,8 @@ class Tensor {
   // True while a NoGrad guard is alive on this thread.
   static bool no_grad();
 
-  // ---- movement, indexing and creation helpers (tensor_movement.cc) ----
+  // ---- movement, indexing and creation helpers (tensor/movement.cc, tensor/join.cc,
+  // tensor/creation.cc) ----
   // Size-1 dimensions removed: `dim` only (a no-op when it is not 1), or (default) all of them.
   Tensor squeeze(std::optional<int> dim = {}) const;
   Tensor unsqueeze(int dim) const;  // dim in [-ndim-1, ndim]
@@ -235,7 +236,8 @@ class Tensor {
   static Tensor empty_like(const Tensor& t, std::optional<DType> dtype = {});
   // ---- end movement ----
 
-  // ---- reductions, scans, activations and more elementwise (tensor_reduce.cc) ----
+  // ---- reductions, scans, activations and more elementwise (tensor/reduce.cc, tensor/scan.cc,
+  // tensor/nn.cc, tensor/math.cc, tensor/activation.cc) ----
   // Reductions. mean of an integer tensor is float32; var/std divide by max(0, n - correction).
   Tensor mean(Axes axis = {}, bool keepdim = false) const;
   Tensor var(Axes axis = {}, bool keepdim = false, double correction = 1) const;
@@ -294,7 +296,7 @@ class Tensor {
   // non-integer exponent (-inf excepted) and the sign of an odd one; x ** 0 is 1. An integer
   // constant exponent multiplies (exact where the products are). An integer base needs a float
   // exponent (the result is float, as torch) or a non-negative integer constant (exact, keeps the
-  // dtype). Gradients as torch at 0 and inf (tensor_pow.cc).
+  // dtype). Gradients as torch at 0 and inf (tensor/pow.cc).
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(ConstValue exponent, bool reverse = false) const;  // reverse: exponent ** this
 
@@ -318,7 +320,7 @@ class Tensor {
   Tensor prod(Axes axis = {}, bool keepdim = false) const;  // keeps the dtype (ints wrap)
   // ---- end reductions ----
 
-  // ---- products (tensor_matmul.cc) ----
+  // ---- products (tensor/matmul.cc) ----
   // Sum product over the last axis of this and the second-to-last of `w` (its only axis when
   // 1-D); leading axes broadcast as batch axes. `dtype` is the accumulation dtype.
   Tensor dot(const Tensor& w, std::optional<DType> dtype = {}) const;
@@ -328,7 +330,8 @@ class Tensor {
   Tensor sequential(const std::vector<std::function<Tensor(const Tensor&)>>& layers) const;
   // ---- end products ----
 
-  // ---- random and sorting (tensor_random.cc, tensor_sort.cc) ----
+  // ---- random and sorting (tensor/random.cc, tensor/nn.cc, tensor/dtype.cc, tensor/sort.cc,
+  // tensor/scan.cc) ----
   // Random numbers are counter based, as tinygrad's: threefry2x32 (20 rounds) of the key
   // (k0, k1) = (a per-device constant, seed) over 64-bit counters, computed by generated code
   // (uint32 ADD/XOR/SHL/SHR). A call drawing `num` 32-bit words takes the process-wide counter c
@@ -432,7 +435,7 @@ class Tensor {
   Tensor logcumsumexp(int axis = 0) const;
   // ---- end random and sorting ----
 
-  // ---- indexing (tensor_index.cc) ----
+  // ---- indexing (tensor/indexing.cc, tensor/movement.cc, tensor/rearrange.cc) ----
   // Python's x[...] (tinygrad's __getitem__): x[0], x[idx], x[{1, Slice(), NewAxis}],
   // x[{Ellipsis, Slice({}, {}, -2)}], x[{i, Slice(1, {}, 2), NewAxis, Ellipsis, idx}].
   // Ints, slices, NewAxis and Ellipsis give views (shrink/flip/pad/reshape, never copies).
@@ -500,8 +503,8 @@ class Tensor {
   Tensor one_hot(int64_t num_classes = -1) const;
   // ---- end indexing ----
 
-  // ---- processing: pools, convolutions, einsum, interpolate (tensor_conv.cc, tensor_einsum.cc)
-  // ----
+  // ---- processing: pools, convolutions, einsum, interpolate (tensor/pool.cc, tensor/conv.cc,
+  // tensor/einsum.cc, tensor/interpolate.cc) ----
   // Sliding windows over the last kernel.size() dimensions as movement ops only (tinygrad's
   // _pool): (..., i1..in) -> (..., o1..on, k1..kn) with o = ceil((i - d*(k-1)) / s). No copy.
   Tensor pool(const IntTuple& kernel, const IntTuple& stride = 1,
@@ -537,7 +540,7 @@ class Tensor {
                      bool align_corners = false) const;
   // ---- end processing ----
 
-  // ---- math: inverse trig, erf and friends (tensor_math.cc) ----
+  // ---- math: inverse trig, erf and friends (tensor/math.cc) ----
   // Float results for integer inputs. Outside the domain the result is NaN; asin/acos/atan are
   // tinygrad's polynomial (A&S 4.4.46, ~2e-8 absolute), erf is A&S 7.1.26 (~1.5e-7 absolute).
   Tensor asin() const;
@@ -575,7 +578,8 @@ class Tensor {
   friend Tensor operator>>(const Tensor& a, const Tensor& n) { return a.rshift(n); }
   // ---- end math ----
 
-  // ---- nn ops, losses, dtype and misc (tensor_nn.cc, tensor_dtype.cc) ----
+  // ---- nn ops, losses, dtype and misc (tensor/nn.cc, tensor/activation.cc, tensor/dtype.cc,
+  // tensor/tensor.cc, tensor/creation.cc, tensor/hash.cc) ----
   // (x - mean) / sqrt(var + eps) over `axis` (biased variance), without affine parameters.
   Tensor layernorm(Axes axis = -1, double eps = 1e-5) const;
   // (x - mean) * weight * invstd + bias. mean, weight and bias hold one value per position of the
@@ -726,7 +730,7 @@ class Tensor {
     Impl* live_prev = nullptr;  // the list of live tensors
     Impl* live_next = nullptr;
   };
-  struct LiveTensors;  // the head of that list (tensor_assign.cc)
+  struct LiveTensors;  // the head of that list (tensor/assign.cc)
   // The live tensors but those `skip` names.
   static std::vector<std::shared_ptr<Impl>> live_tensors(
       const std::function<bool(const Impl&)>& skip);
@@ -824,4 +828,4 @@ Tensor& operator>>=(Tensor& a, int64_t n);
 
 }  // namespace tc
 
-#include "tinycore/tensor_data.h"
+#include "tinycore/tensor/data.h"

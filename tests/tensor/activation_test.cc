@@ -1,6 +1,6 @@
-// The activations and extra elementwise ops of tinycore/tensor_reduce.cc (sign, isclose, clamp,
-// lerp, pow ...) against a naive double-precision reference (tests/tensor/reference.h), also on
-// non-contiguous views, with special values and integer inputs.
+// The activations and extra elementwise ops of tinycore/tensor/activation.cc and math.cc (sign,
+// isclose, clamp, lerp, pow ...) against a naive double-precision reference
+// (tests/tensor/reference.h), also on non-contiguous views, with special values and integer inputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>

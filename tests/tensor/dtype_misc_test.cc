@@ -1,6 +1,7 @@
-// dtype and misc methods (tensor_dtype.cc): cast shortcuts, bitcast against memcpy on the host,
-// sizes, devices, clone/replace, in-place operators, and keccak / hash against hashlib's SHA-3 and
-// SHAKE-128 (tests/fixtures/gen_nn.py). Integer, bool and byte results are compared exactly.
+// dtype and misc methods (tensor/dtype.cc, tensor.cc, hash.cc): cast shortcuts, bitcast against
+// memcpy on the host, sizes, devices, clone/replace, in-place operators, and keccak / hash against
+// hashlib's SHA-3 and SHAKE-128 (tests/fixtures/gen_nn.py). Integer, bool and byte results are
+// compared exactly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

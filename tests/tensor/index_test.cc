@@ -1,4 +1,4 @@
-// Indexing (tensor_index.cc): getitem/setitem with ints, slices, NewAxis, Ellipsis and tensor
+// Indexing (tensor/indexing.cc): getitem/setitem with ints, slices, NewAxis, Ellipsis and tensor
 // indices; gather, scatter, scatter_reduce, masked_select, masked_fill, nonzero,
 // repeat_interleave, rearrange, one_hot. References: a naive numpy-style indexer on the host
 // (below), naive loops, and PyTorch fixtures (tests/fixtures/gen_index.py). Values are moved,

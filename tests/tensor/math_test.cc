@@ -1,4 +1,4 @@
-// Tensor math methods of tensor_math.cc (inverse trig and hyperbolic functions, erf, bitwise not,
+// Tensor math methods of tensor/math.cc (inverse trig and hyperbolic functions, erf, bitwise not,
 // shifts, rounding division, fmod, log10, logaddexp) against double-precision libm, with their
 // domain edges, integer inputs and gradients.
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
-// The movement, indexing and creation helpers of tensor_movement.cc (squeeze, cat, stack, repeat,
-// split, chunk, roll, pad modes, pad_to, meshgrid, triu/tril, diag/diagonal, unfold, linspace,
-// *_like) against a naive double reference: index arithmetic on the host (tests/tensor/reference.h
-// plus a few helpers here), over contiguous and non-contiguous inputs, negative dims and bad
-// arguments.
+// The movement, indexing and creation helpers of tensor/movement.cc, join.cc and creation.cc
+// (squeeze, cat, stack, repeat, split, chunk, roll, pad modes, pad_to, meshgrid, triu/tril,
+// diag/diagonal, unfold, linspace, *_like) against a naive double reference: index arithmetic on
+// the host (tests/tensor/reference.h plus a few helpers here), over contiguous and non-contiguous
+// inputs, negative dims and bad arguments.
 #include <gtest/gtest.h>
 
 #include <algorithm>

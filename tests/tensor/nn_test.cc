@@ -1,4 +1,4 @@
-// nn ops and losses (tensor_nn.cc) against PyTorch fixtures (tests/fixtures/gen_nn.py: values and
+// nn ops and losses (tensor/nn.cc) against PyTorch fixtures (tests/fixtures/gen_nn.py: values and
 // gradients in float64), naive double loops, and finite differences (tcgrad::check_grad).
 // Tolerances: float64 values rtol 1e-10 / atol 1e-12; float64 gradients 1e-9; float32 values
 // rtol 1e-5 / atol 1e-6 (a few float32 roundings in a short chain); finite differences 1e-6.

@@ -1,7 +1,7 @@
-// The reductions and scans of tinycore/tensor_reduce.cc against a naive double-precision
-// reference (tests/tensor/reference.h), also on non-contiguous views, with negative axes,
-// keepdim, special values, integer inputs and bad arguments. Its activations and extra
-// elementwise ops: activation_test.cc.
+// The reductions and scans of tinycore/tensor/reduce.cc and scan.cc against a naive
+// double-precision reference (tests/tensor/reference.h), also on non-contiguous views, with
+// negative axes, keepdim, special values, integer inputs and bad arguments. Its activations and
+// extra elementwise ops: activation_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,13 +1,13 @@
 // Random numbers: counter-based threefry2x32 computed as Tensor ops (uint32 ADD/XOR/SHL/SHR in
-// generated code), and the distributions, initializers, randperm, multinomial and dropout built
-// on it. Formulas follow the seeds' tinygrad Tensor.
-#include <atomic>
+// generated code), and the distributions, initializers, randperm and multinomial built on it.
+// Formulas follow the seeds' tinygrad Tensor.
 #include <cmath>
 #include <limits>
 #include <mutex>
 #include <optional>
 
 #include "tinycore/tensor.h"
+#include "tinycore/tensor/internal.h"
 
 namespace tc {
 namespace detail {
@@ -46,8 +46,6 @@ RngState& rng() {
   static RngState* s = new RngState();  // never destroyed: tensors may be made during exit
   return *s;
 }
-
-std::atomic<bool> training_flag{false};
 
 int64_t numel_of(const Shape& s, size_t from = 0) {
   int64_t n = 1;
@@ -327,19 +325,6 @@ Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
   };
   Tensor indices = draw();
   return (ndim() == 1 ? indices.squeeze(0) : indices).cast(dtypes::int32);
-}
-
-bool Tensor::training() { return training_flag.load(); }
-void Tensor::set_training(bool mode) { training_flag.store(mode); }
-Tensor::Train::Train(bool mode) : prev_(training_flag.exchange(mode)) {}
-Tensor::Train::~Train() { training_flag.store(prev_); }
-
-Tensor Tensor::dropout(double p) const {
-  if (!(p >= 0 && p <= 1)) fail("Tensor.dropout: p=%g is out of range [0, 1]", p);
-  if (!training() || p == 0) return *this;
-  if (p == 1) return zeros_like(*this);
-  Tensor keep = rand(shape(), dtypes::default_float, false).ge(ConstValue(p)).contiguous();
-  return keep.where(*this, ConstValue(0)).div(ConstValue(1.0 - p));
 }
 
 }  // namespace tc

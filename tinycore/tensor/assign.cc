@@ -1,5 +1,6 @@
-// Writes: assign(), views that alias their base, and setitem's guard against changing a graph
-// another tensor still reads. tinygrad's rules (test/backend/test_setitem.py):
+// Writes: assign() and the in-place operators built on it, views that alias their base, and
+// setitem's guard against changing a graph another tensor still reads. tinygrad's rules
+// (test/backend/test_setitem.py):
 //   - a view (movements or detach) of a tensor that holds a buffer aliases it: a write through
 //     the view lands in the base, and the view sees every later write to the base;
 //   - any other graph built from a tensor keeps the value it was built from: it reads the old
@@ -267,5 +268,21 @@ std::vector<Tensor> AssignLog::with_pending(std::vector<Tensor> tensors) const {
     if (t.impl_->assign_target && seen.insert(t.impl_.get()).second) tensors.push_back(t);
   return tensors;
 }
+
+// ---------------------------------------------------------------- in-place operators
+
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.assign(a.add(b)); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.assign(a.sub(b)); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.assign(a.mul(b)); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.assign(a.div(b)); }
+Tensor& operator&=(Tensor& a, const Tensor& b) { return a.assign(a.bitwise_and(b)); }
+Tensor& operator|=(Tensor& a, const Tensor& b) { return a.assign(a.bitwise_or(b)); }
+Tensor& operator^=(Tensor& a, const Tensor& b) { return a.assign(a.bitwise_xor(b)); }
+Tensor& operator+=(Tensor& a, ConstValue b) { return a.assign(a.add(b)); }
+Tensor& operator-=(Tensor& a, ConstValue b) { return a.assign(a.sub(b)); }
+Tensor& operator*=(Tensor& a, ConstValue b) { return a.assign(a.mul(b)); }
+Tensor& operator/=(Tensor& a, ConstValue b) { return a.assign(a.div(b)); }
+Tensor& operator<<=(Tensor& a, int64_t n) { return a.assign(a.lshift(n)); }
+Tensor& operator>>=(Tensor& a, int64_t n) { return a.assign(a.rshift(n)); }
 
 }  // namespace tc

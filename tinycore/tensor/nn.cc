@@ -1,8 +1,11 @@
-// nn ops and losses: layernorm, batchnorm, scaled dot-product attention and the classification /
-// regression losses, composed from the Tensor ops (log_softmax, where, sum ...) as the seeds'
-// tinygrad Tensor. Labels become one-hot masks by comparing against an arange.
+// nn ops and losses: softmax and its kin, layernorm, batchnorm, scaled dot-product attention,
+// dropout (in training mode) and the classification / regression losses, composed from the Tensor
+// ops (log_softmax, where, sum ...) as the seeds' tinygrad Tensor. Labels become one-hot masks by
+// comparing against an arange.
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,7 +65,34 @@ Tensor poison(const Tensor& loss, const Tensor& bad) {
   return bad.where(ConstValue(std::numeric_limits<double>::quiet_NaN()), loss);
 }
 
+std::atomic<bool> training_flag{false};
+
 }  // namespace
+
+// ---------------------------------------------------------------- softmax
+
+Tensor Tensor::softmax(int axis, std::optional<DType> dtype) const {
+  if (ndim() == 0)
+    return on_scalar("softmax", axis, [&](const Tensor& v) { return v.softmax(0, dtype); });
+  normalize_axis("softmax", axis);
+  Tensor m = sub(max(axis, true).detach());
+  if (dtype) m = m.cast(*dtype);
+  Tensor e = m.exp();
+  return e.div(e.sum(axis, true));
+}
+
+Tensor Tensor::log_softmax(int axis, std::optional<DType> dtype) const {
+  if (ndim() == 0)
+    return on_scalar("log_softmax", axis, [&](const Tensor& v) { return v.log_softmax(0, dtype); });
+  normalize_axis("log_softmax", axis);
+  Tensor m = sub(max(axis, true).detach());
+  if (dtype) m = m.cast(*dtype);
+  return m.sub(m.exp().sum(axis, true).log());
+}
+
+Tensor Tensor::softmin(int axis, std::optional<DType> dtype) const {
+  return neg().softmax(axis, dtype);
+}
 
 // ---------------------------------------------------------------- normalization
 
@@ -99,6 +129,13 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
   broadcast_shape("batchnorm", {x.shape(), inv.shape()});
   Tensor ret = x.mul(inv);
   return bias ? ret.add(param(*bias, "bias")) : ret;
+}
+
+Tensor Tensor::normalize(double p, int dim, double eps) const {
+  normalize_axis("normalize", dim);
+  Tensor norm = p == 0 ? ne(ConstValue(0)).sum(dim, true)
+                       : abs().pow(ConstValue(p)).sum(dim, true).pow(ConstValue(1.0 / p));
+  return div(norm.maximum(ConstValue(eps)));
 }
 
 Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& value,
@@ -152,13 +189,22 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
   return w.matmul(v);
 }
 
-// ---------------------------------------------------------------- losses
+// ---------------------------------------------------------------- dropout
 
-Tensor Tensor::logsigmoid() const {
-  // min(x, 0) - log(1 + exp(-|x|)): exp never overflows
-  Tensor x = as_float();
-  return x.minimum(ConstValue(0.0)).sub(x.abs().neg().exp().add(ConstValue(1.0)).log());
+bool Tensor::training() { return training_flag.load(); }
+void Tensor::set_training(bool mode) { training_flag.store(mode); }
+Tensor::Train::Train(bool mode) : prev_(training_flag.exchange(mode)) {}
+Tensor::Train::~Train() { training_flag.store(prev_); }
+
+Tensor Tensor::dropout(double p) const {
+  if (!(p >= 0 && p <= 1)) fail("Tensor.dropout: p=%g is out of range [0, 1]", p);
+  if (!training() || p == 0) return *this;
+  if (p == 1) return zeros_like(*this);
+  Tensor keep = rand(shape(), dtypes::default_float, false).ge(ConstValue(p)).contiguous();
+  return keep.where(*this, ConstValue(0)).div(ConstValue(1.0 - p));
 }
+
+// ---------------------------------------------------------------- losses
 
 Tensor Tensor::binary_crossentropy(const Tensor& Y, const std::string& reduction) const {
   check_reduction("binary_crossentropy", reduction);

@@ -1,4 +1,4 @@
-#include "tinycore/tensor_layout.h"
+#include "tinycore/tensor/layout.h"
 
 #include <vector>
 

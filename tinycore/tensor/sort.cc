@@ -1,17 +1,17 @@
 // Sorting (a bitonic network of compare-exchange steps over (value, index) pairs, each step a
-// where() between two halves of a view) and the scans cumprod and logcumsumexp. All composed
-// from Tensor ops: movement, elementwise and reductions, no hand-written kernels.
+// where() between two halves of a view), argsort and topk. All composed from Tensor ops: movement,
+// elementwise and reductions, no hand-written kernels.
 #include <algorithm>
-#include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "tinycore/tensor.h"
+#include "tinycore/tensor/internal.h"
 
 namespace tc {
-namespace detail {
-// 0 .. n-1 of `dtype` (n >= 1) as one fused elementwise kernel (tensor_random.cc).
-Tensor binary_iota(int64_t n, DType dtype);
-}  // namespace detail
+
+using detail::split_last;
 
 namespace {
 
@@ -40,13 +40,6 @@ Tensor comes_before(const Tensor& a, const Tensor& ia, const Tensor& b, const Te
     same = same.bitwise_or(na.bitwise_and(nb));
   }
   return first.bitwise_or(same.bitwise_and(ia.lt(ib)));
-}
-
-// shape with its last dimension split into `tail`
-Shape split_last(const Shape& s, std::initializer_list<int64_t> tail) {
-  Shape out(s.begin(), s.end() - 1);
-  out.insert(out.end(), tail);
-  return out;
 }
 
 // The slice [b, e) of axis `axis` (negative counts from the end).
@@ -103,15 +96,6 @@ Tensor reverse_second_halves(const Tensor& p, int64_t block) {
   Tensor q = p.reshape(split_last(s, {n / block, 2, block / 2}));
   Tensor lo = slice(q, -2, 0, 1), hi = slice(q, -2, 1, 2).flip({-1});
   return lo.cat({hi}, -2).reshape(s);
-}
-
-// For x of shape (..., n): (..., n, n) whose [..., i, j] is x[..., j] for j <= i, else `fill`.
-Tensor prefix_windows(const Tensor& x, ConstValue fill) {
-  int64_t n = x.shape().back();
-  Tensor i = detail::binary_iota(n, dtypes::int32);
-  Tensor mask = i.reshape({n, 1}).ge(i.reshape({1, n}));  // j <= i
-  Shape s = split_last(x.shape(), {n, n});
-  return mask.where(x.unsqueeze(-2).expand(s), Tensor::full({}, fill, x.dtype()));
 }
 
 }  // namespace
@@ -186,34 +170,6 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int dim, bool largest, bool so
   auto [values, indices] = sort(dim, largest);
   if (ndim() == 0) return {values, indices};
   return {slice(values, a, 0, k), slice(indices, a, 0, k)};
-}
-
-Tensor Tensor::cumprod(int axis) const {
-  if (ndim() == 0) {
-    if (axis != 0 && axis != -1)
-      fail("Tensor.cumprod: axis %d is out of range for a tensor of shape ()", axis);
-    return *this;
-  }
-  int a = normalize_axis("cumprod", axis);
-  if (numel() == 0) return *this;
-  return prefix_windows(transpose(a, -1), 1).prod(-1).transpose(a, -1);
-}
-
-Tensor Tensor::logcumsumexp(int axis) const {
-  if (ndim() == 0) {
-    if (axis != 0 && axis != -1)
-      fail("Tensor.logcumsumexp: axis %d is out of range for a tensor of shape ()", axis);
-    return cast(least_upper_float(dtype()));
-  }
-  int a = normalize_axis("logcumsumexp", axis);
-  Tensor x = transpose(a, -1).cast(least_upper_float(dtype()));
-  if (numel() == 0) return x.transpose(a, -1);
-  // log(sum_{j<=i} exp(x_j - m_i)) + m_i with m the running max (a constant for the gradient,
-  // which does not depend on it); an infinite m is replaced by 0 so that -inf stays -inf
-  Tensor m = x.cummax(-1).detach();
-  m = m.isfinite().where(m, ConstValue(0.0));
-  Tensor shifted = prefix_windows(x, -std::numeric_limits<double>::infinity()).sub(m.unsqueeze(-1));
-  return shifted.exp().sum(-1).log().add(m).transpose(a, -1);
 }
 
 }  // namespace tc

@@ -1,50 +1,33 @@
-// Movement, indexing and creation helpers of Tensor (squeeze, cat, split, roll, pad modes,
-// meshgrid, triu/tril, linspace, *_like ...), each composed from the primitive movement ops,
-// elementwise ops and arange, as in the seeds' tinygrad: no kernels of their own.
+// Movement: the primitive view ops (reshape, permute, expand, pad, shrink, flip), each one node
+// that remembers how the view was taken, and the views composed from them (squeeze, unflatten, pad
+// modes, triangles, diagonals, unfold ...), as in the seeds' tinygrad: no kernels of their own.
 #include <algorithm>
+#include <functional>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tinycore/tensor.h"
+#include "tinycore/tensor/internal.h"
 
 namespace tc {
+
+using detail::pad_on;
+using detail::Pairs;
+using detail::range_on;
+using detail::resolve_dim;
+using detail::shape_numel;
+
 namespace {
 
-using Pairs = std::vector<std::pair<int64_t, int64_t>>;
-
-// tinygrad's _resolve_dim: dim in [-max(1, n), max(1, n) - 1] with n = ndim (+1 when the
-// dimension is a new one, as for unsqueeze / stack).
-int resolve_dim(const char* name, const Tensor& t, int dim, bool extra = false) {
-  int total = t.ndim() + (extra ? 1 : 0);
-  int hi = std::max(1, total);
-  if (dim < -hi || dim > hi - 1)
-    fail("Tensor.%s: dim %d is out of range [%d, %d] for a tensor of shape %s", name, dim, -hi,
-         hi - 1, fmt_shape(t.shape()));
-  return dim < 0 ? dim + total : dim;
-}
-
-// Full ranges everywhere except (b, e) along `dim`.
-Pairs range_on(const Tensor& t, int dim, int64_t b, int64_t e) {
-  Pairs r;
-  for (int i = 0; i < t.ndim(); i++)
-    r.push_back(i == dim ? std::make_pair(b, e) : std::make_pair(int64_t{0}, t.shape()[i]));
-  return r;
-}
-
-// Zeros everywhere except (b, a) along `dim`.
-Pairs pad_on(const Tensor& t, int dim, int64_t b, int64_t a) {
-  Pairs p(t.ndim(), {0, 0});
-  p[dim] = {b, a};
-  return p;
-}
-
-std::string fmt_shapes(const std::vector<Tensor>& ts) {
+std::string fmt_pairs(const std::vector<std::pair<int64_t, int64_t>>& p) {
   std::vector<std::string> parts;
-  for (const Tensor& t : ts) parts.push_back(fmt_shape(t.shape()));
-  return absl::StrJoin(parts, ", ");
+  for (const auto& [a, b] : p) parts.push_back(absl::StrFormat("(%d, %d)", a, b));
+  return "(" + absl::StrJoin(parts, ", ") + ")";
 }
 
 // The (rows, cols) boolean mask of col - row >= diagonal, from two broadcast aranges.
@@ -55,6 +38,179 @@ Tensor upper_mask(int64_t rows, int64_t cols, int64_t diagonal) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- primitives
+
+int Tensor::normalize_axis(const char* name, int axis) const {
+  int nd = ndim();
+  int a = axis < 0 ? axis + nd : axis;
+  if (a < 0 || a >= nd)
+    fail("Tensor.%s: axis %d is out of range for a tensor of shape %s", name, axis,
+         fmt_shape(shape()));
+  return a;
+}
+
+Tensor Tensor::on_scalar(const char* name, int axis,
+                         const std::function<Tensor(const Tensor&)>& f) const {
+  if (axis != 0 && axis != -1)
+    fail("Tensor.%s: axis %d is out of range for a tensor of shape ()", name, axis);
+  return f(reshape({1})).reshape({});
+}
+
+Tensor Tensor::reshape(Shape new_shape) const {
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < new_shape.size(); i++) {
+    if (new_shape[i] == -1) {
+      if (infer >= 0)
+        fail("Tensor.reshape: only one dimension can be -1, got %s", fmt_shape(new_shape));
+      infer = static_cast<int>(i);
+    } else if (new_shape[i] < 0) {
+      fail("Tensor.reshape: invalid dimension %d in %s", new_shape[i], fmt_shape(new_shape));
+    } else {
+      known *= new_shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel() % known != 0)
+      fail("Tensor.reshape: cannot reshape %s to %s", fmt_shape(shape()), fmt_shape(new_shape));
+    new_shape[infer] = numel() / known;
+  }
+  if (shape_numel(new_shape) != numel())
+    fail("Tensor.reshape: cannot reshape %s (%d elements) to %s (%d elements)", fmt_shape(shape()),
+         numel(), fmt_shape(new_shape), shape_numel(new_shape));
+  if (new_shape == shape()) return *this;
+  const UOpRef& base =
+      uop()->op == Ops::RESHAPE ? uop()->src[0] : uop();  // reshape of reshape is one
+  if (base->shape() == new_shape) return view_of(base, Ops::RESHAPE, new_shape);
+  return view_of(UOp::make(Ops::RESHAPE, dtype(), {base}, new_shape), Ops::RESHAPE, new_shape);
+}
+
+Tensor Tensor::permute(std::vector<int> order) const {
+  if (static_cast<int>(order.size()) != ndim())
+    fail("Tensor.permute: order has %d axes, the tensor of shape %s has %d", order.size(),
+         fmt_shape(shape()), ndim());
+  std::vector<int64_t> perm;
+  std::vector<bool> seen(ndim(), false);
+  for (int a : order) {
+    int n = normalize_axis("permute", a);
+    if (seen[n])
+      fail("Tensor.permute: axis %d appears twice in the order for a tensor of shape %s", a,
+           fmt_shape(shape()));
+    seen[n] = true;
+    perm.push_back(n);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); i++) identity &= perm[i] == static_cast<int64_t>(i);
+  if (identity) return *this;
+  return view_of(UOp::make(Ops::PERMUTE, dtype(), {uop()}, perm), Ops::PERMUTE, perm);
+}
+
+Tensor Tensor::expand(Shape new_shape) const {
+  if (new_shape.size() < shape().size())
+    fail("Tensor.expand: cannot expand %s to fewer dimensions %s", fmt_shape(shape()),
+         fmt_shape(new_shape));
+  size_t lead = new_shape.size() - shape().size();
+  Shape padded(lead, 1);
+  padded.insert(padded.end(), shape().begin(), shape().end());
+  for (size_t i = 0; i < new_shape.size(); i++) {
+    if (new_shape[i] == -1) {
+      if (i < lead) fail("Tensor.expand: -1 is not allowed for the new leading dimension %d", i);
+      new_shape[i] = padded[i];
+    }
+    if (padded[i] != new_shape[i] && padded[i] != 1)
+      fail("Tensor.expand: cannot expand %s to %s (dimension %d is %d, not 1)", fmt_shape(shape()),
+           fmt_shape(new_shape), i, padded[i]);
+  }
+  Tensor t = padded == shape() ? *this : reshape(padded);
+  if (new_shape == padded) return t;
+  return t.view_of(UOp::make(Ops::EXPAND, dtype(), {t.uop()}, new_shape), Ops::EXPAND, new_shape);
+}
+
+Tensor Tensor::pad(std::vector<std::pair<int64_t, int64_t>> padding, ConstValue value) const {
+  if (static_cast<int>(padding.size()) != ndim())
+    fail("Tensor.pad: padding %s has %d entries for a tensor of shape %s", fmt_pairs(padding),
+         padding.size(), fmt_shape(shape()));
+  // negative padding removes elements: shrink first, then pad with the rest
+  std::vector<std::pair<int64_t, int64_t>> keep, grow;
+  std::vector<int64_t> arg;
+  bool any_shrink = false, any_pad = false;
+  for (int i = 0; i < ndim(); i++) {
+    auto [b, e] = padding[i];
+    int64_t kb = std::max<int64_t>(0, -b), ke = shape()[i] - std::max<int64_t>(0, -e);
+    if (kb > ke)
+      fail("Tensor.pad: padding %s removes more than dimension %d (size %d) of shape %s",
+           fmt_pairs(padding), i, shape()[i], fmt_shape(shape()));
+    keep.push_back({kb, ke});
+    any_shrink |= b < 0 || e < 0;
+    arg.push_back(std::max<int64_t>(0, b));
+    arg.push_back(std::max<int64_t>(0, e));
+    any_pad |= b > 0 || e > 0;
+  }
+  Tensor t = any_shrink ? shrink(keep) : *this;
+  if (!any_pad) return t;
+  if (t.numel() == 0) {  // only fill: no kernel reads an empty buffer (its loads have no address)
+    Shape out = t.shape();
+    for (size_t i = 0; i < out.size(); i++) out[i] += arg[2 * i] + arg[2 * i + 1];
+    return full(out, value, dtype());
+  }
+  Tensor padded = t.view_of(UOp::make(Ops::PAD, dtype(), {t.uop()}, arg), Ops::PAD, arg);
+  if (value.value == 0) return padded;
+  // a non-zero fill: where(inside, x, value), with "inside" as a padded ones mask
+  Tensor mask(UOp::make(Ops::PAD, dtypes::bool_, {full(t.shape(), true).uop()}, arg));
+  return mask.where(padded, padded.scalar_like(value));
+}
+
+Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
+  if (static_cast<int>(ranges.size()) != ndim())
+    fail("Tensor.shrink: %d ranges %s for a tensor of shape %s", ranges.size(), fmt_pairs(ranges),
+         fmt_shape(shape()));
+  std::vector<int64_t> arg;
+  bool identity = true;
+  for (int i = 0; i < ndim(); i++) {
+    auto [b, e] = ranges[i];
+    if (b < 0 || b > e || e > shape()[i])
+      fail("Tensor.shrink: range (%d, %d) is out of bounds for dimension %d of shape %s", b, e, i,
+           fmt_shape(shape()));
+    identity &= b == 0 && e == shape()[i];
+    arg.push_back(b);
+    arg.push_back(e);
+  }
+  if (identity) return *this;
+  return view_of(UOp::make(Ops::SHRINK, dtype(), {uop()}, arg), Ops::SHRINK, arg);
+}
+
+Tensor Tensor::flip(std::vector<int> axes) const {
+  std::vector<int64_t> arg;
+  for (int a : axes) {
+    int n = normalize_axis("flip", a);
+    if (std::find(arg.begin(), arg.end(), n) != arg.end())
+      fail("Tensor.flip: axis %d appears twice", a);
+    if (shape()[n] > 1) arg.push_back(n);
+  }
+  if (arg.empty()) return *this;
+  std::sort(arg.begin(), arg.end());
+  return view_of(UOp::make(Ops::FLIP, dtype(), {uop()}, arg), Ops::FLIP, arg);
+}
+
+Tensor Tensor::transpose(int dim0, int dim1) const {
+  std::vector<int> order(ndim());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[normalize_axis("transpose", dim0)], order[normalize_axis("transpose", dim1)]);
+  return permute(order);
+}
+
+Tensor Tensor::flatten(int start_dim, int end_dim) const {
+  if (ndim() == 0) return reshape({1});
+  int s = normalize_axis("flatten", start_dim), e = normalize_axis("flatten", end_dim);
+  if (s > e) fail("Tensor.flatten: start_dim %d is after end_dim %d", start_dim, end_dim);
+  Shape out(shape().begin(), shape().begin() + s);
+  out.push_back(shape_numel(Shape(shape().begin() + s, shape().begin() + e + 1)));
+  out.insert(out.end(), shape().begin() + e + 1, shape().end());
+  return reshape(out);
+}
+
+Tensor Tensor::contiguous() const { return apply(Ops::CONTIGUOUS, dtype()); }
 
 // ---------------------------------------------------------------- shape helpers
 
@@ -112,130 +268,16 @@ Tensor Tensor::unflatten(int dim, Shape sizes) const {
   return reshape(out);
 }
 
-// ---------------------------------------------------------------- joining and splitting
-
-Tensor Tensor::cat(const std::vector<Tensor>& tensors, int dim) {
-  if (tensors.empty()) fail("Tensor.cat: needs at least one tensor");
-  const Tensor& first = tensors[0];
-  if (first.ndim() == 0) fail("Tensor.cat: zero-dimensional tensors cannot be concatenated");
-  int d = resolve_dim("cat", first, dim);
-  for (const Tensor& t : tensors) {
-    bool ok = t.ndim() == first.ndim();
-    for (int i = 0; ok && i < t.ndim(); i++) ok = i == d || t.shape()[i] == first.shape()[i];
-    if (!ok)
-      fail("Tensor.cat: shapes %s must match except in dimension %d", fmt_shapes(tensors), dim);
-  }
-  if (tensors.size() == 1) return first;
-  std::vector<int64_t> offsets = {0};
-  for (const Tensor& t : tensors) offsets.push_back(offsets.back() + t.shape()[d]);
-  std::optional<Tensor> out;
-  for (size_t i = 0; i < tensors.size(); i++) {
-    Tensor p = tensors[i].pad(pad_on(tensors[i], d, offsets[i], offsets.back() - offsets[i + 1]));
-    out = out ? out->add(p) : p;
-  }
-  return *out;
-}
-
-Tensor Tensor::cat(std::initializer_list<Tensor> others, int dim) const {
-  std::vector<Tensor> all = {*this};
-  all.insert(all.end(), others.begin(), others.end());
-  return cat(all, dim);
-}
-
-Tensor Tensor::stack(const std::vector<Tensor>& tensors, int dim) {
-  if (tensors.empty()) fail("Tensor.stack: needs at least one tensor");
-  for (const Tensor& t : tensors)
-    if (t.shape() != tensors[0].shape())
-      fail("Tensor.stack: all shapes must be equal, got %s", fmt_shapes(tensors));
-  int d = resolve_dim("stack", tensors[0], dim, true);
-  std::vector<Tensor> parts;
-  for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(d));
-  return cat(parts, d);
-}
-
-Tensor Tensor::stack(std::initializer_list<Tensor> others, int dim) const {
-  std::vector<Tensor> all = {*this};
-  all.insert(all.end(), others.begin(), others.end());
-  return stack(all, dim);
-}
-
-Tensor Tensor::repeat(std::vector<int64_t> repeats) const {
-  if (static_cast<int>(repeats.size()) < ndim())
-    fail("Tensor.repeat: %d repeats for a tensor of shape %s need at least %d", repeats.size(),
-         fmt_shape(shape()), ndim());
-  for (int64_t r : repeats)
-    if (r < 0) fail("Tensor.repeat: repeats %s must be non-negative", fmt_shape(repeats));
-  Shape base(repeats.size() - shape().size(), 1);
-  base.insert(base.end(), shape().begin(), shape().end());
-  Shape unsq, expanded, final_shape;
-  for (size_t i = 0; i < base.size(); i++) {
-    unsq.insert(unsq.end(), {1, base[i]});
-    expanded.insert(expanded.end(), {repeats[i], base[i]});
-    final_shape.push_back(repeats[i] * base[i]);
-  }
-  return reshape(unsq).expand(expanded).reshape(final_shape);
-}
-
-std::vector<Tensor> Tensor::split(int64_t size, int dim) const {
-  int d = resolve_dim("split", *this, dim);
-  if (ndim() == 0) fail("Tensor.split: a zero-dimensional tensor cannot be split");
-  if (size <= 0) fail("Tensor.split: size must be positive, got %d", size);
-  int64_t n = shape()[d];
-  std::vector<int64_t> sizes;
-  for (int64_t i = 0; i < std::max<int64_t>(1, n); i += size)
-    sizes.push_back(std::min(size, n - i));
-  return split(sizes, d);
-}
-
-std::vector<Tensor> Tensor::split(std::vector<int64_t> sizes, int dim) const {
-  int d = resolve_dim("split", *this, dim);
-  if (ndim() == 0) fail("Tensor.split: a zero-dimensional tensor cannot be split");
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0) fail("Tensor.split: sizes %s must be non-negative", fmt_shape(sizes));
-    total += s;
-  }
-  if (total != shape()[d])
-    fail("Tensor.split: sizes %s sum to %d, not to dimension %d (size %d) of shape %s",
-         fmt_shape(sizes), total, dim, shape()[d], fmt_shape(shape()));
-  std::vector<Tensor> out;
-  int64_t at = 0;
-  for (int64_t s : sizes) {
-    out.push_back(shrink(range_on(*this, d, at, at + s)));
-    at += s;
-  }
-  return out;
-}
-
-std::vector<Tensor> Tensor::chunk(int64_t chunks, int dim) const {
-  if (chunks <= 0) fail("Tensor.chunk: chunks must be positive, got %d", chunks);
-  int d = resolve_dim("chunk", *this, dim);
-  if (ndim() == 0) fail("Tensor.chunk: a zero-dimensional tensor cannot be chunked");
-  int64_t n = shape()[d];
-  if (n == 0) return split(std::vector<int64_t>(chunks, 0), d);
-  return split((n + chunks - 1) / chunks, d);
-}
-
-Tensor Tensor::roll(std::vector<int64_t> shifts, std::vector<int> dims) const {
-  if (shifts.size() != dims.size())
-    fail("Tensor.roll: %d shifts for %d dims", shifts.size(), dims.size());
-  Tensor rolled = *this;
-  for (size_t i = 0; i < dims.size(); i++) {
-    int d = resolve_dim("roll", *this, dims[i]);
-    if (ndim() == 0) return *this;
-    int64_t n = shape()[d];
-    if (n == 0) continue;
-    int64_t s = ((shifts[i] % n) + n) % n;  // Python's %
-    if (s == 0) continue;
-    std::vector<Tensor> parts = {rolled.shrink(range_on(rolled, d, n - s, n)),
-                                 rolled.shrink(range_on(rolled, d, 0, n - s))};
-    rolled = cat(parts, d);
-  }
-  return rolled;
-}
-
-Tensor Tensor::roll(int64_t shift, int dim) const {
-  return roll(std::vector<int64_t>{shift}, std::vector<int>{dim});
+Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int> dim) const {
+  if (repeats < 0) fail("Tensor.repeat_interleave: repeats must be non-negative, got %d", repeats);
+  Tensor x = dim ? *this : flatten();
+  int d = dim ? resolve_dim("repeat_interleave", *this, *dim) : 0;
+  if (x.ndim() == 0) x = x.reshape({1});
+  Shape s = x.shape(), un = s, ex = s, out = s;
+  un.insert(un.begin() + d + 1, 1);
+  ex.insert(ex.begin() + d + 1, repeats);
+  out[d] = s[d] * repeats;
+  return x.reshape(un).expand(ex).reshape(out);
 }
 
 // ---------------------------------------------------------------- padding
@@ -338,29 +380,7 @@ Tensor Tensor::pad_to(Shape new_shape) const {
   return pad(p);
 }
 
-// ---------------------------------------------------------------- grids and triangles
-
-std::vector<Tensor> Tensor::meshgrid(const std::vector<Tensor>& tensors,
-                                     const std::string& indexing) {
-  if (indexing != "ij" && indexing != "xy")
-    fail("Tensor.meshgrid: indexing must be \"ij\" or \"xy\", got \"%s\"", indexing);
-  for (const Tensor& t : tensors)
-    if (t.ndim() > 1)
-      fail("Tensor.meshgrid: inputs must be 0-d or 1-d, got shapes %s", fmt_shapes(tensors));
-  if (tensors.size() <= 1) return tensors;
-  size_t n = tensors.size();
-  // tensor i varies along axis i ("xy" swaps the first two axes) and broadcasts along the rest
-  auto axis = [&](size_t i) { return indexing == "ij" || i > 1 ? i : 1 - i; };
-  Shape out(n, 1);
-  for (size_t i = 0; i < n; i++) out[axis(i)] = tensors[i].numel();
-  std::vector<Tensor> grids;
-  for (size_t i = 0; i < n; i++) {
-    Shape s(n, 1);
-    s[axis(i)] = tensors[i].numel();
-    grids.push_back(tensors[i].reshape(s).expand(out));
-  }
-  return grids;
-}
+// ---------------------------------------------------------------- triangles, diagonals and windows
 
 Tensor Tensor::triu(int64_t diagonal) const {
   if (ndim() < 2)
@@ -448,30 +468,6 @@ Tensor Tensor::unfold(int dim, int64_t size, int64_t step) const {
   for (int i = 0; i < ndim(); i++) back[to_last[i]] = i;
   back.push_back(ndim());
   return x.permute(back);
-}
-
-// ---------------------------------------------------------------- creation
-
-Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dtype) {
-  if (steps < 0) fail("Tensor.linspace: steps must be non-negative, got %d", steps);
-  if (dtypes::is_bool(dtype)) fail("Tensor.linspace: bool dtype is not supported");
-  if (steps == 1) return full({1}, start, dtype);
-  double step = (stop - start) / static_cast<double>(steps - 1);
-  Tensor idx = arange(0, static_cast<double>(steps), 1, dtypes::int32);
-  return idx.mul(ConstValue(step)).add(ConstValue(start)).cast(dtype);
-}
-
-Tensor Tensor::zeros_like(const Tensor& t, std::optional<DType> dtype) {
-  return full(t.shape(), 0, dtype ? *dtype : t.dtype());
-}
-Tensor Tensor::ones_like(const Tensor& t, std::optional<DType> dtype) {
-  return full(t.shape(), 1, dtype ? *dtype : t.dtype());
-}
-Tensor Tensor::full_like(const Tensor& t, ConstValue value, std::optional<DType> dtype) {
-  return full(t.shape(), value, dtype ? *dtype : t.dtype());
-}
-Tensor Tensor::empty_like(const Tensor& t, std::optional<DType> dtype) {
-  return empty(t.shape(), dtype ? *dtype : t.dtype());
 }
 
 }  // namespace tc

@@ -42,7 +42,7 @@ template <typename T>
 DType dtype_of();
 
 // Option structs of the Tensor methods (keyword arguments in tinygrad), one section per family.
-// ---- options: random (tensor_random.cc, tensor_sort.cc) ----
+// ---- options: random (tensor/random.cc) ----
 // Keyword arguments of Tensor::uniform: values in [low, high), cast to `dtype` (default float).
 struct UniformOptions {
   double low = 0.0;
@@ -62,7 +62,7 @@ struct RandintOptions {
   DType dtype = dtypes::int32;
 };
 // ---- end options: random ----
-// ---- options: indexing (tensor_index.cc) ----
+// ---- options: indexing (tensor/indexing.cc) ----
 class Tensor;
 // Python's start:stop:step for Tensor indexing; an unset field takes Python's default.
 // Slice() is `:`, Slice(1) is `1:`, Slice(1, 5) is `1:5`, Slice({}, {}, -1) is `::-1`.
@@ -90,10 +90,10 @@ struct IndexItem {
   IndexItem(tc::Slice s) : kind(Kind::Slice), slice(s) {}
   IndexItem(NewAxisT) : kind(Kind::NewAxis) {}
   IndexItem(EllipsisT) : kind(Kind::Ellipsis) {}
-  IndexItem(const Tensor& t);  // defined in tensor_index.cc
+  IndexItem(const Tensor& t);  // defined in tensor/indexing.cc
 };
 // ---- end options: indexing ----
-// ---- options: processing (tensor_conv.cc, tensor_einsum.cc) ----
+// ---- options: processing (tensor/pool.cc, tensor/conv.cc) ----
 // tinygrad's int | tuple[int, ...] for pools and convolutions: `2` (the same for every spatial
 // dimension) or `{3, 2}` (one entry per spatial dimension). A padding may also have 2 entries per
 // spatial dimension, in tinygrad's (and PyTorch's F.pad) flat order, last dimension first:
@@ -138,7 +138,7 @@ struct ConvTransposeOpts {
   IntTuple output_padding = 0;
 };
 // ---- end options: processing ----
-// ---- options: nn (tensor_nn.cc, tensor_dtype.cc) ----
+// ---- options: nn (tensor/nn.cc) ----
 // scaled_dot_product_attention's keyword arguments (besides attn_mask).
 struct AttentionOpts {
   double dropout_p = 0.0;   // dropout of the attention weights (in training mode only)

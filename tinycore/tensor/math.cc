@@ -1,8 +1,11 @@
-// Inverse trigonometric and hyperbolic functions, erf, bitwise not, shifts, rounding division,
-// fmod, log10 and logaddexp, composed of existing Tensor ops as in tinygrad's tensor.py.
+// Elementwise math composed of existing Tensor ops as in tinygrad's tensor.py: trigonometric,
+// hyperbolic and their inverse functions, erf, sign and rounding, isinf/isnan/isclose, clamp, lerp,
+// copysign, bitwise not, shifts, rounding division, fmod, log10 and logaddexp.
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "tinycore/tensor.h"
@@ -21,6 +24,8 @@ Tensor poly_n(const Tensor& x, std::initializer_list<double> coeffs) {
 Tensor to_float(const Tensor& x) {
   return dtypes::is_float(x.dtype()) ? x : x.cast(dtypes::default_float);
 }
+
+Tensor filled_like(const Tensor& t, ConstValue v) { return Tensor::full(t.shape(), v, t.dtype()); }
 
 }  // namespace
 
@@ -182,5 +187,97 @@ Tensor Tensor::div(const Tensor& x, const char* rounding_mode, bool reverse) con
 Tensor Tensor::div(ConstValue x, const char* rounding_mode, bool reverse) const {
   return div(scalar_like(x), rounding_mode, reverse);
 }
+
+// ---------------------------------------------------------------- tan, sign, rounding, bounds
+
+Tensor Tensor::tan() const { return sin().div(cos()); }
+Tensor Tensor::tanh() const {
+  return mul(ConstValue(2.0), true).sigmoid().mul(ConstValue(2.0), true).sub(ConstValue(1.0));
+}
+Tensor Tensor::sinh() const { return exp().sub(neg().exp()).div(ConstValue(2)); }
+Tensor Tensor::cosh() const { return exp().add(neg().exp()).div(ConstValue(2)); }
+
+Tensor Tensor::sign() const {
+  Tensor s = lt(ConstValue(0)).where(filled_like(*this, -1), filled_like(*this, 1));
+  s = ne(ConstValue(0)).where(s, filled_like(*this, 0));
+  // NaN stays NaN (tinygrad adds x * 0, which also turns +-inf into NaN; torch gives +-1)
+  return dtypes::is_float(dtype()) ? isnan().where(*this, s) : s;
+}
+
+Tensor Tensor::ceil() const {
+  Tensor b = trunc();
+  return gt(b).where(b.add(ConstValue(1)), b);
+}
+Tensor Tensor::floor() const {
+  Tensor b = trunc();
+  return lt(b).where(b.sub(ConstValue(1)), b);
+}
+Tensor Tensor::round() const {
+  if (!dtypes::is_float(dtype())) return *this;
+  // tinygrad's formula with trunc in place of the int32 cast (exact also beyond 2^31)
+  Tensor half = trunc().div(ConstValue(2.0));
+  Tensor even = half.trunc().eq(half);
+  return gt(ConstValue(0))
+      .eq(even)
+      .where(sub(ConstValue(0.5)).ceil(), add(ConstValue(0.5)).floor());
+}
+
+Tensor Tensor::isinf(bool detect_positive, bool detect_negative) const {
+  const double inf = std::numeric_limits<double>::infinity();
+  return eq(ConstValue(inf))
+      .mul(ConstValue(detect_positive))
+      .add(eq(ConstValue(-inf)).mul(ConstValue(detect_negative)));
+}
+Tensor Tensor::isnan() const { return ne(*this); }
+Tensor Tensor::isfinite() const { return isinf().bitwise_or(isnan()).logical_not(); }
+
+Tensor Tensor::isclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  broadcast_shape("isclose", {shape(), other.shape()});
+  Tensor bound = other.abs().mul(ConstValue(rtol), true).add(ConstValue(atol), true);
+  Tensor finite_close = isfinite().mul(other.isfinite()).mul(sub(other).abs().le(bound));
+  Tensor infinite_close = isinf().add(other.isinf()).mul(eq(other));
+  Tensor close = finite_close.add(infinite_close);
+  if (equal_nan) close = close.add(isnan().mul(other.isnan()));
+  return close;
+}
+Tensor Tensor::isclose(ConstValue other, double rtol, double atol, bool equal_nan) const {
+  return isclose(scalar_like(other), rtol, atol, equal_nan);
+}
+
+Tensor Tensor::clamp(std::optional<ConstValue> min, std::optional<ConstValue> max) const {
+  if (!min && !max) fail("Tensor.clamp: at least one of min and max must be given");
+  // selects, as tinygrad: the gradient is 1 up to and at the bounds (torch's), where maximum and
+  // minimum would split it at a tie; a NaN compares false and passes through
+  Tensor r = min ? lt(*min).where(*min, *this) : *this;
+  return max ? r.gt(*max).where(*max, r) : r;
+}
+Tensor Tensor::clip(std::optional<ConstValue> min, std::optional<ConstValue> max) const {
+  if (!min && !max) fail("Tensor.clip: at least one of min and max must be given");
+  return clamp(min, max);
+}
+
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
+  broadcast_shape("lerp", {shape(), end.shape(), weight.shape()});
+  return add(end.sub(*this).mul(weight));
+}
+Tensor Tensor::lerp(const Tensor& end, ConstValue weight) const {
+  broadcast_shape("lerp", {shape(), end.shape()});
+  return add(end.sub(*this).mul(weight));
+}
+
+Tensor Tensor::copysign(const Tensor& other) const {
+  broadcast_shape("copysign", {shape(), other.shape()});
+  // tinygrad adds other * 0 for the promotion, which also turns an inf or NaN `other` into NaN;
+  // this casts instead (the sign of a NaN `other` is read as positive, as torch for a plain NaN)
+  DType d = least_upper_dtype({dtype(), other.dtype()});
+  Tensor a = cast(d).abs();
+  // -0.0 is negative too: its reciprocal is -inf
+  Tensor negative = other.lt(ConstValue(0));
+  if (dtypes::is_float(other.dtype()))
+    negative = negative.bitwise_or(other.reciprocal().lt(ConstValue(0)));
+  return negative.where(a.neg(), a)
+      .broadcast_to(broadcast_shape("copysign", {shape(), other.shape()}));
+}
+Tensor Tensor::copysign(ConstValue other) const { return copysign(scalar_like(other)); }
 
 }  // namespace tc

@@ -9,11 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tinycore/tensor.h"
+#include "tinycore/tensor/internal.h"
 
 namespace tc {
+
+using detail::fmt_shapes;
+
 namespace {
 
 // A subscript label: a letter's char code, or kEllipsis + j for the j-th axis of the broadcast
@@ -21,12 +24,6 @@ namespace {
 constexpr int kEllipsis = 1000;
 
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-std::string fmt_shapes(const std::vector<Tensor>& ts) {
-  std::vector<std::string> parts;
-  for (const Tensor& t : ts) parts.push_back(fmt_shape(t.shape()));
-  return absl::StrJoin(parts, ", ");
-}
 
 // The labels of one subscript string; `ell` is the number of axes "..." stands for (0 if absent).
 std::vector<int> labels_of(const std::string& formula, const std::string& sub, int ell) {

@@ -5,7 +5,7 @@
 
 #include "tinycore/gradient.h"
 #include "tinycore/tensor.h"
-#include "tinycore/tensor_layout.h"
+#include "tinycore/tensor/layout.h"
 
 namespace tc {
 namespace {

@@ -1,0 +1,126 @@
+// Helpers that several of the Tensor method files use, each defined once: inline here, or in the
+// file named beside it. Internal to tinycore/tensor/*.cc, not part of the Tensor API.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "tinycore/tensor.h"
+
+namespace tc::detail {
+
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;  // (begin, end) or (before, after) per axis
+
+// The number of elements of a shape (1 for a scalar).
+inline int64_t shape_numel(const Shape& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+// ---- bits
+
+// x * 2^bits and x / 2^bits on an unsigned tensor (tinygrad's lshift / rshift of unsigned ints).
+inline Tensor shl(const Tensor& x, int bits) {
+  if (bits == 0) return x;
+  return x.mul(ConstValue(static_cast<long long>(int64_t{1} << bits)));
+}
+inline Tensor shr(const Tensor& x, int bits) {
+  if (bits == 0) return x;
+  return x.idiv(
+      Tensor::full({}, ConstValue(static_cast<long long>(int64_t{1} << bits)), x.dtype()));
+}
+
+// ---- reductions, scans and sorting
+
+// The order-reversing map of min/argmin: -x for floats, ~x for integers, not for bool.
+inline Tensor inverse(const Tensor& t) {
+  if (dtypes::is_float(t.dtype())) return t.neg();
+  if (dtypes::is_bool(t.dtype())) return t.logical_not();
+  return t.bitwise_xor(Tensor::full({}, ConstValue(-1), t.dtype()));
+}
+
+// The smallest value of `d` (the identity of max), as a constant: what max pooling pads with (-inf
+// for floats, as tinygrad).
+inline ConstValue lowest(DType d) {
+  if (dtypes::is_bool(d)) return ConstValue(false);
+  if (dtypes::is_float(d)) return ConstValue(-std::numeric_limits<double>::infinity());
+  if (dtypes::is_unsigned(d)) return ConstValue(0);
+  return ConstValue(static_cast<long long>(dtypes::min(d)));
+}
+
+// shape with its last dimension split into `tail`
+inline Shape split_last(const Shape& s, std::initializer_list<int64_t> tail) {
+  Shape out(s.begin(), s.end() - 1);
+  out.insert(out.end(), tail);
+  return out;
+}
+
+// 0 .. n-1 of `dtype` (n >= 1) as one fused elementwise kernel (random.cc).
+Tensor binary_iota(int64_t n, DType dtype);
+
+// ---- movement
+
+// tinygrad's _resolve_dim: dim in [-max(1, n), max(1, n) - 1] with n = ndim (+1 when the
+// dimension is a new one, as for unsqueeze / stack).
+inline int resolve_dim(const char* name, const Tensor& t, int dim, bool extra = false) {
+  int total = t.ndim() + (extra ? 1 : 0);
+  int hi = std::max(1, total);
+  if (dim < -hi || dim > hi - 1)
+    fail("Tensor.%s: dim %d is out of range [%d, %d] for a tensor of shape %s", name, dim, -hi,
+         hi - 1, fmt_shape(t.shape()));
+  return dim < 0 ? dim + total : dim;
+}
+
+// Full ranges everywhere except (b, e) along `dim`.
+inline Pairs range_on(const Tensor& t, int dim, int64_t b, int64_t e) {
+  Pairs r;
+  for (int i = 0; i < t.ndim(); i++)
+    r.push_back(i == dim ? std::make_pair(b, e) : std::make_pair(int64_t{0}, t.shape()[i]));
+  return r;
+}
+
+// Zeros everywhere except (b, a) along `dim`.
+inline Pairs pad_on(const Tensor& t, int dim, int64_t b, int64_t a) {
+  Pairs p(t.ndim(), {0, 0});
+  p[dim] = {b, a};
+  return p;
+}
+
+// The shapes of `ts` for an error message: "(2, 3), (4,)".
+inline std::string fmt_shapes(const std::vector<Tensor>& ts) {
+  std::vector<std::string> parts;
+  for (const Tensor& t : ts) parts.push_back(fmt_shape(t.shape()));
+  return absl::StrJoin(parts, ", ");
+}
+
+// ---- windows, of the pools and the convolutions
+
+// "(1, 2)" for an error message.
+
+inline std::string fmt_ints(const std::vector<int64_t>& v) {
+  return "(" + absl::StrJoin(v, ", ") + ")";
+}
+
+// tinygrad's make_tuple and _resolve_pool_pads (pool.cc): per spatial dimension.
+std::vector<int64_t> make_tuple(const char* op, const char* what, const IntTuple& t, size_t n);
+Pairs resolve_pads(const char* op, const IntTuple& padding, size_t n);
+
+// The padding of all dimensions of `t`: none on the leading ones, `pads` on the last ones.
+inline Pairs full_pads(const Tensor& t, const Pairs& pads) {
+  Pairs out(t.ndim() - pads.size(), {0, 0});
+  out.insert(out.end(), pads.begin(), pads.end());
+  return out;
+}
+
+// tinygrad's _pool (pool.cc): windows of the last k.size() dimensions as a view.
+Tensor pool_view(const char* op, const Tensor& x, const std::vector<int64_t>& k_,
+                 const std::vector<int64_t>& s_, const std::vector<int64_t>& d_);
+
+}  // namespace tc::detail

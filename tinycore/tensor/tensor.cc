@@ -1,0 +1,166 @@
+// The handle: its size and device, moves between devices, clone and replace, and running its graph
+// (realize, realize_all) with the host reads behind data(), item() and host_data().
+#include "tinycore/tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "tinycore/engine/realize.h"
+#include "tinycore/runtime/buffer.h"
+#include "tinycore/runtime/device.h"
+#include "tinycore/schedule/schedule.h"
+#include "tinycore/tensor/internal.h"
+
+namespace tc {
+
+using detail::shape_numel;
+
+int64_t Tensor::numel() const { return shape_numel(shape()); }
+
+std::string Tensor::device() const {
+  for (const UOp* u : uop()->toposort())
+    if (u->op == Ops::BUFFER) return u->buffer->device().name();
+  return runtime::default_device();
+}
+
+// ---------------------------------------------------------------- properties
+
+int64_t Tensor::element_size() const { return dtype().itemsize(); }
+int64_t Tensor::nbytes() const { return numel() * element_size(); }
+bool Tensor::is_floating_point() const { return dtypes::is_float(dtype()); }
+Shape Tensor::size() const { return shape(); }
+int64_t Tensor::size(int dim) const {
+  if (ndim() == 0) fail("Tensor.size: dimension %d of a 0-d tensor (it has no dimensions)", dim);
+  return shape()[normalize_axis("size", dim)];
+}
+
+// ---------------------------------------------------------------- devices, clone, replace
+
+Tensor Tensor::to(const std::string& device) const {
+  std::string name;
+  try {
+    name = runtime::get_device(device).name();
+  } catch (const Error& e) {
+    fail("Tensor.to: no device \"%s\" (%s)", device, e.what());
+  }
+  if (name == this->device()) return *this;
+  std::vector<uint8_t> host = bytes();
+  Tensor out = from_blob(host.data(), shape(), dtype(), name);
+  if (impl_->grad) out.impl_->grad = Tensor(impl_->grad).to(name).impl_;
+  if (requires_grad()) out.requires_grad_();
+  return out;
+}
+
+Tensor& Tensor::to_(const std::string& device) {
+  Tensor moved = to(device);
+  if (moved.impl_ == impl_) return *this;
+  return replace(moved);
+}
+
+Tensor Tensor::clone() const {
+  // Into a new buffer of its own: contiguous() alone of a realized buffer is that buffer, which
+  // a write to this tensor would change. Its value is a node of its own (contiguous()), so that
+  // a setitem on the clone is not taken for a write to the graph this tensor holds.
+  Tensor ret = empty(shape(), dtype(), device());
+  ret.assign(contiguous());
+  if (impl_->grad) ret.impl_->grad = Tensor(impl_->grad).clone().impl_;
+  if (requires_grad()) ret.requires_grad_();
+  return ret;
+}
+
+Tensor& Tensor::replace(const Tensor& x) {
+  if (x.shape() != shape())
+    fail("Tensor.replace: shape mismatch, the tensor is %s and the replacement %s",
+         fmt_shape(shape()), fmt_shape(x.shape()));
+  impl_->uop = x.uop();
+  // the new graph's buffer may be another tensor's: a later assign must not write it in place
+  impl_->assign_target = nullptr;
+  impl_->owns_buffer = false;
+  impl_->view_base.reset();  // no longer a view: its value is x's
+  impl_->view_steps.clear();
+  return *this;
+}
+
+void Tensor::Impl::set_uop(UOpRef u) {
+  if (u == uop) return;
+  std::erase_if(before_realize, [](const std::weak_ptr<const UOp>& w) { return w.expired(); });
+  // the reshape-free node: a graph built from a reshape of this tensor holds that, not `uop`
+  UOpRef base = uop;
+  while (base->op == Ops::RESHAPE) base = base->src[0];
+  before_realize.push_back(base);
+  uop = std::move(u);
+}
+
+// ---------------------------------------------------------------- realize
+
+Tensor& Tensor::realize() {
+  realize_all({*this});
+  return *this;
+}
+
+void Tensor::realize_each(const std::vector<Tensor>& tensors) {
+  std::vector<UOpRef> roots, targets;
+  for (const Tensor& t : tensors) {
+    roots.push_back(t.uop());
+    targets.push_back(t.impl_->assign_target);
+  }
+  std::vector<UOpRef> views = engine::realize(roots, targets);
+  for (size_t i = 0; i < tensors.size(); i++) {
+    Impl& t = *tensors[i].impl_;
+    bool assigned = t.assign_target != nullptr;
+    t.set_uop(views[i]);
+    t.assign_target = nullptr;
+    // its views read the graph it had: that read its buffer's old contents
+    if (assigned) Tensor(tensors[i]).update_views();
+  }
+}
+
+void realize_all(const std::vector<Tensor>& tensors) {
+  // A view of a tensor whose write is pending realizes that tensor: the write lands in its
+  // buffer, and the view then reads that buffer (a copy of it only where it is no plain reshape).
+  std::vector<Tensor> to_realize;
+  absl::flat_hash_set<const Tensor::Impl*> seen;
+  std::vector<Tensor> views;
+  for (const Tensor& t : tensors) {
+    std::shared_ptr<Tensor::Impl> base = t.impl_->view_base.lock();
+    Tensor r = base && base->assign_target ? Tensor(base) : t;
+    if (r.impl_ != t.impl_) views.push_back(t);
+    if (seen.insert(r.impl_.get()).second) to_realize.push_back(r);
+  }
+  Tensor::realize_each(to_realize);
+  std::vector<Tensor> copies;
+  for (const Tensor& v : views)
+    if (!schedule::is_contiguous_buffer(v.uop()) && seen.insert(v.impl_.get()).second)
+      copies.push_back(v);
+  if (!copies.empty()) Tensor::realize_each(copies);
+}
+
+// The buffer holding the realized contents (realized now if needed), for a host read.
+std::shared_ptr<runtime::Buffer> Tensor::realized_buffer(const char* reader) const {
+  if (engine::LaunchCapture::active())
+    jit_fail(
+        "Tensor.%s inside a TinyJit function: the value read now would not change on replay; "
+        "return the tensor from the function instead",
+        reader);
+  UOpRef view = engine::realize({uop()})[0];
+  const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
+  return buf->buffer;
+}
+
+std::vector<uint8_t> Tensor::bytes() const {
+  std::shared_ptr<runtime::Buffer> b = realized_buffer("data/item/tolist");
+  std::vector<uint8_t> out(b->nbytes());
+  b->copyout(out.data(), out.size());
+  return out;
+}
+
+std::shared_ptr<const void> Tensor::host_data() const {
+  std::shared_ptr<runtime::Buffer> b = realized_buffer("host_data");
+  if (b->device().name() != "CPU") return nullptr;
+  return std::shared_ptr<const void>(b, b->ensure_allocated());
+}
+
+}  // namespace tc
