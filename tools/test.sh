@@ -136,6 +136,9 @@ for cfg in "${configs[@]}"; do
   done
   rm -f "$json"
 done
+# the core's line budget (tools/sz.py)
+echo "=== line budget of tinycore/ (tools/sz.py)"
+if python3 tools/sz.py; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # the fuzz targets, once (ASan + UBSan built in): a finding fails the run
 echo "=== fuzz: safetensors header parser for ${FUZZ_SECONDS:-60} s, infer's request parsers for half that"
 if bash tools/fuzz.sh "${FUZZ_SECONDS:-60}"; then

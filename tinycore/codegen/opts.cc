@@ -269,8 +269,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     for (const UOp* u : ast->toposort())
       if (u->op == Ops::REDUCE_AXIS) {
         const Shape& in = u->src[0]->shape();
-        int64_t n = 1;
-        for (int64_t d : in) n *= d;
+        int64_t n = shape_numel(in);
         if (n > biggest) biggest = n, inner = in[u->arg_ints().back()];
       }
     int w = lane_width(inner, widest, target.simd_bytes / itemsize);

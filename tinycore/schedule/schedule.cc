@@ -25,12 +25,6 @@ bool is_contiguous_buffer(const UOpRef& u) {
 
 namespace {
 
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 const UOpRef& base_buffer(const UOpRef& view) {
   return view->op == Ops::BUFFER ? view : view->src[0];
 }
@@ -77,7 +71,7 @@ class Scheduler {
       return view;
     }
     UOpRef value = compute(n, /*top=*/true);
-    UOpRef out = new_buffer(device_of(value), n->dtype, numel(n->shape()));
+    UOpRef out = new_buffer(device_of(value), n->dtype, shape_numel(n->shape()));
     emit(out, value);
     UOpRef view =
         n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
@@ -106,7 +100,7 @@ class Scheduler {
   // The kernel writing `value` into `out`, unless `out` has no element: such a kernel does
   // nothing, and its index arithmetic (modulo a size of 0) is undefined in LLVM.
   void emit(const UOpRef& out, const UOpRef& value) {
-    if (numel(value->shape()) == 0) return;
+    if (shape_numel(value->shape()) == 0) return;
     items_.push_back(build_item(out, value));
   }
   void mark_realized(const UOpRef& n, const UOpRef& view) {

@@ -11,12 +11,6 @@ constexpr int64_t kMaxOutputs = 1024;  // with this many outputs, cores already 
 // once per register tile of outputs: split, each partial reads a slab that stays in cache.
 constexpr int64_t kMinBlockedReduce = 16384;
 
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 // REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk), with
 // chunks moved first), chunks)). The partial sums' kernel loops over chunks outermost: its cores
 // take whole chunks, and each chunk's slab of the input is read from cache by every output.
@@ -25,8 +19,8 @@ UOpRef split(const UOpRef& r) {
   const Shape& in = x->shape();
   const auto& arg = r->arg_ints();
   std::vector<int64_t> axes(arg.begin() + 1, arg.end());
-  int64_t outputs = numel(r->shape());
-  int64_t reduced = numel(in) / std::max<int64_t>(outputs, 1);
+  int64_t outputs = shape_numel(r->shape());
+  int64_t reduced = shape_numel(in) / std::max<int64_t>(outputs, 1);
   bool few_outputs = reduced >= kMinReduce && outputs < kMaxOutputs;
   if (!few_outputs && reduced < kMinBlockedReduce) return nullptr;
   // chunks of the outermost reduce axis: each partial sums a contiguous slab of memory; few of

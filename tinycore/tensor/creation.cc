@@ -13,8 +13,6 @@
 
 namespace tc {
 
-using detail::shape_numel;
-
 namespace {
 
 Tensor const_tensor(ConstValue v, DType dtype, const Shape& shape) {

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,10 +22,6 @@ using detail::resolve_dim;
 IndexItem::IndexItem(const Tensor& t) : kind(Kind::Tensor), tensor(std::make_shared<Tensor>(t)) {}
 
 namespace {
-
-int64_t prod(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
-}
 
 Tensor iota(int64_t n) { return Tensor::arange(0, static_cast<double>(n), 1, dtypes::int32); }
 
@@ -309,7 +304,7 @@ Tensor index_impl(const char* name, const Tensor& self, const std::vector<IndexI
     // the index dimensions as one axis, so the last of repeated indices wins in row-major order
     int start = permuted ? 0 : d0;
     Shape flat(mask->shape().begin(), mask->shape().begin() + start);
-    flat.push_back(prod(big));
+    flat.push_back(shape_numel(big));
     flat.insert(flat.end(), mask->shape().begin() + start + nb, mask->shape().end());
     vb = merge_last(x, vals.reshape(flat), mask->reshape(flat), start);
   } else {

@@ -7,7 +7,6 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,11 +17,6 @@
 namespace tc::detail {
 
 using Pairs = std::vector<std::pair<int64_t, int64_t>>;  // (begin, end) or (before, after) per axis
-
-// The number of elements of a shape (1 for a scalar).
-inline int64_t shape_numel(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
-}
 
 // ---- bits
 

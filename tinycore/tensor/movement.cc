@@ -20,7 +20,6 @@ using detail::pad_on;
 using detail::Pairs;
 using detail::range_on;
 using detail::resolve_dim;
-using detail::shape_numel;
 
 namespace {
 

@@ -113,8 +113,7 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
     s[a] = shape()[a];
     kept.push_back(shape()[a]);
   }
-  int64_t n = 1;
-  for (int64_t d : kept) n *= d;
+  int64_t n = shape_numel(kept);
   auto param = [&](const Tensor& t, const char* name) {
     if (t.numel() != n)
       fail(

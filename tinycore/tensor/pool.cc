@@ -27,9 +27,6 @@ int64_t ceildiv(int64_t a, int64_t b) {  // Python's -(a // -b)
   int64_t q = a / b, r = a % b;
   return (r != 0 && ((r > 0) == (b > 0))) ? q + 1 : q;
 }
-int64_t shape_prod(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
-}
 
 Pairs keep_lead(const Shape& s, size_t lead) {
   Pairs r;
@@ -245,7 +242,7 @@ std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(const PoolOpts& o) con
   Tensor values = pooled.max(a.axes);
   // the first maximum of each window: the largest count-down value among the maxima
   Shape spatial(shape().end() - a.k.size(), shape().end());
-  int64_t sz = shape_prod(spatial);
+  int64_t sz = shape_numel(spatial);
   Tensor idx = arange(static_cast<double>(sz), 0, -1, dtypes::int32).reshape(spatial);
   Tensor is_max = pooled.eq(pooled.max(a.axes, true));
   Tensor counts = padded_pool(op, idx, a.pads, a, lowest(dtypes::int32));
@@ -283,7 +280,7 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, const UnpoolOpts& o) const {
   }
   for (int64_t s : out_size)
     if (s <= 0) fail("Tensor.%s: output size %s must be positive", op, fmt_ints(out_size));
-  int64_t total = shape_prod(out_size);
+  int64_t total = shape_numel(out_size);
   // (bs, c, total, L): whether input element l goes to output position p. Overlapping windows
   // can send one element to p twice: max (not sum) keeps its value, as PyTorch's write does.
   Tensor onehot =

@@ -47,12 +47,6 @@ RngState& rng() {
   return *s;
 }
 
-int64_t numel_of(const Shape& s, size_t from = 0) {
-  int64_t n = 1;
-  for (size_t i = from; i < s.size(); i++) n *= s[i];
-  return n;
-}
-
 void check_shape(const char* name, const Shape& shape) {
   for (int64_t d : shape)
     if (d < 0) fail("Tensor.%s: shape %s has a negative dimension", name, fmt_shape(shape));
@@ -181,7 +175,7 @@ Tensor Tensor::rand(Shape shape, std::optional<DType> dtype, bool contiguous) {
   if (!dtypes::is_float(dt))
     fail("Tensor.rand: only float dtypes are supported, got %s", dt.name());
   check_shape("rand", shape);
-  int64_t numel = numel_of(shape);
+  int64_t numel = shape_numel(shape);
   if (numel == 0) return zeros(shape, dt);
   int64_t num = (numel * dt.itemsize() + 3) / 4;
   Tensor out = bits_to_rand(random_words(num), numel, dt).reshape(shape);
@@ -245,18 +239,18 @@ Tensor Tensor::normal(Shape shape, NormalOptions opts) {
 
 Tensor Tensor::scaled_uniform(Shape shape, std::optional<DType> dtype) {
   check_shape("scaled_uniform", shape);
-  if (numel_of(shape) == 0)
+  if (shape_numel(shape) == 0)
     fail("Tensor.scaled_uniform: shape %s has no elements", fmt_shape(shape));
   return uniform(shape, {.low = -1.0, .high = 1.0, .dtype = dtype})
-      .mul(ConstValue(std::pow(static_cast<double>(numel_of(shape)), -0.5)));
+      .mul(ConstValue(std::pow(static_cast<double>(shape_numel(shape)), -0.5)));
 }
 
 namespace {
-// numel_of(shape[1:]) for the initializers, which need at least one dimension and a non-zero fan.
+// prod(shape[1:]) for the initializers, which need at least one dimension and a non-zero fan.
 double fan_in(const char* name, const Shape& shape) {
   check_shape(name, shape);
   if (shape.empty()) fail("Tensor.%s: needs at least one dimension, got shape ()", name);
-  int64_t fan = numel_of(shape, 1);
+  int64_t fan = shape_numel(shape, 1);
   if (fan == 0) fail("Tensor.%s: prod(shape[1:]) is 0 for shape %s", name, fmt_shape(shape));
   return static_cast<double>(fan);
 }

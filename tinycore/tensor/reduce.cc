@@ -11,7 +11,6 @@
 namespace tc {
 
 using detail::inverse;
-using detail::shape_numel;
 
 std::vector<int64_t> Tensor::reduce_axes(const char* name, const Axes& axis) const {
   std::vector<int64_t> axes;

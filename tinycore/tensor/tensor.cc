@@ -16,8 +16,6 @@
 
 namespace tc {
 
-using detail::shape_numel;
-
 int64_t Tensor::numel() const { return shape_numel(shape()); }
 
 std::string Tensor::device() const {

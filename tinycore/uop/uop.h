@@ -19,6 +19,13 @@ class Buffer;
 }
 
 using Shape = std::vector<int64_t>;
+// The number of elements of a shape (of its dimensions from `from` on): the one product of a
+// shape the core uses.
+inline int64_t shape_numel(const Shape& s, size_t from = 0) {
+  int64_t n = 1;
+  for (size_t i = from; i < s.size(); i++) n *= s[i];
+  return n;
+}
 using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, std::string>;
 
 class UOp;
