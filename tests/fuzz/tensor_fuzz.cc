@@ -60,6 +60,9 @@ Shape random_shape(Rng& r, int max_rank = 4) {
 struct RefValue {
   NDArray a;
   DType d;
+  // The scale of the values it was computed from (a sum's: its terms' added up): float32
+  // rounding on the way is relative to it, not to the result (sin of a large sum is small)
+  double mag = 0;
   const Shape& shape() const { return a.shape; }
   DType dtype() const { return d; }
 };
@@ -102,7 +105,7 @@ struct Ref {
     leaves.push_back(a);
     leaf_dtypes.push_back(d);
     log << "  x" << i << " = leaf " << tcref::shape_str(s) << " " << d.name() << "\n";
-    return {a, d};
+    return {a, d, largest(a)};
   }
   V leaf_index(const Shape& s, int64_t lo, int64_t hi) {
     size_t i = leaves.size();
@@ -125,7 +128,7 @@ struct Ref {
       if (row < 0) row += n;
       return x.a.v[static_cast<size_t>(row * inner + i % std::max<int64_t>(inner, 1))];
     });
-    return {r, x.d};
+    return {r, x.d, x.mag};
   }
   // a 2-D convolution, stride 1, `pad` on each side: x (N, C, H, W), w (K, C, kh, kw)
   V conv(const V& x, const V& w, int64_t pad) {
@@ -144,13 +147,21 @@ struct Ref {
           }
       return acc;
     });
-    return rep(r, x.d);
+    return rep(r, x.d, x.mag * w.mag * static_cast<double>(c * kh * kw));
   }
   void note(const std::string& op, const V& v) {
     log << "  " << op << " -> " << tcref::shape_str(v.shape()) << " " << v.d.name() << "\n";
   }
-  V rep(NDArray a, DType d) const {
-    if (d == dt::float32 && unrounded) return {std::move(a), d};
+  static double largest(const NDArray& a) {
+    double m = 0;
+    for (double v : a.v)
+      if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+    return m;
+  }
+  // a computed value rounded to d, its scale at least `mag`
+  V rep(NDArray a, DType d, double mag) const {
+    mag = std::max(mag, largest(a));
+    if (d == dt::float32 && unrounded) return {std::move(a), d, mag};
     if (d == dt::int32)  // int32 arithmetic wraps around, as tinycore's
       return {tcref::map(a,
                          [](double v) {
@@ -158,8 +169,8 @@ struct Ref {
                            return static_cast<double>(static_cast<int32_t>(
                                static_cast<uint32_t>(static_cast<int64_t>(v))));
                          }),
-              d};
-    return {tcref::represent(a, d), d};
+              d, mag};
+    return {tcref::represent(a, d), d, mag};
   }
 
   V unary(const V& x, const std::string& op) {
@@ -174,7 +185,7 @@ struct Ref {
       return v;  // square handled below
     };
     if (op == "square") return binary(x, x, "mul");
-    return rep(tcref::map(x.a, f), x.d);
+    return rep(tcref::map(x.a, f), x.d, x.mag);
   }
   V binary(const V& x, const V& y, const std::string& op) {
     auto f = [&](double a, double b) -> double {
@@ -188,15 +199,18 @@ struct Ref {
       if (op == "lt") return a < b ? 1 : 0;
       return 0;
     };
-    return rep(tcref::zip(x.a, y.a, f), op == "lt" ? dt::bool_ : x.d);
+    return rep(tcref::zip(x.a, y.a, f), op == "lt" ? dt::bool_ : x.d,
+               op == "mul" ? x.mag * y.mag : std::max(x.mag, y.mag));
   }
-  V where(const V& c, const V& x, const V& y) { return rep(tcref::where(c.a, x.a, y.a), x.d); }
-  V reshape(const V& x, const Shape& s) { return {tcref::reshape(x.a, s), x.d}; }
-  V permute(const V& x, const std::vector<int>& p) { return {tcref::permute(x.a, p), x.d}; }
-  V expand(const V& x, const Shape& s) { return {tcref::expand(x.a, s), x.d}; }
-  V pad(const V& x, const tcref::Pairs& p) { return {tcref::pad(x.a, p), x.d}; }
-  V shrink(const V& x, const tcref::Pairs& p) { return {tcref::shrink(x.a, p), x.d}; }
-  V flip(const V& x, const std::vector<int>& axes) { return {tcref::flip(x.a, axes), x.d}; }
+  V where(const V& c, const V& x, const V& y) {
+    return rep(tcref::where(c.a, x.a, y.a), x.d, std::max(x.mag, y.mag));
+  }
+  V reshape(const V& x, const Shape& s) { return {tcref::reshape(x.a, s), x.d, x.mag}; }
+  V permute(const V& x, const std::vector<int>& p) { return {tcref::permute(x.a, p), x.d, x.mag}; }
+  V expand(const V& x, const Shape& s) { return {tcref::expand(x.a, s), x.d, x.mag}; }
+  V pad(const V& x, const tcref::Pairs& p) { return {tcref::pad(x.a, p), x.d, x.mag}; }
+  V shrink(const V& x, const tcref::Pairs& p) { return {tcref::shrink(x.a, p), x.d, x.mag}; }
+  V flip(const V& x, const std::vector<int>& axes) { return {tcref::flip(x.a, axes), x.d, x.mag}; }
   // x[slices...] (one Slice per dimension), or x[i] when `index` is set (dimension 0)
   V slice(const V& x, const std::vector<tc::Slice>& s) {
     std::vector<std::vector<int64_t>> pos;
@@ -210,7 +224,7 @@ struct Ref {
       for (size_t k = 0; k < idx.size(); k++) idx[k] = pos[k][static_cast<size_t>(idx[k])];
       return x.a.at(idx);
     });
-    return {r, x.d};
+    return {r, x.d, x.mag};
   }
   V index(const V& x, int64_t i) {
     int64_t n = x.shape()[0];
@@ -230,6 +244,7 @@ struct Ref {
         in = in && std::find(pos[k].begin(), pos[k].end(), idx[k]) != pos[k].end();
       if (in) x.a.v[static_cast<size_t>(i)] = tcref::represent(value, x.d);
     }
+    x.mag = std::max(x.mag, std::fabs(value));
     return x;
   }
   V reduce(const V& x, const std::string& op, std::vector<int> axes, bool keepdim) {
@@ -239,9 +254,14 @@ struct Ref {
     if (axes.empty() && !x.shape().empty())  // every axis, spelled out (reference: {} is all)
       for (size_t k = 0; k < x.shape().size(); k++) axes.push_back(static_cast<int>(k));
     if (x.shape().empty()) return x;
-    return rep(tcref::reduce(x.a, r, axes, keepdim), x.d);
+    double terms = 1;
+    for (int a : axes) terms *= static_cast<double>(x.shape()[static_cast<size_t>(a)]);
+    return rep(tcref::reduce(x.a, r, axes, keepdim), x.d, op == "sum" ? x.mag * terms : x.mag);
   }
-  V matmul(const V& x, const V& y) { return rep(tcref::matmul(x.a, y.a), x.d); }
+  V matmul(const V& x, const V& y) {
+    double k = x.shape().empty() ? 1 : static_cast<double>(x.shape().back());
+    return rep(tcref::matmul(x.a, y.a), x.d, x.mag * y.mag * k);
+  }
   V cast(const V& x, DType d) {
     NDArray a = x.a;
     if (dt::is_float(x.d) && (dt::is_int(d) || d == dt::bool_))
@@ -253,10 +273,10 @@ struct Ref {
       }
     if (dt::is_int(d) && !dt::is_int(x.d))
       a = tcref::map(a, [](double v) { return std::trunc(v); });
-    return rep(a, d);
+    return rep(a, d, x.mag);
   }
   V clip(const V& x, double lo, double hi) {
-    return rep(tcref::map(x.a, [&](double v) { return std::clamp(v, lo, hi); }), x.d);
+    return rep(tcref::map(x.a, [&](double v) { return std::clamp(v, lo, hi); }), x.d, x.mag);
   }
 };
 
@@ -557,9 +577,7 @@ std::string compare(const Tensor& got, const RefValue& want, double scale_tol = 
   if (got.dtype() != want.d)
     return std::string("dtype ") + got.dtype().name() + ", reference " + want.d.name();
   std::vector<double> g = got.data<double>();
-  double scale = 1;
-  for (double v : want.a.v)
-    if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+  double scale = std::max({1.0, want.mag, Ref::largest(want.a)});
   bool exact = !dt::is_float(want.d);
   double rtol = want.d == dt::float16 || want.d == dt::bfloat16 ? 1e-2 : 2e-4;
   for (size_t i = 0; i < g.size(); i++) {
