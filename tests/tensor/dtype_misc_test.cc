@@ -109,6 +109,33 @@ TEST(CastShortcuts, FloatToIntegerSaturates) {
   expect_saturating_cast<uint32_t, float>(dt::uint32, dt::float32);
 }
 
+// An integer past float16's range is inf in float16, against the host's _Float16, also where
+// the compiler knows the int has few bits set: LLVM 19 folded fpext(sitofp i32 to half) into
+// sitofp to float for INT_MIN * x (the max of no element times a number), giving -2^31.
+TEST(CastShortcuts, IntegersPastFloat16sRangeAreInf) {
+  std::vector<int32_t> v = {std::numeric_limits<int32_t>::min(),
+                            std::numeric_limits<int32_t>::max(),
+                            65504,
+                            65519,
+                            65520,
+                            -65520,
+                            2049,
+                            2051,
+                            12345,
+                            -7,
+                            0};
+  std::vector<float> want;
+  for (int32_t x : v)
+    want.push_back(static_cast<float>(static_cast<_Float16>(static_cast<double>(x))));
+  EXPECT_EQ(Tensor::from_vector<int32_t>(v, tc::Shape{11}).half().cast(dt::float32).data<float>(),
+            want);
+  Tensor one = Tensor::from_vector<int32_t>({1}, tc::Shape{1}).realize();
+  Tensor int_min = Tensor::from_vector<int32_t>({}, tc::Shape{0}).max();  // the identity of max
+  std::vector<float> got = (int_min * one).half().cast(dt::float32).data<float>();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], -std::numeric_limits<float>::infinity());
+}
+
 TEST(Bitcast, SameSizeReinterpretsBits) {
   std::vector<float> v = {1.0f, -2.5f, 0.0f, -0.0f, 3.1415926f, 1e-38f};
   Tensor t = Tensor::from_vector<float>(v, tc::Shape{2, 3});

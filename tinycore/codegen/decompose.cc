@@ -1,6 +1,7 @@
 #include "tinycore/codegen/decompose.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "tinycore/codegen/transcendental.h"
 #include "tinycore/uop/symbolic.h"
@@ -52,6 +53,24 @@ PatternMatcher make_decompositions() {
          src[0] = widen(src[0]);
          return UOp::make(Ops::CAST, x->dtype,
                           {UOp::make(Ops::REDUCE, dtypes::float32, src, x->arg)});
+       }},
+      // an integer to float16 overflows to inf explicitly: LLVM 19 folds fpext(sitofp i32 to
+      // half) into sitofp to float when it knows few bits of the int are set, as if half held
+      // every such value (INT_MIN * x became -2^31, not -inf; found by tensor_fuzz), and it
+      // folds a detour through float32 the same way. Below 65520 the cast is exact either way.
+      {UPat::op(Ops::CAST, {UPat::var("y")}).named("x"),
+       [](C c) -> UOpRef {
+         if (c["x"]->dtype.scalar != Scalar::Float16 || !dtypes::is_int(c["y"]->dtype))
+           return nullptr;
+         DType h = c["x"]->dtype, f32 = dtypes::float32;
+         UOpRef f = UOp::make(Ops::CAST, f32, {c["y"]});
+         UOpRef size = UOp::make(Ops::MAX, f32, {f, UOp::make(Ops::NEG, f32, {f})});
+         UOpRef fits = UOp::make(Ops::CMPLT, dtypes::bool_, {size, UOp::const_(f32, 65520.0)});
+         UOpRef negative = UOp::make(Ops::CMPLT, dtypes::bool_, {f, UOp::const_(f32, 0.0)});
+         double inf = std::numeric_limits<double>::infinity();
+         UOpRef overflow =
+             UOp::make(Ops::WHERE, h, {negative, UOp::const_(h, -inf), UOp::const_(h, inf)});
+         return UOp::make(Ops::WHERE, h, {fits, UOp::make(Ops::CAST, h, {f}), overflow});
        }},
       // casts to and from bfloat16 go through float32
       {UPat::op(Ops::CAST, {UPat::var("y")}).named("x"),
