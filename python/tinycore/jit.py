@@ -45,28 +45,38 @@ class _Slot:
   def __init__(self, index, arg, lengths=None): self.index, self.arg, self.lengths = index, arg, lengths
 
 
+def _is_seq(x) -> bool:
+  """A list or tuple TinyJit looks into (a namedtuple is a value of its own)."""
+  return isinstance(x, (list, tuple)) and not hasattr(x, "_fields")
+
+
+def _map(x, leaf):
+  """x with `leaf` applied to everything in it that is not a list, tuple or dict."""
+  if _is_seq(x): return type(x)(_map(v, leaf) for v in x)
+  if isinstance(x, dict): return {k: _map(v, leaf) for k, v in x.items()}
+  return leaf(x)
+
+
 def _flatten(x, inputs: _Inputs):
   """x with each tensor (or Variable) in it, in lists, tuples and dicts too, replaced by a _Slot
   naming its place in `inputs`, where it is added."""
-  if isinstance(x, Tensor):
-    lens = None if not is_dynamic(x) else tuple(None if n is None else (n, inputs.variable(n)) for n in x._lengths)
-    return _Slot(inputs.tensor(x), x, lens)
-  if (v := symbolic(x)) is not None: return _Slot(inputs.variable(v), x)
-  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
-    return type(x)(_flatten(v, inputs) for v in x)
-  if isinstance(x, dict): return {k: _flatten(v, inputs) for k, v in x.items()}
-  return x
+  def slot(a):
+    if isinstance(a, Tensor):
+      lens = None if not is_dynamic(a) else tuple(None if n is None else (n, inputs.variable(n)) for n in a._lengths)
+      return _Slot(inputs.tensor(a), a, lens)
+    v = symbolic(a)
+    return a if v is None else _Slot(inputs.variable(v), a)
+  return _map(x, slot)
 
 
 def _fill(x, tensors):
   """The arguments `_flatten` took apart, each slot reading the step's input tensors."""
-  if isinstance(x, _Slot):
-    if not isinstance(x.arg, Tensor): return symbolic(x.arg).reading(tensors[x.index])
-    if x.lengths is None: return tensors[x.index]
-    return with_lengths(tensors[x.index], [None if n is None else n[0].reading(tensors[n[1]]) for n in x.lengths])
-  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"): return type(x)(_fill(v, tensors) for v in x)
-  if isinstance(x, dict): return {k: _fill(v, tensors) for k, v in x.items()}
-  return x
+  def given(a):
+    if not isinstance(a, _Slot): return a
+    if not isinstance(a.arg, Tensor): return symbolic(a.arg).reading(tensors[a.index])
+    if a.lengths is None: return tensors[a.index]
+    return with_lengths(tensors[a.index], [None if n is None else n[0].reading(tensors[n[1]]) for n in a.lengths])
+  return _map(x, given)
 
 
 def _layout(x):
@@ -74,7 +84,7 @@ def _layout(x):
   if isinstance(x, _Slot):
     if not isinstance(x.arg, Tensor): return f"Variable {symbolic(x.arg).name}"
     return "Tensor" if x.lengths is None else f"Tensor of shape {lengths(x.arg)}"
-  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+  if _is_seq(x):
     return f"{type(x).__name__}[{', '.join(_layout(v) for v in x)}]"
   if isinstance(x, dict): return "{" + ", ".join(f"{k!r}: {_layout(v)}" for k, v in x.items()) + "}"
   return "constant"
@@ -92,7 +102,7 @@ _PRIMITIVE = (int, float, complex, bool, str, bytes, type(None))
 def _constants(x, path, out):
   """The Python values among the arguments, by where they stand: a replay does not see them."""
   if isinstance(x, _Slot): return
-  if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+  if _is_seq(x):
     for i, v in enumerate(x): _constants(v, f"{path}[{i}]", out)
   elif isinstance(x, dict):
     for k, v in x.items(): _constants(v, f"{path}[{k!r}]", out)
@@ -128,17 +138,11 @@ def _outputs(ret, path, out):
                      "pad it to a fixed length before returning it, as x.pad((None, (0, n - x.shape[1])))")
     out.append(ret)
     return len(out) - 1
-  if isinstance(ret, (list, tuple)) and not hasattr(ret, "_fields"):
+  if _is_seq(ret):
     return type(ret)(_outputs(r, f"{path}[{i}]", out) for i, r in enumerate(ret))
   if isinstance(ret, dict): return {k: _outputs(r, f"{path}[{k!r}]", out) for k, r in ret.items()}
   raise JitError(f"TinyJit: the function returned {type(ret).__name__} {ret!r} at {path}: a replay "
                  "does not run the function, so it can return only Tensors (in tuples, lists or dicts) or None")
-
-
-def _rebuild(tree, out):
-  if isinstance(tree, int): return out[tree]
-  if isinstance(tree, (list, tuple)): return type(tree)(_rebuild(t, out) for t in tree)
-  return {k: _rebuild(t, out) for k, t in tree.items()}
 
 
 class TinyJit:
@@ -206,7 +210,7 @@ class TinyJit:
                          "(or reset() to capture again)")
     out = self._jit(inputs.tensors)
     if not replay: self._layout, self._frozen_at_capture = layout, frozen
-    return None if self._out is None else _rebuild(self._out, out)
+    return None if self._out is None else _map(self._out, lambda i: out[i])
 
   @property
   def captured(self) -> bool: return self._jit.captured
