@@ -165,7 +165,16 @@ struct KernelCache {
   std::shared_ptr<const Kernel> remember(const UOpRef& scheduled, const runtime::Device& device,
                                          std::shared_ptr<const Kernel> k) {
     std::lock_guard<std::mutex> lock(mu);
+    make_room();
     return of_scheduled.try_emplace(opts_key(scheduled, device), std::move(k)).first->second;
+  }
+  // Bounded, as the devices' program caches: past the limit (runtime::kernel_cache_limit) the
+  // cache starts again, so that a long process building ever new kernels keeps neither their
+  // ASTs nor their code (kernels in use live on). Called with `mu` held.
+  void make_room() {
+    size_t limit = static_cast<size_t>(runtime::kernel_cache_limit());
+    if (kernels.size() >= limit || of_scheduled.size() >= limit)
+      chosen.clear(), kernels.clear(), of_scheduled.clear();
   }
 };
 
@@ -178,6 +187,7 @@ std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& dev
   if (auto k = c.find(key)) return k;
   auto k = build(ast, device, opts);
   std::lock_guard<std::mutex> lock(c.mu);
+  c.make_room();
   return c.kernels.try_emplace(key, k).first->second;
 }
 

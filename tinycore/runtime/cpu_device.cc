@@ -29,9 +29,14 @@ namespace {
 
 using KernelFn = void (*)(void* const*, int64_t core, int64_t ncores);
 
+// A compiled kernel. Its code lives in a JITDylib of its own, removed (its memory unmapped) when
+// the last holder lets go of the program.
 class CpuProgram : public Program {
  public:
-  CpuProgram(KernelFn fn, ThreadPool& pool) : fn_(fn), pool_(pool) {}
+  CpuProgram(KernelFn fn, ThreadPool& pool, llvm::orc::ExecutionSession& session,
+             llvm::orc::JITDylib& dylib)
+      : fn_(fn), pool_(pool), session_(session), dylib_(dylib) {}
+  ~CpuProgram() override { llvm::consumeError(session_.removeJITDylib(dylib_)); }
   void run(void* const* bufs, int shares) override {
     if (shares <= 1) return fn_(bufs, 0, 1);
     pool_.parallel_for(shares, [&](int core) { fn_(bufs, core, shares); });
@@ -41,6 +46,8 @@ class CpuProgram : public Program {
  private:
   KernelFn fn_;
   ThreadPool& pool_;
+  llvm::orc::ExecutionSession& session_;
+  llvm::orc::JITDylib& dylib_;
 };
 
 std::string to_string(llvm::Error err) {
@@ -94,14 +101,19 @@ class CpuDevice : public Device {
     std::string object = object_code(fn_name, source, launch.effort);
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = cache_.find(source); it != cache_.end()) return it->second;  // raced: one wins
+    // A long process that compiles ever new kernels (a fuzzer, a server seeing new shapes) would
+    // run out of memory mappings (vm.max_map_count, about 65,000: a few per kernel): past the
+    // limit the cache starts again, and the code of kernels no one holds is unmapped.
+    if (cache_.size() >= static_cast<size_t>(kernel_cache_limit())) cache_.clear();
     // One JITDylib per kernel, so kernels with equal names never clash.
-    auto jd_or = jit_->createJITDylib("kernel" + std::to_string(cache_.size()));
+    auto jd_or = jit_->createJITDylib("kernel" + std::to_string(dylibs_made_++));
     if (!jd_or) throw Error(absl::StrCat("CPU device: JITDylib: ", to_string(jd_or.takeError())));
     llvm::orc::JITDylib& jd = *jd_or;
     if (auto err = jit_->addObjectFile(jd, llvm::MemoryBuffer::getMemBufferCopy(object, fn_name)))
       throw Error(absl::StrCat("CPU device: adding ", fn_name, ": ", to_string(std::move(err))));
     auto addr = unwrap(jit_->lookup(jd, fn_name), "looking up the kernel");
-    auto program = std::make_shared<CpuProgram>(addr.toPtr<KernelFn>(), pool_);
+    auto program = std::make_shared<CpuProgram>(addr.toPtr<KernelFn>(), pool_,
+                                                jit_->getExecutionSession(), jd);
     cache_[source] = program;
     return program;
   }
@@ -223,6 +235,7 @@ class CpuDevice : public Device {
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Program>> cache_;
+  int64_t dylibs_made_ = 0;
 };
 
 }  // namespace

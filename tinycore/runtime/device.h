@@ -2,12 +2,14 @@
 // Devices are found by name in a registry ("CPU", "CUDA", "CL").
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tinycore/helpers.h"
 #include "tinycore/runtime/allocator.h"
 
 namespace tc::runtime {
@@ -22,6 +24,10 @@ enum class CompileEffort {
   kQuick,  // so little work that it runs in microseconds however it is compiled
 };
 const char* effort_name(CompileEffort effort);
+
+// How many compiled kernels a process keeps for reuse, in each cache (TC_KERNEL_CACHE, default
+// 4096). Past it a cache starts again: kernels in use live on, the others' code is freed.
+inline int kernel_cache_limit() { return std::max(1, getenv_int("TC_KERNEL_CACHE", 4096)); }
 
 // How a kernel is launched: on a GPU, `global` work-groups (CUDA's grid) of `local` threads each,
 // per dimension x, y, z (the CPU ignores them); `nargs` buffer arguments; the compile effort.
