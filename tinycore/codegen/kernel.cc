@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -22,6 +24,7 @@
 #include "tinycore/helpers.h"
 #include "tinycore/renderer/cstyle.h"
 #include "tinycore/renderer/llvmir.h"
+#include "tinycore/runtime/disk_cache.h"
 #include "tinycore/uop/printer.h"
 
 namespace tc::codegen {
@@ -58,6 +61,18 @@ int64_t parallel_range(const std::vector<UOpRef>& program, int output_dims) {
   return best;
 }
 
+// KERNEL_LOG=FILE appends every kernel built to FILE: a hash of its AST, the device, its name and
+// its source, for tools/replay.sh to compare the kernels two commits make of the same ASTs.
+void log_kernel(const UOpRef& ast, const runtime::Device& device, const Kernel& k) {
+  static const char* path = std::getenv("KERNEL_LOG");
+  if (!path || !*path) return;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::ofstream(path, std::ios::app) << "@@ kernel " << runtime::stable_hash(print_graph(ast))
+                                     << ' ' << device.name() << ' ' << k.name << '\n'
+                                     << k.source << "\n@@ end\n";
+}
+
 std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts) {
   check_render(ast);
   auto k = std::make_shared<Kernel>();
@@ -79,6 +94,7 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
     k->launch = r.launch;
   }
   if (debug_level() >= 4) std::printf("%s\n", k->source.c_str());
+  log_kernel(ast, device, *k);
   k->flops = count_flops(k->program);
   for (const UOpRef& u : k->program)
     if (u->op == Ops::DEFINE_GLOBAL)
