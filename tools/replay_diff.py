@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Compares two KERNEL_LOG files (tools/replay.sh): for every AST both runs built on a device, the
+kernels' names and sources must be the same. Prints each kernel that differs (with the start of a
+diff) and a summary; exits 1 when any differs. ASTs only one run built are counted, not compared
+(a test the other tree lacks, a workload that failed)."""
+import difflib
+import sys
+from collections import defaultdict
+
+
+def read(path):
+    """{(ast hash, device): {(name, source)}} of one log."""
+    kernels = defaultdict(set)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    for record in text.split("@@ kernel ")[1:]:
+        head, _, rest = record.partition("\n")
+        source = rest.rsplit("\n@@ end\n", 1)[0]
+        ast, device, name = head.split(" ", 2)
+        kernels[(ast, device)].add((name, source))
+    return kernels
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: replay_diff.py BASE_LOG HEAD_LOG")
+    base, head = read(sys.argv[1]), read(sys.argv[2])
+    both = sorted(base.keys() & head.keys())
+    differ = [k for k in both if base[k] != head[k]]
+    for ast, device in differ:
+        old, new = sorted(base[(ast, device)]), sorted(head[(ast, device)])
+        names = " ".join(n for n, _ in new)
+        print(f"differs: {device} {names} (AST {ast}; base: {' '.join(n for n, _ in old)})")
+        diff = difflib.unified_diff(
+            old[0][1].splitlines(), new[0][1].splitlines(), "base", "head", lineterm="", n=1)
+        for line in list(diff)[:20]:
+            print("   ", line)
+    print(f"replay: {len(both)} ASTs built by both, {len(differ)} differ; "
+          f"{len(base.keys() - head.keys())} only in base, {len(head.keys() - base.keys())} only in head")
+    sys.exit(1 if differ else 0)
+
+
+if __name__ == "__main__":
+    main()
