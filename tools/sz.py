@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-BUDGET = 14400  # code lines in tinycore/ (14,193 when set, at the tinycore/tensor/ split)
+BUDGET = 14600  # code lines in tinycore/ (14,193 at the tinycore/tensor/ split; 14,481 with the UOp spec)
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
