@@ -4,8 +4,8 @@
 #include <string>
 
 #include "python/bindings.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/engine/realize.h"
+#include "tinycore/jit/jit.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/variable.h"
 

@@ -13,8 +13,9 @@ dir=${REPLAY_DIR:-${TMPDIR:-/tmp}/tinycore-replay}
 mkdir -p "$dir"
 
 # BASE's tree, with the KERNEL_LOG knob added where BASE predates it
-if [[ ! -d $dir/base ]] || [[ $(git -C "$dir/base" rev-parse HEAD 2>/dev/null) != "$base_sha"* ]]; then
+if [[ ! -d $dir/base ]] || [[ $(cat "$dir/base.sha" 2>/dev/null) != "$base_sha" ]]; then
   git worktree remove --force "$dir/base" 2>/dev/null || rm -rf "$dir/base"
+  git worktree prune
   git worktree add --detach "$dir/base" "$base_sha" >/dev/null
   if ! grep -q KERNEL_LOG "$dir/base/tinycore/codegen/kernel.cc"; then
     knob=$(git log --reverse --format=%H -S KERNEL_LOG -- tinycore/codegen/kernel.cc | head -1)
@@ -22,8 +23,8 @@ if [[ ! -d $dir/base ]] || [[ $(git -C "$dir/base" rev-parse HEAD 2>/dev/null) !
       { echo "replay.sh: cannot add the KERNEL_LOG knob ($knob) to $base" >&2; exit 1; }
     git -C "$dir/base" commit -q -m "replay: KERNEL_LOG" --no-verify
   fi
+  echo "$base_sha" >"$dir/base.sha"  # a second check against BASE reuses its tree and build
 fi
-base_sha=$(git rev-parse "$base_sha")
 
 failed() { echo "replay: $1 failed in $PWD (its kernels up to the failure are compared)" >&2; }
 

@@ -95,11 +95,12 @@ for cfg in "${configs[@]}"; do
       run_gtest "$cfg: CHECK_RENDER=hip $suite" env DEVICE=CPU CHECK_RENDER=hip "out/$cfg/tests/$suite"
     done
   fi
-  # the Python bindings' tests, against the module this build made (not built with sanitizers)
+  # the Python bindings' tests, against the module this build made (not built with sanitizers),
+  # every new UOp checked against the spec (SPEC=1)
   if [[ $cfg == release ]]; then
     echo "=== $cfg: pytest tests/python"
     log=$(mktemp)
-    PYTHONPATH="out/$cfg/python" PYTHONDONTWRITEBYTECODE=1 \
+    SPEC=1 PYTHONPATH="out/$cfg/python" PYTHONDONTWRITEBYTECODE=1 \
       /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     summary=$(tail -1 "$log")
@@ -149,6 +150,9 @@ done
 # the core's line budget (tools/sz.py)
 echo "=== line budget of tinycore/ (tools/sz.py)"
 if python3 tools/sz.py; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# no include in the core points up the pipeline (tools/floors.py)
+echo "=== floors of tinycore/ (tools/floors.py)"
+if python3 tools/floors.py; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # the fuzz targets, once (ASan + UBSan built in): a finding fails the run
 echo "=== fuzz: safetensors header parser for ${FUZZ_SECONDS:-60} s, infer's request parsers for half that"
 if bash tools/fuzz.sh "${FUZZ_SECONDS:-60}"; then

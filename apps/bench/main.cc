@@ -37,8 +37,8 @@
 #include "nn/resnet.h"
 #include "nn/state.h"
 #include "nn/transformer.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/engine/realize.h"
+#include "tinycore/jit/jit.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/runtime/thread_pool.h"
 #include "tinycore/schedule/schedule.h"
@@ -59,7 +59,7 @@ using bench::Result;
 using bench::time_ms;
 
 // The anchors (Eigen, OpenBLAS, STREAM) run on the host: they are measured beside the CPU device.
-bool on_cpu() { return device().renderer() == "llvm"; }
+bool on_cpu() { return device().language() == tc::runtime::Language::kLlvm; }
 
 // A fresh folder under the system's temporary one, removed with everything in it at the end of
 // its scope (also when a suite throws).

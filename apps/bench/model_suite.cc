@@ -7,7 +7,7 @@
 #include "apps/bench/measure.h"
 #include "nn/resnet.h"
 #include "nn/transformer.h"
-#include "tinycore/engine/jit.h"
+#include "tinycore/jit/jit.h"
 
 namespace bench {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "apps/infer/run_files.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
+#include "tinycore/jit/jit.h"
 
 namespace tc::infer {
 

@@ -15,7 +15,7 @@
 
 #include "apps/infer/run_files.h"
 #include "datasets/text.h"
-#include "tinycore/engine/jit.h"
+#include "tinycore/jit/jit.h"
 
 namespace tc::infer {
 

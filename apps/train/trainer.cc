@@ -20,8 +20,8 @@
 #include "apps/train/progress.h"
 #include "apps/train/replace_file.h"
 #include "nn/grad_scaler.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
+#include "tinycore/jit/jit.h"
 #include "tinycore/runtime/device.h"
 
 namespace tc::train {

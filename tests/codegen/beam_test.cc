@@ -36,7 +36,7 @@ schedule::ScheduleItem matmul_item(int64_t m, int64_t k, int64_t n) {
 
 std::vector<float> run(const schedule::ScheduleItem& item, const KernelOpts& opts) {
   runtime::Device& dev = item.bufs[0]->buffer->device();
-  auto k = get_kernel(item.ast, dev, opts);
+  auto k = build_kernel(item.ast, dev, opts);
   std::vector<void*> ptrs;
   for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
   std::memset(ptrs[0], 0xAB, item.bufs[0]->buffer->nbytes());

@@ -56,7 +56,7 @@ std::vector<float> run_last(const std::vector<schedule::ScheduleItem>& items,
   for (size_t i = 0; i < items.size(); i++) {
     const schedule::ScheduleItem& item = items[i];
     runtime::Device& dev = item.bufs[0]->buffer->device();
-    auto k = get_kernel(item.ast, dev, i + 1 == items.size() ? opts : KernelOpts{});
+    auto k = build_kernel(item.ast, dev, i + 1 == items.size() ? opts : KernelOpts{});
     std::vector<void*> ptrs;
     for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
     k->binary->run(ptrs.data(), 1);
@@ -93,7 +93,7 @@ TEST(Narrow, AWidelyPaddedConvLoopsOnlyWhereItsInputIs) {
   EXPECT_EQ(gated, 0);
   // its flops count what it computes (each input row and column meets the window K times), and
   // LLVM is told not to unroll the narrowed loops (their length varies)
-  auto built = get_kernel(conv, items.back().bufs[0]->buffer->device(), chosen);
+  auto built = build_kernel(conv, items.back().bufs[0]->buffer->device(), chosen);
   EXPECT_DOUBLE_EQ(built->flops, 2.0 * B * O * C * (H * K) * (H * K));
   for (int64_t n : narrowed)
     EXPECT_NE(built->source.find(absl::StrFormat("br label %%loop%d, !llvm.loop", n)),

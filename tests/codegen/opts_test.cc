@@ -32,7 +32,7 @@ Tensor random_tensor(const Shape& shape, std::mt19937& rng, DType dtype = dtypes
 // Runs the single kernel of `t` with `opts` split into `shares`, returning the output bytes.
 std::vector<uint8_t> run(const schedule::ScheduleItem& item, const KernelOpts& opts, int shares) {
   runtime::Device& dev = item.bufs[0]->buffer->device();
-  auto k = get_kernel(item.ast, dev, opts);
+  auto k = build_kernel(item.ast, dev, opts);
   std::vector<void*> ptrs;
   for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
   std::memset(ptrs[0], 0xAB, item.bufs[0]->buffer->nbytes());  // stale data must be overwritten
@@ -129,7 +129,7 @@ LanedKernel laned_kernel(const Tensor& t, int axis) {
   EXPECT_EQ(items.size(), 1u);
   LanedKernel k{items[0], KernelOpts{}, "", {}};
   k.opts.lane_axis = axis, k.opts.lanes = 16;
-  k.ir = get_kernel(k.item.ast, k.item.bufs[0]->buffer->device(), k.opts)->source;
+  k.ir = build_kernel(k.item.ast, k.item.bufs[0]->buffer->device(), k.opts)->source;
   std::vector<uint8_t> bytes = run(k.item, k.opts, 1);
   k.out.resize(bytes.size() / sizeof(float));
   std::memcpy(k.out.data(), bytes.data(), bytes.size());
@@ -392,7 +392,7 @@ TEST(Lower, PadOfAReshapeIndexesWithoutDivision) {
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({padded().uop()});
   ASSERT_EQ(items.size(), 1u);
   std::string ir =
-      get_kernel(items[0].ast, items[0].bufs[0]->buffer->device(), KernelOpts{})->source;
+      build_kernel(items[0].ast, items[0].bufs[0]->buffer->device(), KernelOpts{})->source;
   EXPECT_EQ(ir.find("sdiv"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("srem"), std::string::npos) << ir;
   std::vector<float> got = padded().data<float>();
@@ -419,7 +419,7 @@ TEST(Lower, ReshapeOfAReshapeIndexesLinearly) {
   KernelOpts o;
   o.reduce_lanes = 32;
   EXPECT_TRUE(lanes_are_contiguous(items[1].ast, o));
-  std::string ir = get_kernel(items[1].ast, items[1].bufs[0]->buffer->device(), o)->source;
+  std::string ir = build_kernel(items[1].ast, items[1].bufs[0]->buffer->device(), o)->source;
   EXPECT_EQ(ir.find("sdiv"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("srem"), std::string::npos) << ir;
   x = Tensor(v, Shape{8, 64, 3, 3, 2}).realize();  // create_schedule marked the graph computed
@@ -437,7 +437,7 @@ TEST(Render, LlvmUnrollsReduceLoopsNotOutputLoops) {
   Tensor a = Tensor::empty({16, 32}), b = Tensor::empty({32, 64});
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({a.matmul(b).uop()});
   runtime::Device& dev = items.back().bufs[0]->buffer->device();
-  std::string ir = get_kernel(items.back().ast, dev, KernelOpts{})->source;
+  std::string ir = build_kernel(items.back().ast, dev, KernelOpts{})->source;
   auto count = [](const std::string& s, const std::string& what) {
     int n = 0;
     for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) n++;
@@ -448,7 +448,7 @@ TEST(Render, LlvmUnrollsReduceLoopsNotOutputLoops) {
   KernelOpts lanes;
   lanes.reduce_lanes = 32;
   UOpRef rows = schedule::create_schedule({Tensor::empty({4, 64}).sum(1).uop()})[0].ast;
-  ir = get_kernel(rows, dev, lanes)->source;
+  ir = build_kernel(rows, dev, lanes)->source;
   EXPECT_EQ(count(ir, "shufflevector <32 x float>"), 2) << ir;
   EXPECT_EQ(count(ir, "shufflevector <8 x float>"), 2) << ir;
   EXPECT_EQ(count(ir, "extractelement <4 x float>"), 4) << ir;

@@ -10,6 +10,7 @@
 
 #include "tests/codegen/random_values.h"
 #include "tests/temp_cache_dir.h"
+#include "tinycore/codegen/kernel.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/disk_cache.h"
 #include "tinycore/schedule/schedule.h"

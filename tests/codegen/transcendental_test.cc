@@ -264,7 +264,7 @@ TEST(Transcendental, RewriteRemovesOps) {
     UOpRef leaf = UOp::make(Ops::NOOP, d);
     for (Ops op : {Ops::EXP2, Ops::EXP, Ops::LOG2, Ops::SIN}) {
       UOpRef u = UOp::make(op, d, {leaf});
-      UOpRef g = graph_rewrite(u, transcendental_rules());
+      UOpRef g = graph_rewrite(u, transcendental_rules(), "transcendental");
       if (d == dtypes::float64 && op == Ops::SIN) {
         EXPECT_EQ(g, u);
         continue;

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "tests/tensor/reference.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
+#include "tinycore/jit/jit.h"
 #include "tinycore/tensor.h"
 
 namespace {

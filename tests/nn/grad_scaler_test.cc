@@ -13,8 +13,8 @@
 
 #include "nn/optim.h"
 #include "tests/error_message.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
+#include "tinycore/jit/jit.h"
 
 namespace {
 

@@ -13,8 +13,8 @@
 
 #include "nn/layers.h"
 #include "tests/tensor/fixture.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
+#include "tinycore/jit/jit.h"
 
 namespace {
 

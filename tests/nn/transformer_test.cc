@@ -10,8 +10,8 @@
 #include <cmath>
 
 #include "tests/nn/module_check.h"
-#include "tinycore/engine/jit.h"
 #include "tinycore/error.h"
+#include "tinycore/jit/jit.h"
 
 namespace {
 

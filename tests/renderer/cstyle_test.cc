@@ -79,7 +79,14 @@ Program elementwise(const std::vector<int64_t>& dims) {
 }
 
 RenderedKernel render(const std::string& lang, const Program& p) {
-  return render_cstyle(lang, p.name, p.uops, p.output_dims);
+  return render_cstyle(runtime::language_named(lang), p.name, p.uops, p.output_dims);
+}
+
+// The C dialects' names ("cuda", "opencl", "hip"), as the tests key their kernels.
+std::vector<std::string> dialects() {
+  std::vector<std::string> names;
+  for (runtime::Language l : cstyle_languages()) names.push_back(runtime::language_name(l));
+  return names;
 }
 
 // The languages compiled here: NVRTC's CUDA (where the toolkit is) and the OpenCL device's
@@ -104,14 +111,14 @@ bool compiles_here(const std::string& lang) {
 }
 
 void compile(const std::string& lang, const std::string& name, const RenderedKernel& k) {
-  codegen::compile_offline(lang, name, k);
+  codegen::compile_offline(runtime::language_named(lang), name, k);
 }
 
 // Renders `p` in every language, compiling each where its compiler is here; returns the
 // kernels by language.
 std::map<std::string, RenderedKernel> render_all(const Program& p) {
   std::map<std::string, RenderedKernel> out;
-  for (const std::string& lang : cstyle_languages()) {
+  for (const std::string& lang : dialects()) {
     RenderedKernel k = render(lang, p);
     if (compiles_here(lang)) {
       EXPECT_NO_THROW(compile(lang, p.name, k)) << lang << ":\n" << k.source;
@@ -129,9 +136,11 @@ void expect_launch(const runtime::LaunchSpec& l, std::array<int64_t, 3> global,
 }
 
 TEST(CStyle, KnowsItsLanguages) {
-  EXPECT_EQ(cstyle_languages(), (std::vector<std::string>{"cuda", "opencl", "hip"}));
+  EXPECT_EQ(dialects(), (std::vector<std::string>{"cuda", "opencl", "hip"}));
   EXPECT_THAT(error_message([] { render("metal", elementwise({4})); }),
-              HasSubstr("C-style renderer: unknown language 'metal' (known: cuda, opencl, hip)"));
+              HasSubstr("unknown language 'metal' (known: llvm, cuda, opencl, hip)"));
+  EXPECT_THAT(error_message([] { render("llvm", elementwise({4})); }),
+              HasSubstr("C-style renderer: llvm is not a C dialect"));
 }
 
 TEST(CStyle, InnermostLoopIsXWithWholeWorkGroups) {
@@ -264,7 +273,7 @@ TEST(CStyle, CastsBetweenEveryDtypePairRender) {
     Tensor a = Tensor::empty({7}, from), sum = Tensor::zeros({7});
     for (DType to : all) {
       if (to == from) continue;
-      for (const std::string& lang : cstyle_languages())
+      for (const std::string& lang : dialects())
         EXPECT_NO_THROW(render(lang, program_of(a.cast(to)))) << from.name() << " -> " << to.name();
       sum = sum + a.cast(to).cast(dtypes::float32);
     }
@@ -321,7 +330,7 @@ TEST(CStyle, SimdLanesAreRejected) {
   opts.lane_axis = 1;
   opts.lanes = 8;
   Program p = program_of(a + b, opts);
-  for (const std::string& lang : cstyle_languages())
+  for (const std::string& lang : dialects())
     EXPECT_THAT(error_message([&] { render(lang, p); }),
                 HasSubstr("C-style renderer: SIMD lanes are not supported"));
 }

@@ -76,8 +76,8 @@ struct Rendered {
 };
 Rendered render_last(const std::vector<schedule::ScheduleItem>& items) {
   codegen::LinearKernel k = codegen::linearize_kernel(items.back().ast, {});
-  return {k.name, render_cstyle("opencl", k.name, k.program, k.output_dims),
-          render_cstyle("cuda", k.name, k.program, k.output_dims)};
+  return {k.name, render_cstyle(runtime::Language::kOpenCl, k.name, k.program, k.output_dims),
+          render_cstyle(runtime::Language::kCuda, k.name, k.program, k.output_dims)};
 }
 
 // Computes `t`, checking that its last kernel shares each of its `outputs` among `threads`
@@ -95,7 +95,8 @@ Tensor grouped(Tensor t, int64_t outputs, int64_t threads) {
   EXPECT_THAT(k.cuda.source, HasSubstr(absl::StrCat("__launch_bounds__(", threads, ")")));
 #ifdef TC_HAVE_CUDA
   if (runtime::nvrtc_available()) {
-    EXPECT_NO_THROW(codegen::compile_offline("cuda", k.name, k.cuda)) << k.cuda.source;
+    EXPECT_NO_THROW(codegen::compile_offline(runtime::Language::kCuda, k.name, k.cuda))
+        << k.cuda.source;
   }
 #endif
   engine::run_schedule(items);
@@ -271,8 +272,9 @@ TEST(GroupedReduceChoice, NestedReductionsKeepAThreadPerOutput) {
   UOpRef st = UOp::make(Ops::STORE, dtypes::void_,
                         {UOp::make(Ops::INDEX, out->dtype, {out, index_const(0)}), total});
   std::vector<UOpRef> program = codegen::linearize(UOp::sink({st}));
-  for (const std::string& lang : cstyle_languages()) {
-    RenderedKernel k = render_cstyle(lang, "r_nested", program, 0);
+  for (runtime::Language l : cstyle_languages()) {
+    RenderedKernel k = render_cstyle(l, "r_nested", program, 0);
+    const char* lang = runtime::language_name(l);
     EXPECT_EQ(k.launch.local, (std::array<int64_t, 3>{1, 1, 1})) << lang;
     EXPECT_THAT(k.source, Not(HasSubstr("lidx"))) << lang;
     EXPECT_THAT(k.source, HasSubstr("for (int ridx1 = 0; ridx1 < 300; ridx1++) {")) << lang;

@@ -106,7 +106,7 @@ void expect_axpb_runs(Device& d, const LaunchSpec& launch, const std::string& so
 
 TEST_F(ClTest, DescribesItself) {
   EXPECT_EQ(device().name(), "CL");
-  EXPECT_EQ(device().renderer(), "opencl");
+  EXPECT_EQ(device().language(), runtime::Language::kOpenCl);
   EXPECT_EQ(cl_unavailable_reason(), "");
 }
 

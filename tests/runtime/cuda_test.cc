@@ -228,7 +228,7 @@ LaunchSpec blocks_of_128(int64_t n, int nargs) {
 
 TEST_F(CudaGpu, DescribesItself) {
   EXPECT_EQ(gpu().name(), "CUDA");
-  EXPECT_EQ(gpu().renderer(), "cuda");
+  EXPECT_EQ(gpu().language(), runtime::Language::kCuda);
   EXPECT_TRUE(gpu().is_accelerator());
   EXPECT_THAT(gpu().arch(), ::testing::MatchesRegex("sm_[0-9]+"));
   EXPECT_FALSE(gpu().gpu_name().empty());

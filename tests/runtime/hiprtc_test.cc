@@ -32,7 +32,8 @@ TEST_F(TempCacheDir, RenderedKernelsCompileForGfx90a) {
   ASSERT_GE(items.size(), 1u);
   for (const schedule::ScheduleItem& item : items) {
     codegen::LinearKernel k = codegen::linearize_kernel(item.ast, {});
-    renderer::RenderedKernel r = renderer::render_cstyle("hip", k.name, k.program, k.output_dims);
+    renderer::RenderedKernel r =
+        renderer::render_cstyle(runtime::Language::kHip, k.name, k.program, k.output_dims);
     std::string object = hiprtc_compile(k.name, r.source, "gfx90a");
     EXPECT_EQ(object.substr(0, 4),
               "\x7f"
@@ -64,7 +65,8 @@ TEST_F(TempCacheDir, GroupedReductionsCompileForGfx90a) {
   for (const Tensor& t : {h.softmax(-1), i.sum(1), h.gt(0).any(1)}) {
     for (const schedule::ScheduleItem& item : schedule::create_schedule({t.uop()})) {
       codegen::LinearKernel k = codegen::linearize_kernel(item.ast, {});
-      renderer::RenderedKernel r = renderer::render_cstyle("hip", k.name, k.program, k.output_dims);
+      renderer::RenderedKernel r =
+          renderer::render_cstyle(runtime::Language::kHip, k.name, k.program, k.output_dims);
       if (r.source.find("__syncthreads();") == std::string::npos) continue;
       grouped++;
       EXPECT_THAT(r.source, HasSubstr("__shared__"));

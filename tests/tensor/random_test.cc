@@ -16,7 +16,7 @@
 
 #include "tests/error_message.h"
 #include "tests/tensor/reference.h"
-#include "tinycore/engine/jit.h"
+#include "tinycore/jit/jit.h"
 #include "tinycore/tensor.h"
 
 namespace {

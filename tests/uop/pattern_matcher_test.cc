@@ -1,12 +1,14 @@
 // UPat matching (captures, commutative, any-of, dtypes) and graph_rewrite (fixed point, memo).
-#include <gtest/gtest.h>
-
 #include "tinycore/uop/pattern_matcher.h"
+
+#include <gtest/gtest.h>
 
 namespace tc {
 namespace {
 
-UOpRef range(int64_t id, int64_t end) { return UOp::make(Ops::RANGE, dtypes::index, {index_const(end)}, id); }
+UOpRef range(int64_t id, int64_t end) {
+  return UOp::make(Ops::RANGE, dtypes::index, {index_const(end)}, id);
+}
 
 TEST(UPat, NamedCaptures) {
   UOpRef x = range(0, 8);
@@ -66,9 +68,9 @@ TEST(PatternMatcher, RulesAreIndexedByOp) {
                         return nullptr;
                       }}});
   UOpRef x = range(0, 8);
-  graph_rewrite((x + 1) + 2, pm);
+  graph_rewrite((x + 1) + 2, pm, "test");
   EXPECT_EQ(mul_calls, 0);
-  graph_rewrite(x * 2, pm);
+  graph_rewrite(x * 2, pm, "test");
   EXPECT_EQ(mul_calls, 1);
 }
 
@@ -79,9 +81,9 @@ TEST(PatternMatcher, RewritesToAFixedPoint) {
       {UPat::var("x") * 2, [](const Captures& c) { return c["x"] * 3; }},
   });
   UOpRef x = range(0, 8);
-  EXPECT_EQ(graph_rewrite(x + 1, pm).get(), (x * 3).get());
+  EXPECT_EQ(graph_rewrite(x + 1, pm, "test").get(), (x * 3).get());
   // rewriting applies below too, and to what a rule creates: (x+1)+1 -> (x*3)+1 -> (x*3)*3
-  EXPECT_EQ(graph_rewrite((x + 1) + 1, pm).get(), ((x * 3) * 3).get());
+  EXPECT_EQ(graph_rewrite((x + 1) + 1, pm, "test").get(), ((x * 3) * 3).get());
 }
 
 TEST(PatternMatcher, SharedNodesAreRewrittenOnce) {
@@ -92,7 +94,7 @@ TEST(PatternMatcher, SharedNodesAreRewrittenOnce) {
                       }}});
   UOpRef x = range(0, 8);
   UOpRef shared = x + 1;
-  UOpRef out = graph_rewrite(shared * shared + shared, pm);
+  UOpRef out = graph_rewrite(shared * shared + shared, pm, "test");
   EXPECT_EQ(calls, 1);
   UOpRef want = (x * 5) * (x * 5) + (x * 5);
   EXPECT_EQ(out.get(), want.get());

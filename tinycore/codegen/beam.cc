@@ -11,8 +11,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "tinycore/codegen/decompose.h"
-#include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/lower.h"
+#include "tinycore/codegen/program.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
@@ -178,7 +178,7 @@ KernelOpts confirm(const UOpRef& ast, runtime::Device& device,
   Scratch s(ast, device);
   std::vector<std::shared_ptr<const Kernel>> kernels;
   for (const KernelOpts& o : finalists) {
-    kernels.push_back(get_kernel(ast, device, o));
+    kernels.push_back(build_kernel(ast, device, o));
     run_once(*kernels.back(), device, s);  // warm caches and pages
   }
   std::vector<double> best(finalists.size(), 1e30);
@@ -194,7 +194,7 @@ KernelOpts confirm(const UOpRef& ast, runtime::Device& device,
 double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts,
                  double cutoff_ms) {
   Scratch s(ast, device);
-  auto kernel = get_kernel(ast, device, opts);
+  auto kernel = build_kernel(ast, device, opts);
   int shares = launch_shares(*kernel, device);
   if (cutoff_ms > 0 && shares > 1) {
     constexpr int kParts = 16;
@@ -230,7 +230,7 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   }
   BeamStats::searches++;
   Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
-  std::string name = get_kernel(ast, device, KernelOpts{})->name;
+  std::string name = build_kernel(ast, device, KernelOpts{})->name;
   bool tty = isatty(STDERR_FILENO);
   double t_start = now();
 
@@ -246,7 +246,7 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
       if (seen.insert(o.key()).second) fresh.push_back(o);
     // compiled on every core first, then timed one at a time on a quiet machine
     parallel_each(fresh.size(), device.compile_threads(),
-                  [&](size_t i) { get_kernel(ast, device, fresh[i]); });
+                  [&](size_t i) { build_kernel(ast, device, fresh[i]); });
     std::vector<Timed> timed;
     int done = 0;
     double best = beam.empty() ? 0 : beam[0].ms;

@@ -95,7 +95,7 @@ const PatternMatcher& decompositions() {
 
 UOpRef simplify_kernel(const UOpRef& sink) {
   static const PatternMatcher pm = symbolic() + decompositions();
-  return graph_rewrite(sink, pm);
+  return graph_rewrite(sink, pm, "simplify_kernel");
 }
 
 }  // namespace tc::codegen

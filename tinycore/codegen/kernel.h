@@ -1,55 +1,16 @@
-// The codegen pipeline for one kernel, as a flat list of named steps:
-//   lower (rangeify) -> simplify (symbolic + decompositions) -> linearize -> render -> compile.
+// The codegen pipeline's driver: a scheduled kernel AST gets its reduce axes merged, its opts
+// chosen (the heuristic, or BEAM), and is built (program.h: lower -> simplify -> linearize ->
+// render -> compile) once, kept in memory and on disk across runs.
 #pragma once
 
-#include <functional>
 #include <memory>
-#include <string>
 #include <vector>
 
-#include "tinycore/codegen/opts.h"
+#include "tinycore/codegen/program.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc::codegen {
-
-struct Kernel {
-  std::string name;
-  std::string source;
-  std::vector<UOpRef> program;  // the linearized UOps (none in a kernel loaded from disk)
-  double flops = 0;             // ALU operations per run
-  double bytes = 0;             // bytes of all its buffers
-  KernelOpts opts;
-  bool parallel = false;       // its outermost output loop is split across cores
-  runtime::LaunchSpec launch;  // a GPU kernel's grid
-  std::shared_ptr<runtime::Program> binary;
-};
-
-// A kernel AST lowered with `opts`, simplified and linearized: what every renderer starts from.
-struct LinearKernel {
-  std::string name;
-  std::vector<UOpRef> program;
-  UOpRef sink;          // the simplified kernel graph the program was made from
-  int output_dims = 0;  // loops numbered below this are output loops
-};
-LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts);
-
-// A kernel with so little work (flops and bytes) that it runs whole on one core: waking threads
-// would cost more than they save, and optimizing it hard costs more compile time than it saves.
-bool small_kernel(const Kernel& k);
-// How much a device may spend compiling `k` (LaunchSpec::effort):
-//   - quick when it is small: it runs in microseconds however it is compiled;
-//   - light when it is elementwise (lower() names it E_...): a stream through memory, which O3's
-//     loop passes and aggressive instruction selection do not make faster (measured on the MNIST
-//     step's);
-//   - tiled for a reduce the heuristic vectorized: its register tiles need a few loop passes;
-//   - full for a scalar reduce (NOOPT=1's, or one the heuristic gave no lanes), whose index
-//     arithmetic the compiler's loop passes simplify.
-runtime::CompileEffort compile_effort(const Kernel& k);
-// How many shares of `device` a launch of `k` is split into (1 for a small kernel).
-int launch_shares(const Kernel& k, const runtime::Device& device);
-// Compiles k.source on `device` into k.binary, telling it how much effort k is worth.
-void compile_kernel(Kernel& k, runtime::Device& device);
 
 // Compiles `ast` (see schedule::ScheduleItem), its reduce axes merged (merge_axes.h), for
 // `device` with the heuristic's opts (BEAM=N: the best of a search, see beam.h); cached per
@@ -62,11 +23,5 @@ void forget_built_kernels();
 // runs of a model build their kernels on every core).
 std::vector<std::shared_ptr<const Kernel>> get_kernels(const std::vector<UOpRef>& asts,
                                                        runtime::Device& device);
-// Runs fn(i) for each i in [0, n) on up to `threads` threads, the caller's among them (kernel
-// builds); the first exception is rethrown once all have stopped.
-void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn);
-// The same with explicit opts (BEAM and tests).
-std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device,
-                                         const KernelOpts& opts);
 
 }  // namespace tc::codegen

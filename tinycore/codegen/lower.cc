@@ -285,7 +285,7 @@ LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
   }
   for (int64_t s : lowerer.reduce_sizes) absl::StrAppend(&name, "_", s);
   name = (lowerer.reduce_sizes.empty() ? "E" : "r") + (name.empty() ? std::string("_1") : name);
-  return {UOp::sink(std::move(stores)), name};
+  return {UOp::sink(std::move(stores)), name, !lowerer.reduce_sizes.empty()};
 }
 
 }  // namespace tc::codegen

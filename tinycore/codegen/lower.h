@@ -12,7 +12,8 @@ namespace tc::codegen {
 
 struct LoweredKernel {
   UOpRef sink;  // SINK(STORE(INDEX(DEFINE_GLOBAL 0, idx), value)...), a store per unrolled copy
-  std::string name;  // "E_..." elementwise or "r_..." reduce, then the loop sizes
+  std::string name;      // "E_..." elementwise or "r_..." reduce, then the loop sizes
+  bool reduces = false;  // it has a reduce loop (an "r_" kernel)
 };
 
 // `ast` is SINK(STORE(DEFINE_GLOBAL out, value)), as the scheduler builds it. `opts` must fit

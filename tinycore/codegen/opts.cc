@@ -13,6 +13,7 @@
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
 #include "tinycore/helpers.h"
+#include "tinycore/renderer/lanes.h"
 
 namespace tc::codegen {
 
@@ -196,9 +197,10 @@ LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts, bool epilo
     for (const UOp* n : idx->toposort()) uses_lane |= n == lane.get();
     if (!uses_lane) continue;
     bool plain_load = u->op == Ops::LOAD && u->src.size() == 1;  // a short run is loaded whole
-    if (contiguous_base(idx, lane))
+    if (renderer::contiguous_base(idx, lane))
       out.contiguous++;
-    else if (plain_load && short_run(idx, lane, static_cast<int>(lane->src[0]->arg_int())))
+    else if (plain_load &&
+             renderer::short_run(idx, lane, static_cast<int>(lane->src[0]->arg_int())))
       out.short_runs++;
     else
       out.gathered++;

@@ -60,7 +60,7 @@ bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts,
                           bool epilogue_may_gather = false);
 
 // Of those loads and stores whose index depends on the lane: how many read consecutive elements,
-// how many loads read a short run (codegen::short_run), and how many gather.
+// how many loads read a short run (renderer::short_run), and how many gather.
 struct LaneAccesses {
   int contiguous = 0, short_runs = 0, gathered = 0;
 };

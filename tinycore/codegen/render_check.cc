@@ -4,9 +4,8 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/program.h"
 #include "tinycore/error.h"
 #include "tinycore/renderer/cstyle.h"
 #include "tinycore/runtime/device.h"
@@ -17,41 +16,44 @@
 
 namespace tc::codegen {
 
-const std::vector<std::string>& render_check_languages() {
-  static const std::vector<std::string> langs = [] {
-    std::vector<std::string> out;
+const std::vector<runtime::Language>& render_check_languages() {
+  static const std::vector<runtime::Language> langs = [] {
+    std::vector<runtime::Language> out;
     const char* env = std::getenv("CHECK_RENDER");
     if (!env) return out;
     const auto& known = renderer::cstyle_languages();
     for (absl::string_view part : absl::StrSplit(env, ',', absl::SkipWhitespace())) {
-      std::string lang(part);
-      std::transform(lang.begin(), lang.end(), lang.begin(), ::tolower);
-      if (std::find(known.begin(), known.end(), lang) == known.end())
-        fail("CHECK_RENDER: unknown language '%s' (known: %s)", lang, absl::StrJoin(known, ", "));
-      out.push_back(lang);
+      std::string name(part);
+      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+      auto it = std::find_if(known.begin(), known.end(), [&](runtime::Language l) {
+        return name == runtime::language_name(l);
+      });
+      if (it == known.end())
+        fail("CHECK_RENDER: unknown language '%s' (known: cuda, opencl, hip)", name);
+      out.push_back(*it);
     }
     return out;
   }();
   return langs;
 }
 
-std::string compile_offline(const std::string& language, const std::string& name,
+std::string compile_offline(runtime::Language language, const std::string& name,
                             const renderer::RenderedKernel& kernel) {
   const std::string& source = kernel.source;
-  if (language == "cuda") {
+  if (language == runtime::Language::kCuda) {
 #ifdef TC_HAVE_CUDA
     return runtime::nvrtc_compile(name, source, "sm_90", /*cubin=*/false);
 #else
     fail("CUDA: cannot compile kernel %s: tinycore was built without the CUDA toolkit", name);
 #endif
   }
-  if (language == "hip") return runtime::hiprtc_compile(name, source, "gfx90a");
-  if (language == "opencl") {
+  if (language == runtime::Language::kHip) return runtime::hiprtc_compile(name, source, "gfx90a");
+  if (language == runtime::Language::kOpenCl) {
     runtime::Device& cl = runtime::get_device("CL");
     cl.compile(name, source, kernel.launch);
     return source;
   }
-  fail("no offline compiler for language '%s'", language);
+  fail("no offline compiler for language '%s'", runtime::language_name(language));
 }
 
 namespace {
@@ -94,7 +96,7 @@ class CudaBatch {
 }  // namespace
 
 void check_render(const UOpRef& ast) {
-  const std::vector<std::string>& langs = render_check_languages();
+  const std::vector<runtime::Language>& langs = render_check_languages();
   if (langs.empty()) return;
   static std::mutex mu;
   static auto* checked = new absl::flat_hash_set<UOpRef>();
@@ -103,10 +105,10 @@ void check_render(const UOpRef& ast) {
     if (!checked->insert(ast).second) return;
   }
   LinearKernel k = linearize_kernel(ast, KernelOpts{});
-  for (const std::string& lang : langs) {
+  for (runtime::Language lang : langs) {
     renderer::RenderedKernel r = renderer::render_cstyle(lang, k.name, k.program, k.output_dims);
 #ifdef TC_HAVE_CUDA
-    if (lang == "cuda") {
+    if (lang == runtime::Language::kCuda) {
       CudaBatch::get().add(k.name, std::move(r.source));
       continue;
     }

@@ -16,7 +16,7 @@
 namespace tc::codegen {
 
 // The languages CHECK_RENDER lists (empty when unset); throws for an unknown one.
-const std::vector<std::string>& render_check_languages();
+const std::vector<runtime::Language>& render_check_languages();
 
 // Renders and compiles `ast` in every listed language, once per AST. CUDA kernels are compiled
 // in batches (NVRTC's cost is mostly per program): an error may surface at a later kernel's
@@ -30,7 +30,7 @@ void finish_render_checks();
 
 // Compiles kernel `name`, rendered in `language`, with that language's GPU-less compiler (what
 // check_render does per language); returns the compiler's output.
-std::string compile_offline(const std::string& language, const std::string& name,
+std::string compile_offline(runtime::Language language, const std::string& name,
                             const renderer::RenderedKernel& kernel);
 
 }  // namespace tc::codegen

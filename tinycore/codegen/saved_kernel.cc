@@ -78,22 +78,22 @@ std::string env(const char* name) {
 // An entry: the name, a line of counts, the opts, then the source.
 struct Counts {
   double flops = 0, bytes = 0;
-  int64_t parallel = 0, nargs = 0, nd = 0;
+  int64_t parallel = 0, reduces = 0, nargs = 0, nd = 0;
   std::array<int64_t, 3> global{}, local{};
 };
 
 std::string counts_line(const Kernel& k, int64_t nd) {
   const runtime::LaunchSpec& l = k.launch;
   return absl::StrCat(absl::StrFormat("%.17g %.17g ", k.flops, k.bytes), k.parallel ? 1 : 0, " ",
-                      absl::StrJoin(l.global, " "), " ", absl::StrJoin(l.local, " "), " ", l.nargs,
-                      " ", nd);
+                      k.reduces ? 1 : 0, " ", absl::StrJoin(l.global, " "), " ",
+                      absl::StrJoin(l.local, " "), " ", l.nargs, " ", nd);
 }
 
 std::optional<Counts> parse_counts(absl::string_view line) {
   std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
   Counts c;
-  std::vector<int64_t*> ints = {&c.parallel, &c.global[0], &c.global[1], &c.global[2], &c.local[0],
-                                &c.local[1], &c.local[2],  &c.nargs,     &c.nd};
+  std::vector<int64_t*> ints = {&c.parallel, &c.reduces,  &c.global[0], &c.global[1], &c.global[2],
+                                &c.local[0], &c.local[1], &c.local[2],  &c.nargs,     &c.nd};
   if (f.size() != 2 + ints.size() || !absl::SimpleAtod(f[0], &c.flops) ||
       !absl::SimpleAtod(f[1], &c.bytes))
     return std::nullopt;
@@ -114,7 +114,7 @@ std::string saved_kernel_key(const UOpRef& scheduled, const runtime::Device& dev
     if (const double* v = std::get_if<double>(&u->arg))
       absl::StrAppend(&consts, absl::StrFormat("%a ", *v));
   return absl::StrCat(
-      "tinycore kernel v1|build ", build_id(), "|", device.name(), "|simd ", device.simd_bytes(),
+      "tinycore kernel v2|build ", build_id(), "|", device.name(), "|simd ", device.simd_bytes(),
       "x", device.simd_registers(), "|cores ", device.parallelism(), "|NOOPT=", env("NOOPT"),
       "|BEAM=", env("BEAM"), "|TRANSCENDENTAL=", env("TRANSCENDENTAL"),
       "|CHECK_RENDER=", env("CHECK_RENDER"), "|\n", print_graph(scheduled), "\n", consts);
@@ -135,6 +135,7 @@ std::shared_ptr<Kernel> load_kernel(const std::string& key, runtime::Device& dev
   k->source = std::string(part[3]);
   k->opts = *o;
   k->flops = c->flops, k->bytes = c->bytes, k->parallel = c->parallel != 0;
+  k->reduces = c->reduces != 0;
   k->launch = {c->global, c->local, static_cast<int>(c->nargs)};
   if (debug_level() >= 3) std::printf("kernel %s: %s (saved)\n", k->name.c_str(), o->key().c_str());
   if (debug_level() >= 4) std::printf("%s\n", k->source.c_str());

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/program.h"
 
 namespace tc::codegen {
 

@@ -37,8 +37,7 @@ enum class HalfSupport {
 };
 
 // What differs between the C dialects; the renderer reads nothing else about a language.
-struct Language {
-  std::string name;
+struct Dialect {
   std::string kernel_prefix;  // before the kernel's `void`
   bool launch_bounds;         // `__launch_bounds__(threads)` after the kernel's `void`
   std::string buffer_prefix;  // before a buffer argument's element type
@@ -67,9 +66,8 @@ std::string opencl_as_type(const std::string& type, const std::string& x) {
   return absl::StrCat("as_", type, "(", x, ")");
 }
 
-const Language& cuda() {
-  static const Language l{
-      .name = "cuda",
+const Dialect& cuda() {
+  static const Dialect l{
       .kernel_prefix = "extern \"C\" __global__",
       .launch_bounds = true,
       .buffer_prefix = "",
@@ -95,10 +93,9 @@ const Language& cuda() {
   return l;
 }
 
-const Language& hip() {
-  static const Language l = [] {
-    Language h = cuda();
-    h.name = "hip";
+const Dialect& hip() {
+  static const Dialect l = [] {
+    Dialect h = cuda();
     h.types[static_cast<int>(Scalar::Float16)] = "_Float16";
     h.half = HalfSupport::Native;
     h.half_include = "";
@@ -107,9 +104,8 @@ const Language& hip() {
   return l;
 }
 
-const Language& opencl() {
-  static const Language l{
-      .name = "opencl",
+const Dialect& opencl() {
+  static const Dialect l{
       .kernel_prefix = "__kernel",
       .launch_bounds = false,
       .buffer_prefix = "__global ",
@@ -134,11 +130,17 @@ const Language& opencl() {
   return l;
 }
 
-const Language& language_named(const std::string& name) {
-  for (const Language* l : {&cuda(), &opencl(), &hip()})
-    if (l->name == name) return *l;
-  fail("C-style renderer: unknown language '%s' (known: %s)", name,
-       absl::StrJoin(cstyle_languages(), ", "));
+const Dialect& dialect(runtime::Language language) {
+  switch (language) {
+    case runtime::Language::kCuda:
+      return cuda();
+    case runtime::Language::kOpenCl:
+      return opencl();
+    case runtime::Language::kHip:
+      return hip();
+    default:
+      fail("C-style renderer: %s is not a C dialect", runtime::language_name(language));
+  }
 }
 
 bool is_fp(DType d) { return d == dtypes::float32 || d == dtypes::float64; }
@@ -166,7 +168,7 @@ struct GridDim {
 
 class CStyle {
  public:
-  CStyle(const Language& lang, const std::vector<UOpRef>& program, int output_dims)
+  CStyle(const Dialect& lang, const std::vector<UOpRef>& program, int output_dims)
       : lang_(lang), program_(program) {
     for (const UOpRef& u : program_) {
       if (u->op == Ops::LANE || u->op == Ops::HREDUCE || u->dtype.count > 1)
@@ -851,7 +853,7 @@ class CStyle {
     return lang_.bitcast(type(to_bits), x);
   }
 
-  const Language& lang_;
+  const Dialect& lang_;
   const std::vector<UOpRef>& program_;
   std::array<GridDim, 3> grid_;
   absl::flat_hash_map<const UOp*, size_t> grid_range_;  // a grid RANGE -> its dimension
@@ -871,13 +873,14 @@ class CStyle {
 
 }  // namespace
 
-RenderedKernel render_cstyle(const std::string& language, const std::string& name,
+RenderedKernel render_cstyle(runtime::Language language, const std::string& name,
                              const std::vector<UOpRef>& program, int output_dims) {
-  return CStyle(language_named(language), program, output_dims).render(name);
+  return CStyle(dialect(language), program, output_dims).render(name);
 }
 
-const std::vector<std::string>& cstyle_languages() {
-  static const std::vector<std::string> l = {"cuda", "opencl", "hip"};
+const std::vector<runtime::Language>& cstyle_languages() {
+  static const std::vector<runtime::Language> l = {
+      runtime::Language::kCuda, runtime::Language::kOpenCl, runtime::Language::kHip};
   return l;
 }
 

@@ -42,11 +42,11 @@ struct RenderedKernel {
   runtime::LaunchSpec launch;
 };
 
-// `language` is "cuda", "opencl" or "hip" (a Device's renderer()); throws tc::Error for others.
-RenderedKernel render_cstyle(const std::string& language, const std::string& name,
+// `language` is CUDA, OpenCL or HIP (a GPU Device's language()); throws tc::Error for LLVM.
+RenderedKernel render_cstyle(runtime::Language language, const std::string& name,
                              const std::vector<UOpRef>& program, int output_dims);
 
 // The languages render_cstyle knows.
-const std::vector<std::string>& cstyle_languages();
+const std::vector<runtime::Language>& cstyle_languages();
 
 }  // namespace tc::renderer

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "tinycore/codegen/linearize.h"
 #include "tinycore/error.h"
+#include "tinycore/renderer/lanes.h"
 #include "tinycore/uop/symbolic.h"
 
 namespace tc::renderer {
@@ -90,7 +90,7 @@ std::string scalar_literal(const UOp& c) {
 class Renderer {
  public:
   Renderer(const std::vector<UOpRef>& program, int64_t parallel_range)
-      : program_(program), lanes_(codegen::find_lanes(program)), parallel_range_(parallel_range) {}
+      : program_(program), lanes_(find_lanes(program)), parallel_range_(parallel_range) {}
 
   std::string render(const std::string& name) {
     int nglobals = 0;
@@ -357,13 +357,13 @@ class Renderer {
   // For a per-lane index `base + lane`, the scalar base: the lanes read consecutive elements.
   UOpRef contiguous_base(const UOp& index) {
     if (!lanes_.lane) return nullptr;
-    UOpRef base = codegen::contiguous_base(index.src[1], lanes_.lane);
+    UOpRef base = renderer::contiguous_base(index.src[1], lanes_.lane);
     return base ? emit_index(base) : nullptr;
   }
-  // codegen::short_run, its base emitted.
+  // renderer::short_run, its base emitted.
   std::optional<LaneOffsets> short_run(const UOp& index) {
     if (!lanes_.lane) return std::nullopt;
-    std::optional<LaneOffsets> run = codegen::short_run(index.src[1], lanes_.lane, lanes_.width);
+    std::optional<LaneOffsets> run = renderer::short_run(index.src[1], lanes_.lane, lanes_.width);
     if (run) emit_index(run->base);
     return run;
   }
@@ -405,7 +405,7 @@ class Renderer {
     reg_[&u] = r;
   }
 
-  // A short run (codegen::short_run) loaded as one vector and shuffled into the lanes.
+  // A short run (renderer::short_run) loaded as one vector and shuffled into the lanes.
   std::string shuffled_run(const UOp& index, DType d, const LaneOffsets& run) {
     int64_t span = *std::max_element(run.offsets.begin(), run.offsets.end()) + 1;
     std::string st = absl::StrFormat("<%d x %s>", span, memory_type(d)), mask;
@@ -667,7 +667,7 @@ class Renderer {
   }
 
   const std::vector<UOpRef>& program_;
-  codegen::Lanes lanes_;
+  Lanes lanes_;
   int64_t parallel_range_;
   std::string body_, metadata_;  // metadata_: the loops' !llvm.loop nodes, after the functions
   std::set<std::string> declares_;

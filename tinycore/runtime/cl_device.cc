@@ -363,7 +363,7 @@ class ClDevice : public Device {
   }
 
   const std::string& name() const override { return name_; }
-  const std::string& renderer() const override { return renderer_; }
+  Language language() const override { return Language::kOpenCl; }
   Allocator& allocator() override { return allocator_; }
   bool is_accelerator() const override { return rt_->gpu; }
   void synchronize() override { check(rt_->api->clFinish(rt_->queue), "clFinish"); }
@@ -483,7 +483,7 @@ class ClDevice : public Device {
            group, max_group);
   }
 
-  std::string name_ = "CL", renderer_ = "opencl";
+  std::string name_ = "CL";
   std::shared_ptr<ClRuntime> rt_;
   ClAllocator allocator_;
   std::mutex mu_;

@@ -82,7 +82,7 @@ class CpuDevice : public Device {
   }
 
   const std::string& name() const override { return name_; }
-  const std::string& renderer() const override { return renderer_; }
+  Language language() const override { return Language::kLlvm; }
   Allocator& allocator() override { return allocator_; }
   int parallelism() const override { return pool_.size(); }
   int simd_bytes() const override { return simd_bytes_; }
@@ -226,7 +226,7 @@ class CpuDevice : public Device {
     pipeline.run(mod, mam);
   }
 
-  std::string name_ = "CPU", renderer_ = "llvm", triple_, cpu_, features_;
+  std::string name_ = "CPU", triple_, cpu_, features_;
   int simd_bytes_ = 16, simd_registers_ = 16;
   HostAllocator allocator_;
   ThreadPool pool_{cpu_threads()};

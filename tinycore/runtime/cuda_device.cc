@@ -367,7 +367,7 @@ class CudaDeviceImpl : public CudaDevice {
   }
 
   const std::string& name() const override { return name_; }
-  const std::string& renderer() const override { return renderer_; }
+  Language language() const override { return Language::kCuda; }
   Allocator& allocator() override { return allocator_; }
   bool is_accelerator() const override { return true; }
   void synchronize() override { ctx_->synchronize(); }
@@ -456,7 +456,7 @@ class CudaDeviceImpl : public CudaDevice {
   const CudaDriver& cu_;
   std::shared_ptr<CudaContext> ctx_;
   CudaAllocator allocator_;
-  std::string name_ = "CUDA", renderer_ = "cuda", gpu_name_, arch_, compile_arch_;
+  std::string name_ = "CUDA", gpu_name_, arch_, compile_arch_;
   size_t total_memory_ = 0;
   bool cubin_ = false;
   int max_threads_ = 0;

@@ -18,6 +18,29 @@
 
 namespace tc::runtime {
 
+const char* language_name(Language language) {
+  switch (language) {
+    case Language::kLlvm:
+      return "llvm";
+    case Language::kCuda:
+      return "cuda";
+    case Language::kOpenCl:
+      return "opencl";
+    case Language::kHip:
+      return "hip";
+  }
+  return "?";
+}
+
+Language language_named(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  constexpr Language all[] = {Language::kLlvm, Language::kCuda, Language::kOpenCl, Language::kHip};
+  for (Language l : all)
+    if (lower == language_name(l)) return l;
+  fail("unknown language '%s' (known: llvm, cuda, opencl, hip)", name);
+}
+
 const char* effort_name(CompileEffort effort) {
   switch (effort) {
     case CompileEffort::kFull:

@@ -25,6 +25,12 @@ enum class CompileEffort {
 };
 const char* effort_name(CompileEffort effort);
 
+// The language a device's kernels are rendered in: LLVM IR (the CPU's) or a GPU's C dialect.
+enum class Language { kLlvm, kCuda, kOpenCl, kHip };
+const char* language_name(Language language);  // "llvm", "cuda", "opencl", "hip"
+// The language called `name` (case-insensitive); throws tc::Error naming the known ones.
+Language language_named(const std::string& name);
+
 // How many compiled kernels a process keeps for reuse, in each cache (TC_KERNEL_CACHE, default
 // 4096). Past it a cache starts again: kernels in use live on, the others' code is freed.
 inline int kernel_cache_limit() { return std::max(1, getenv_int("TC_KERNEL_CACHE", 4096)); }
@@ -58,8 +64,8 @@ class Device {
   // `launch` says.
   virtual std::shared_ptr<Program> compile(const std::string& fn_name, const std::string& source,
                                            const LaunchSpec& launch = {}) = 0;
-  // The name of the renderer that produces this device's source ("llvm", "cuda", "opencl").
-  virtual const std::string& renderer() const = 0;
+  // The language its kernels' source is rendered in.
+  virtual Language language() const = 0;
   // Waits until every launch enqueued so far has finished.
   virtual void synchronize() {}
   // A GPU (or other accelerator): preferred over the CPU as the default device.

@@ -1,9 +1,12 @@
 #include "tinycore/uop/pattern_matcher.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/error.h"
+#include "tinycore/helpers.h"
 
 namespace tc {
 
@@ -186,8 +189,15 @@ class Rewriter {
 };
 }  // namespace
 
-UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm) {
-  return Rewriter(pm).rewrite(root);
+UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, std::string_view name) {
+  if (debug_level() < 6) return Rewriter(pm).rewrite(root);
+  auto start = std::chrono::steady_clock::now();
+  UOpRef out = Rewriter(pm).rewrite(root);
+  std::printf(
+      "rewrite %-14.*s %6zu -> %6zu nodes  %8.3f ms\n", static_cast<int>(name.size()), name.data(),
+      root->toposort().size(), out->toposort().size(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return out;
 }
 
 namespace {

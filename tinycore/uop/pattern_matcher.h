@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,8 +85,9 @@ class PatternMatcher {
 };
 
 // Rewrites every node of the graph, sources first, until no rule applies anywhere (memoized, so
-// a shared node is rewritten once).
-UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm);
+// a shared node is rewritten once). `name` names the pass: DEBUG=6 prints each named rewrite
+// with its node counts before and after and its time.
+UOpRef graph_rewrite(const UOpRef& root, const PatternMatcher& pm, std::string_view name);
 
 // `root` with the nodes in `to` replaced by their values (the replaced nodes' own sources are
 // not visited); nodes above a replacement are rebuilt, the rest shared.

@@ -503,7 +503,7 @@ const PatternMatcher& symbolic() {
   return pm;
 }
 
-UOpRef simplify(const UOpRef& u) { return graph_rewrite(u, symbolic()); }
+UOpRef simplify(const UOpRef& u) { return graph_rewrite(u, symbolic(), "symbolic"); }
 
 UOpRef subtract_term(const UOpRef& sum, const UOpRef& term) {
   if (!is_int(sum)) return nullptr;

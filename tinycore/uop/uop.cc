@@ -10,6 +10,8 @@
 #include "absl/hash/hash.h"
 #include "tinycore/error.h"
 #include "tinycore/runtime/buffer.h"
+#include "tinycore/uop/printer.h"
+#include "tinycore/uop/spec.h"
 
 namespace tc {
 namespace {
@@ -97,6 +99,21 @@ size_t UOp::live_count() {
   return table().live;
 }
 
+namespace {
+
+// A new node that breaks the UOp spec (spec.h) is a bug: the failed check names it and its sources.
+void check_spec(Ops op, DType dtype, const std::vector<UOpRef>& src, const Arg& arg) {
+  std::string why = spec_violation(op, dtype, src, arg);
+  if (why.empty()) return;
+  std::string sources;
+  for (const UOpRef& s : src)
+    absl::StrAppend(&sources, sources.empty() ? "" : ", ", op_name(s->op), " ", s->dtype.name());
+  TC_CHECK(false, "UOp spec: ", op_name(op), " ", dtype.name(), " of (", sources, ") arg ",
+           print_arg(arg), ": ", why);
+}
+
+}  // namespace
+
 UOpRef UOp::make(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   size_t h = absl::HashOf(op, dtype, hash_arg(arg));
   for (const UOpRef& s : src) h = absl::HashOf(h, s.get());
@@ -108,6 +125,7 @@ UOpRef UOp::make(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg) {
       continue;
     if (UOpRef alive = u->weak_from_this().lock()) return alive;  // else it is being freed
   }
+  if (spec_enabled()) check_spec(op, dtype, src, arg);
   std::shared_ptr<UOp> node(new UOp(op, dtype, std::move(src), std::move(arg), h), Deleter());
   node->infer();  // before another thread can find it (kernels are built on several threads)
   bucket.push_back(node.get());

@@ -2,7 +2,7 @@
 // errors, in-place assign (so optimizer-style updates persist across replays), the memory
 // planner, JIT=0, and host reads inside a jitted function. Expected values come from plain host
 // loops.
-#include "tinycore/engine/jit.h"
+#include "tinycore/jit/jit.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

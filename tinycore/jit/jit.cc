@@ -1,4 +1,4 @@
-#include "tinycore/engine/jit.h"
+#include "tinycore/jit/jit.h"
 
 #include <algorithm>
 #include <chrono>
