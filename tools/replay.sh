@@ -35,10 +35,13 @@ run_workloads() {
   rm -f "$log"
   (
     cd "$tree"
-    export KERNEL_LOG=$log DISABLE_COMPILER_CACHE=1 CHECK_RENDER= TC_CACHE_DIR=$work/cache
+    # an empty disk cache: every kernel is built (and logged) once
+    export KERNEL_LOG=$log CHECK_RENDER= TC_CACHE_DIR=$work/cache
     for t in $suites; do
       echo "replay: $t" >&2
-      env DEVICE=CPU "out/release/tests/$t" --gtest_brief=1 >/dev/null 2>&1 || failed "$t"
+      # BEAM's searches build what their timings pick: not the same twice
+      env DEVICE=CPU "out/release/tests/$t" --gtest_brief=1 --gtest_filter='-*Beam*:*Search*' \
+        >/dev/null 2>&1 || failed "$t"
       if [[ " $cl_suites " == *" $t "* ]]; then
         env DEVICE=CL "out/release/tests/$t" --gtest_brief=1 >/dev/null 2>&1 || failed "CL $t"
       fi

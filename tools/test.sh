@@ -116,10 +116,11 @@ for cfg in "${configs[@]}"; do
     failed=$((failed + f))
     rm -f "$log"
   fi
-  # tinygrad's own setitem and TinyJit footgun tests (from ../shared, where it is), through the
-  # conformance shim
+  # tinygrad's own op tests (each op's forward and backward against PyTorch), setitem and TinyJit
+  # footgun tests (from ../shared, where it is), through the conformance shim
   if [[ $cfg == release ]]; then
-    for conformance in test/backend/test_setitem.py test/unit/test_jit_footguns.py; do
+    for conformance in test/backend/test_ops.py test/backend/test_setitem.py \
+      test/unit/test_jit_footguns.py; do
       echo "=== $cfg: tinygrad $(basename $conformance) (tests/conformance)"
       if [[ -f ../shared/conformance/tinygrad/$conformance ]]; then
         if TC_PYTHON_DIR="$PWD/out/$cfg/python" TC_CONFORMANCE_TEST=$conformance \

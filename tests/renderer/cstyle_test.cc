@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/error_message.h"
 #include "tests/renderer/cache_dirs.h"
+#include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/render_check.h"
@@ -79,7 +80,7 @@ Program elementwise(const std::vector<int64_t>& dims) {
 }
 
 RenderedKernel render(const std::string& lang, const Program& p) {
-  return render_cstyle(runtime::language_named(lang), p.name, p.uops, p.output_dims);
+  return codegen::render_gpu(runtime::language_named(lang), p.name, p.uops, p.output_dims);
 }
 
 // The C dialects' names ("cuda", "opencl", "hip"), as the tests key their kernels.
@@ -301,10 +302,18 @@ TEST(CStyle, DtypeSpecifics) {
 
 TEST(CStyle, IntegerDivisionByZeroAndMinusOneIsDefined) {
   Tensor a = Tensor::empty({6}, dtypes::int32), b = Tensor::empty({6}, dtypes::int32);
+  // codegen::safe_divisions: a divisor that may be 0 or -1 is 1 there, the result selected
   for (const auto& [lang, k] : render_all(program_of(a.idiv(b) + a.mod(b)))) {
-    EXPECT_THAT(k.source, HasSubstr("== 0 ? 0 : ")) << lang;
-    EXPECT_THAT(k.source, HasSubstr("== (-1) ? -(")) << lang;
+    EXPECT_THAT(k.source, HasSubstr("bool val5 = val1 | val2;")) << lang;  // b == 0 | b == -1
+    EXPECT_THAT(k.source, HasSubstr("int val6 = val5 ? 1 : val0;")) << lang;
+    EXPECT_THAT(k.source, HasSubstr("int val7 = val3 / val6;")) << lang;
+    EXPECT_THAT(k.source, HasSubstr("int val8 = val2 ? val4 : val7;")) << lang;  // -a for -1
+    EXPECT_THAT(k.source, HasSubstr("int val9 = val1 ? 0 : val8;")) << lang;
+    EXPECT_THAT(k.source, HasSubstr("int val10 = val3 % val6;")) << lang;
   }
+  // a divisor known to be neither (a constant) divides as it is
+  for (const auto& [lang, k] : render_all(program_of(a.idiv(Tensor::full({6}, 3, dtypes::int32)))))
+    EXPECT_THAT(k.source, Not(HasSubstr("? 1 :"))) << lang;
 }
 
 TEST(CStyle, FloatToIntSaturates) {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/renderer/cache_dirs.h"
+#include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/render_check.h"
@@ -76,8 +77,8 @@ struct Rendered {
 };
 Rendered render_last(const std::vector<schedule::ScheduleItem>& items) {
   codegen::LinearKernel k = codegen::linearize_kernel(items.back().ast, {});
-  return {k.name, render_cstyle(runtime::Language::kOpenCl, k.name, k.program, k.output_dims),
-          render_cstyle(runtime::Language::kCuda, k.name, k.program, k.output_dims)};
+  return {k.name, codegen::render_gpu(runtime::Language::kOpenCl, k.name, k.program, k.output_dims),
+          codegen::render_gpu(runtime::Language::kCuda, k.name, k.program, k.output_dims)};
 }
 
 // Computes `t`, checking that its last kernel shares each of its `outputs` among `threads`
@@ -273,7 +274,7 @@ TEST(GroupedReduceChoice, NestedReductionsKeepAThreadPerOutput) {
                         {UOp::make(Ops::INDEX, out->dtype, {out, index_const(0)}), total});
   std::vector<UOpRef> program = codegen::linearize(UOp::sink({st}));
   for (runtime::Language l : cstyle_languages()) {
-    RenderedKernel k = render_cstyle(l, "r_nested", program, 0);
+    RenderedKernel k = codegen::render_gpu(l, "r_nested", program, 0);
     const char* lang = runtime::language_name(l);
     EXPECT_EQ(k.launch.local, (std::array<int64_t, 3>{1, 1, 1})) << lang;
     EXPECT_THAT(k.source, Not(HasSubstr("lidx"))) << lang;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "tests/temp_cache_dir.h"
+#include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/error.h"
 #include "tinycore/renderer/cstyle.h"
@@ -33,7 +34,7 @@ TEST_F(TempCacheDir, RenderedKernelsCompileForGfx90a) {
   for (const schedule::ScheduleItem& item : items) {
     codegen::LinearKernel k = codegen::linearize_kernel(item.ast, {});
     renderer::RenderedKernel r =
-        renderer::render_cstyle(runtime::Language::kHip, k.name, k.program, k.output_dims);
+        codegen::render_gpu(runtime::Language::kHip, k.name, k.program, k.output_dims);
     std::string object = hiprtc_compile(k.name, r.source, "gfx90a");
     EXPECT_EQ(object.substr(0, 4),
               "\x7f"
@@ -66,7 +67,7 @@ TEST_F(TempCacheDir, GroupedReductionsCompileForGfx90a) {
     for (const schedule::ScheduleItem& item : schedule::create_schedule({t.uop()})) {
       codegen::LinearKernel k = codegen::linearize_kernel(item.ast, {});
       renderer::RenderedKernel r =
-          renderer::render_cstyle(runtime::Language::kHip, k.name, k.program, k.output_dims);
+          codegen::render_gpu(runtime::Language::kHip, k.name, k.program, k.output_dims);
       if (r.source.find("__syncthreads();") == std::string::npos) continue;
       grouped++;
       EXPECT_THAT(r.source, HasSubstr("__shared__"));

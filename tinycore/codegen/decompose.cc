@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/transcendental.h"
 #include "tinycore/uop/symbolic.h"
 
@@ -91,6 +93,45 @@ int register_itemsize(DType d) { return is_small_float(d) ? 4 : std::max(d.items
 const PatternMatcher& decompositions() {
   static const PatternMatcher pm = make_decompositions() + transcendental_rules();
   return pm;
+}
+
+namespace {
+
+// The division `n` (IDIV or MOD of a tensor's integers) with its divisor made safe.
+UOpRef safe_division(const UOpRef& n) {
+  DType d = n->dtype, b8 = dtypes::bool_;
+  const UOpRef &a = n->src[0], &b = n->src[1];
+  auto c = [&](int64_t v) { return UOp::const_int(d, v); };
+  bool is_signed = !dtypes::is_unsigned(d) && !dtypes::is_bool(d);
+  UOpRef zero = UOp::make(Ops::CMPEQ, b8, {b, c(0)}), special = zero, minus_one;
+  if (is_signed) {
+    minus_one = UOp::make(Ops::CMPEQ, b8, {b, c(-1)});
+    special = UOp::make(Ops::OR, b8, {zero, minus_one});
+  }
+  UOpRef r = UOp::make(n->op, d, {a, UOp::make(Ops::WHERE, d, {special, c(1), b})});
+  if (is_signed) {
+    UOpRef negated = n->op == Ops::IDIV ? UOp::make(Ops::SUB, d, {c(0), a}) : c(0);
+    r = UOp::make(Ops::WHERE, d, {minus_one, negated, r});
+  }
+  return UOp::make(Ops::WHERE, d, {zero, c(0), r});
+}
+
+}  // namespace
+
+UOpRef safe_divisions(const UOpRef& sink) {
+  absl::flat_hash_map<const UOp*, UOpRef> done;  // each node rebuilt on its safe sources
+  for (const UOp* u : sink->toposort()) {
+    std::vector<UOpRef> src;
+    for (const UOpRef& s : u->src) src.push_back(done.at(s.get()));
+    UOpRef n = u->replace(std::move(src));
+    if ((u->op == Ops::IDIV || u->op == Ops::MOD) && u->dtype != dtypes::index) {
+      const UOp& b = *n->src[1];
+      bool is_signed = !dtypes::is_unsigned(u->dtype) && !dtypes::is_bool(u->dtype);
+      if (!(b.vmin() > 0 || (is_signed && b.vmax() < -1))) n = safe_division(n);
+    }
+    done[u] = n;
+  }
+  return done.at(sink.get());
 }
 
 UOpRef simplify_kernel(const UOpRef& sink) {

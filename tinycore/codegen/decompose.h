@@ -15,4 +15,11 @@ int register_itemsize(DType d);
 // symbolic() + decompositions(), to a fixed point.
 UOpRef simplify_kernel(const UOpRef& sink);
 
+// A tensor's integer x / 0 and x % 0 give 0, and for signed integers x / -1 gives -x (wrapping)
+// and x % -1 gives 0, where the CPU's division would trap (INT_MIN / -1 too): each division
+// whose divisor may be 0 or -1 divides by 1 there and selects the result. Index math divides by
+// nonzero constants and is left alone. One pass after the last simplify_kernel: the selects it
+// makes are final, for every renderer.
+UOpRef safe_divisions(const UOpRef& sink);
+
 }  // namespace tc::codegen

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/decompose.h"
+#include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/narrow.h"
@@ -85,8 +86,7 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
     k->parallel = split >= 0;
     k->source = renderer::render_llvm(k->name, k->program, split);
   } else {
-    renderer::RenderedKernel r =
-        renderer::render_cstyle(device.language(), k->name, k->program, output_dims);
+    renderer::RenderedKernel r = render_gpu(device.language(), k->name, k->program, output_dims);
     k->source = std::move(r.source);
     k->launch = r.launch;
   }
@@ -113,6 +113,7 @@ LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts) {
   UOpRef sink = simplify_kernel(lowered.sink);
   if (UOpRef narrowed = narrow_reduce_loops(sink); narrowed != sink)
     sink = simplify_kernel(narrowed);
+  sink = safe_divisions(sink);
   return {lowered.name, linearize(sink), sink,
           static_cast<int>(ast->src[0]->src[1]->shape().size()) + (opts.tiled() ? 1 : 0),
           lowered.reduces};

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_split.h"
+#include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/program.h"
 #include "tinycore/error.h"
 #include "tinycore/renderer/cstyle.h"
@@ -106,7 +107,7 @@ void check_render(const UOpRef& ast) {
   }
   LinearKernel k = linearize_kernel(ast, KernelOpts{});
   for (runtime::Language lang : langs) {
-    renderer::RenderedKernel r = renderer::render_cstyle(lang, k.name, k.program, k.output_dims);
+    renderer::RenderedKernel r = render_gpu(lang, k.name, k.program, k.output_dims);
 #ifdef TC_HAVE_CUDA
     if (lang == runtime::Language::kCuda) {
       CudaBatch::get().add(k.name, std::move(r.source));

@@ -14,172 +14,28 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tinycore/error.h"
+#include "tinycore/renderer/dialects.h"
 
 namespace tc::renderer {
 namespace {
 
-constexpr int64_t kMaxThreads = 256;  // threads in one work-group
-// When the threads of a work-group share each output's reduction (see reduce_nests): reductions
-// of at least kLongReduce iterations, or of kShortReduce over at most kFewOutputs outputs, where
-// there are at most kManyOutputs (past that, a thread per output already fills a GPU). Their
-// partial results take at most kMaxSharedBytes of shared memory.
-constexpr int64_t kLongReduce = 256, kShortReduce = 16;
-constexpr int64_t kFewOutputs = 2048, kManyOutputs = 65536;
-constexpr int64_t kMaxSharedBytes = 16384;
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-
-// How a language holds float16 values.
-enum class HalfSupport {
-  Intrinsics,  // cuda_fp16.h's `half`, converted by its intrinsics (CUDA)
-  Native,      // a C type that C casts convert, rounding once (HIP's _Float16)
-  Storage,     // buffers only (OpenCL without cl_khr_fp16): values are floats rounded to half
-               // precision, moved by vload_half/vstore_half
-};
-
-// What differs between the C dialects; the renderer reads nothing else about a language.
-struct Dialect {
-  std::string kernel_prefix;  // before the kernel's `void`
-  bool launch_bounds;         // `__launch_bounds__(threads)` after the kernel's `void`
-  std::string buffer_prefix;  // before a buffer argument's element type
-  std::string restrict_;      // after a buffer argument's `*`
-  std::string helper_prefix;  // before a helper function's return type
-  std::array<std::string, 3> group_id, local_id;  // a thread's work-group and its place in it
-  std::string shared_prefix;                      // before a work-group's shared array
-  std::string barrier;                            // waits for the work-group's shared writes
-  std::array<int64_t, 3> max_groups;              // work-groups a launch may have, per dimension
-  // type names by Scalar: void, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-  // float16 (in memory), bfloat16 (its bits), float32, float64; index takes int32's or int64's
-  std::array<std::string, 14> types;
-  std::string int64_suffix, uint64_suffix;  // of 64-bit integer literals
-  bool overloaded_math;                     // sqrt(float) is float (else sqrtf)
-  HalfSupport half;
-  std::string half_include;  // what declares the float16 type, when it is used
-  bool fp64_pragma;          // double needs `#pragma OPENCL EXTENSION cl_khr_fp64`
-  bool convert_sat;          // convert_<type>_sat(x): float -> int rounding to 0, saturating
-  std::string (*bitcast)(const std::string& type, const std::string& x);
-};
-
-std::string builtin_bit_cast(const std::string& type, const std::string& x) {
-  return absl::StrCat("__builtin_bit_cast(", type, ", ", x, ")");
-}
-std::string opencl_as_type(const std::string& type, const std::string& x) {
-  return absl::StrCat("as_", type, "(", x, ")");
-}
-
-const Dialect& cuda() {
-  static const Dialect l{
-      .kernel_prefix = "extern \"C\" __global__",
-      .launch_bounds = true,
-      .buffer_prefix = "",
-      .restrict_ = "__restrict__",
-      .helper_prefix = "__device__ inline",
-      .group_id = {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
-      .local_id = {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
-      .shared_prefix = "__shared__",
-      .barrier = "__syncthreads();",
-      .max_groups = {kInt32Max, 65535, 65535},
-      .types = {"void", "bool", "signed char", "short", "int", "long long", "unsigned char",
-                "unsigned short", "unsigned int", "unsigned long long", "half", "unsigned short",
-                "float", "double"},
-      .int64_suffix = "LL",
-      .uint64_suffix = "ULL",
-      .overloaded_math = false,
-      .half = HalfSupport::Intrinsics,
-      .half_include = "#include <cuda_fp16.h>",
-      .fp64_pragma = false,
-      .convert_sat = false,
-      .bitcast = builtin_bit_cast,
-  };
-  return l;
-}
-
-const Dialect& hip() {
-  static const Dialect l = [] {
-    Dialect h = cuda();
-    h.types[static_cast<int>(Scalar::Float16)] = "_Float16";
-    h.half = HalfSupport::Native;
-    h.half_include = "";
-    return h;
-  }();
-  return l;
-}
-
-const Dialect& opencl() {
-  static const Dialect l{
-      .kernel_prefix = "__kernel",
-      .launch_bounds = false,
-      .buffer_prefix = "__global ",
-      .restrict_ = "restrict",
-      .helper_prefix = "static inline",
-      .group_id = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
-      .local_id = {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"},
-      .shared_prefix = "__local",
-      .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
-      .max_groups = {kInt32Max, kInt32Max, kInt32Max},
-      .types = {"void", "bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong",
-                "half", "ushort", "float", "double"},
-      .int64_suffix = "L",
-      .uint64_suffix = "UL",
-      .overloaded_math = true,
-      .half = HalfSupport::Storage,
-      .half_include = "",
-      .fp64_pragma = true,
-      .convert_sat = true,
-      .bitcast = opencl_as_type,
-  };
-  return l;
-}
-
-const Dialect& dialect(runtime::Language language) {
-  switch (language) {
-    case runtime::Language::kCuda:
-      return cuda();
-    case runtime::Language::kOpenCl:
-      return opencl();
-    case runtime::Language::kHip:
-      return hip();
-    default:
-      fail("C-style renderer: %s is not a C dialect", runtime::language_name(language));
-  }
-}
-
 bool is_fp(DType d) { return d == dtypes::float32 || d == dtypes::float64; }
 bool is_half(DType d) { return d.scalar == Scalar::Float16; }
 bool is_bf16(DType d) { return d.scalar == Scalar::BFloat16; }
-int64_t pow2_at_least(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-int64_t pow2_at_most(int64_t n) {
-  int64_t p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
-}
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// One dimension of the launch grid: the output loops it runs (outermost first; more than one
-// when outer loops are merged into z) and its work-group size.
-struct GridDim {
-  std::vector<const UOp*> ranges;
-  int64_t extent = 1, local = 1, groups = 1;
-  bool guarded() const { return groups * local != extent; }
-};
 
 class CStyle {
  public:
-  CStyle(const Dialect& lang, const std::vector<UOpRef>& program, int output_dims)
-      : lang_(lang), program_(program) {
+  CStyle(const Dialect& lang, const std::vector<UOpRef>& program, const GpuLaunch& plan)
+      : lang_(lang), program_(program), plan_(plan) {
     for (const UOpRef& u : program_) {
       if (u->op == Ops::LANE || u->op == Ops::HREDUCE || u->dtype.count > 1)
         fail("C-style renderer: SIMD lanes are not supported");
     }
-    plan_group(output_dims);
     for (const UOpRef& u : program_)
       if (u->dtype == dtypes::index &&
           (u->vmin() < std::numeric_limits<int32_t>::min() || u->vmax() > kInt32Max))
         wide_index_ = true;
-    for (const GridDim& d : grid_)
+    for (const GridDim& d : plan_.grid)
       if (d.groups * d.local > kInt32Max) wide_index_ = true;
   }
 
@@ -197,10 +53,11 @@ class CStyle {
       if (u->op == Ops::STORE) written.insert(u->src[0]->src[0].get());
     }
     for (size_t i = 0; i < 3; i++) {
-      out.launch.global[i] = grid_[i].groups;
-      out.launch.local[i] = grid_[i].local;
+      out.launch.global[i] = plan_.grid[i].groups;
+      out.launch.local[i] = plan_.grid[i].local;
     }
-    if (group_ > 1) out.launch.local[0] = group_;  // the output dimensions have one thread each
+    if (plan_.group > 1)
+      out.launch.local[0] = plan_.group;  // the output dimensions have one thread each
     out.launch.nargs = static_cast<int>(globals.size());
 
     define_grid_indices();
@@ -234,48 +91,8 @@ class CStyle {
  private:
   // ---- the launch grid
 
-  // The output loops that enclose everything after them (their ENDs end the program), with
-  // constant trip counts, become grid dimensions from the innermost: x, then y, then z, which
-  // takes the remaining ones merged, with at most `budget` threads in a work-group. A loop with
-  // more work-groups than its dimension allows stays a loop.
-  void choose_grid(int output_dims, int64_t budget) {
-    grid_ = {};
-    grid_range_.clear();
-    std::vector<const UOp*> chain;  // innermost first
-    for (auto it = program_.rbegin(); it != program_.rend() && (*it)->op == Ops::END; ++it) {
-      const UOp* r = (*it)->src[0].get();
-      if (r->arg_int() < output_dims && r->src[0]->op == Ops::CONST) chain.push_back(r);
-    }
-    std::reverse(chain.begin(), chain.end());  // the last END closes the outermost loop
-    auto finish = [&](GridDim& d) {
-      d.local = std::min(pow2_at_least(d.extent), budget);
-      d.groups = std::max<int64_t>(1, ceil_div(d.extent, d.local));
-      budget /= d.local;
-    };
-    size_t slot = 0;
-    for (const UOp* r : chain) {
-      if (slot == 3) break;
-      GridDim& d = grid_[slot];
-      int64_t e = r->src[0]->arg_int();
-      bool fits = e == 0 || d.extent <= std::numeric_limits<int64_t>::max() / e;
-      if (fits) {
-        int64_t extent = d.extent * e;
-        fits = ceil_div(extent, std::min(pow2_at_least(extent), budget)) <= lang_.max_groups[slot];
-      }
-      if (!fits) {
-        if (slot == 2 && !d.ranges.empty()) break;  // z is full: the outer loops stay loops
-        continue;                                   // this one stays a loop
-      }
-      d.ranges.insert(d.ranges.begin(), r);
-      d.extent *= e;
-      grid_range_[r] = slot;
-      if (slot < 2) finish(grid_[slot++]);
-    }
-    if (slot == 2 && !grid_[2].ranges.empty()) finish(grid_[2]);
-  }
-
   std::string thread_index(size_t dim) const {
-    const GridDim& d = grid_[dim];
+    const GridDim& d = plan_.grid[dim];
     std::string t = index_type();
     std::string group = absl::StrCat("(", t, ")", lang_.group_id[dim]);
     if (d.local == 1) return group;  // (also when grouped: local ids number a reduction's threads)
@@ -283,15 +100,15 @@ class CStyle {
     return absl::StrCat(group, " * ", d.local, " + ", lang_.local_id[dim]);
   }
   std::string grid_name(size_t dim) const {
-    return grid_[dim].ranges.size() == 1 ? range_name(*grid_[dim].ranges[0])
-                                         : absl::StrCat("gidx", dim);
+    return plan_.grid[dim].ranges.size() == 1 ? range_name(*plan_.grid[dim].ranges[0])
+                                              : absl::StrCat("gidx", dim);
   }
 
   // Each thread's loop indices, at the top of the kernel; merged loops are split by division.
   void define_grid_indices() {
-    if (group_ > 1) define_group();
+    if (plan_.group > 1) define_group();
     for (size_t dim = 0; dim < 3; dim++) {
-      const GridDim& d = grid_[dim];
+      const GridDim& d = plan_.grid[dim];
       if (d.ranges.empty()) continue;
       emit(absl::StrCat(index_type(), " ", grid_name(dim), " = ", thread_index(dim), ";"));
       if (d.ranges.size() == 1) continue;
@@ -307,80 +124,6 @@ class CStyle {
     }
   }
 
-  // ---- grouped reductions: a work-group's threads share each output
-
-  // A loop nest off the grid: a top-level reduce loop and those directly nested in it, one in
-  // the other; its accumulators are updated in the innermost (`split`) loop.
-  struct Nest {
-    const UOp* top = nullptr;
-    const UOp* split = nullptr;
-    std::vector<const UOp*> updates;  // the ASSIGNs, one per accumulator
-  };
-
-  // The program's reduce nests when its threads can share them: every loop off the grid is a
-  // reduce loop in a nest, accumulators are defined outside the nests and updated in the
-  // innermost loop of theirs, read only after it, and every STORE is outside the nests (so the
-  // barriers that follow a nest are reached by every thread). Else none.
-  std::vector<Nest> reduce_nests(int output_dims) const {
-    std::vector<Nest> nests;
-    std::vector<const UOp*> open;  // the loops off the grid around this point, outermost first
-    for (const UOpRef& u : program_) {
-      bool inside = !open.empty();
-      for (const UOpRef& x : u->src)  // an accumulator of this nest read before it is done
-        if (x->op == Ops::ASSIGN && inside && u->op != Ops::ASSIGN &&
-            std::find(nests.back().updates.begin(), nests.back().updates.end(), x.get()) !=
-                nests.back().updates.end())
-          return {};
-      if (u->op == Ops::RANGE && !grid_range_.contains(u.get())) {
-        if (u->arg_int() < output_dims) return {};  // an output loop left off the grid
-        if (!inside) {
-          nests.push_back({.top = u.get(), .split = u.get(), .updates = {}});
-        } else if (nests.back().split != open.back() || !nests.back().updates.empty()) {
-          return {};  // not a chain, or updates outside its innermost loop
-        } else {
-          nests.back().split = u.get();
-        }
-        open.push_back(u.get());
-      } else if (u->op == Ops::END && !grid_range_.contains(u->src[0].get())) {
-        open.pop_back();
-      } else if (u->op == Ops::DEFINE_ACC || u->op == Ops::STORE) {
-        if (inside) return {};
-      } else if (u->op == Ops::ASSIGN) {
-        if (!inside || open.back() != nests.back().split) return {};
-        nests.back().updates.push_back(u.get());
-      }
-    }
-    return nests;
-  }
-
-  // Groups the program's reductions where that pays (see kLongReduce), else the usual grid.
-  void plan_group(int output_dims) {
-    choose_grid(output_dims, 1);  // a work-group per output
-    std::vector<Nest> nests = reduce_nests(output_dims);
-    int64_t outputs = grid_[0].extent * grid_[1].extent * grid_[2].extent, longest = 0,
-            shared_bytes = 0;
-    for (const Nest& n : nests) {
-      if (n.split->src[0]->op == Ops::CONST)
-        longest = std::max(longest, n.split->src[0]->arg_int());
-      for (const UOp* a : n.updates)
-        shared_bytes += kMaxThreads * shared_dtype(a->dtype).itemsize();
-    }
-    bool pays = outputs <= kManyOutputs &&
-                (longest >= kLongReduce || (outputs <= kFewOutputs && longest >= kShortReduce));
-    if (!pays || shared_bytes > kMaxSharedBytes) {
-      choose_grid(output_dims, kMaxThreads);
-      return;
-    }
-    group_ = std::min(kMaxThreads, pow2_at_most(longest));
-    for (const Nest& n : nests) {
-      split_loops_.insert(n.split);
-      combine_after_[n.top] = n.updates;
-      shared_.insert(shared_.end(), n.updates.begin(), n.updates.end());
-    }
-  }
-
-  // Bool is a byte in shared memory too.
-  DType shared_dtype(DType d) const { return dtypes::is_bool(d) ? dtypes::uint8 : d; }
   std::string shared_name(const UOp& update) const {
     return absl::StrCat("part", update.src[0]->arg_int());
   }
@@ -389,9 +132,9 @@ class CStyle {
   // kernel's top: OpenCL wants __local arrays at function scope).
   void define_group() {
     emit(absl::StrCat(index_type(), " lidx = (", index_type(), ")", lang_.local_id[0], ";"));
-    for (const UOp* a : shared_)
+    for (const UOp* a : plan_.shared)
       emit(absl::StrCat(lang_.shared_prefix, " ", type(shared_dtype(a->dtype)), " ",
-                        shared_name(*a), "[", group_, "];"));
+                        shared_name(*a), "[", plan_.group, "];"));
   }
 
   // After a nest: its threads' partial results combined in a tree with the reduce's own op,
@@ -402,7 +145,7 @@ class CStyle {
     for (const UOp* a : updates) emit(absl::StrCat(shared_name(*a), "[lidx] = ", acc(*a), ";"));
     emit(lang_.barrier);
     std::string t = index_type();
-    emit(absl::StrFormat("for (%s step = %d; step > 0; step >>= 1) {", t, group_ / 2));
+    emit(absl::StrFormat("for (%s step = %d; step > 0; step >>= 1) {", t, plan_.group / 2));
     depth_++;
     emit("if (lidx < step) {");
     depth_++;
@@ -595,7 +338,7 @@ class CStyle {
           depth_--;
           emit("}");
         }
-        if (auto it = combine_after_.find(u.src[0].get()); it != combine_after_.end())
+        if (auto it = plan_.combine_after.find(u.src[0].get()); it != plan_.combine_after.end())
           combine(it->second);
         return;
       case Ops::DEFINE_ACC:
@@ -628,20 +371,21 @@ class CStyle {
   }
 
   void open_range(const UOp& r) {
-    auto grid = grid_range_.find(&r);
-    if (split_loops_.contains(&r)) {  // the work-group's threads take turns, neighbours adjacent
+    auto grid = plan_.grid_range.find(&r);
+    if (plan_.split_loops.contains(
+            &r)) {  // the work-group's threads take turns, neighbours adjacent
       std::string i = range_name(r);
       names_[&r] = i;
       emit(absl::StrFormat("for (%s %s = lidx; %s < %s; %s += %d) {", index_type(), i, i,
-                           val(r.src[0]), i, group_));
-    } else if (grid == grid_range_.end()) {
+                           val(r.src[0]), i, plan_.group));
+    } else if (grid == plan_.grid_range.end()) {
       std::string i = range_name(r);
       names_[&r] = i;
       emit(absl::StrFormat("for (%s %s = 0; %s < %s; %s++) {", index_type(), i, i, val(r.src[0]),
                            i));
     } else {
       names_[&r] = range_name(r);
-      const GridDim& d = grid_[grid->second];
+      const GridDim& d = plan_.grid[grid->second];
       if (!d.guarded() || d.ranges.front() != &r) return;  // in range, or checked by the merged
       emit(absl::StrCat("if (", grid_name(grid->second), " < ",
                         int_literal(d.extent, dtypes::index), ") {"));
@@ -667,7 +411,7 @@ class CStyle {
     const UOp& index = *u.src[0];
     DType d = u.src[1]->dtype;
     std::string x = val(u.src[1]);
-    std::string only_first = group_ > 1 ? "if (lidx == 0) " : "";  // all hold the same value
+    std::string only_first = plan_.group > 1 ? "if (lidx == 0) " : "";  // all hold the same value
     if (is_half(d) && lang_.half == HalfSupport::Storage)
       emit(absl::StrCat(only_first, "vstore_half_rte(", x, ", ", val(index.src[1]), ", data",
                         index.src[0]->arg_ints()[0], ");"));
@@ -741,20 +485,10 @@ class CStyle {
         return boolean ? infix("&") : wrapping("*");
       case Ops::FDIV:
         return infix("/");
-      case Ops::IDIV:
-      case Ops::MOD: {
-        const char* o = op == Ops::IDIV ? "/" : "%";
-        if (index) return infix(o);
-        std::string z = zero(d);
-        if (dtypes::is_unsigned(d) || boolean)
-          return absl::StrCat(b, " == ", z, " ? ", z, " : ", infix(o));
-        std::string minus_one = int_literal(-1, d);
-        if (op == Ops::MOD)
-          return absl::StrCat(b, " == ", z, " || ", b, " == ", minus_one, " ? ", z, " : ",
-                              infix(o));
-        return absl::StrCat(b, " == ", z, " ? ", z, " : ", b, " == ", minus_one, " ? -(",
-                            wrap_type(d), ")", a, " : ", infix(o));
-      }
+      case Ops::IDIV:  // a divisor that may be 0 or -1 was made safe (codegen::safe_divisions)
+        return infix("/");
+      case Ops::MOD:
+        return infix("%");
       case Ops::MAX:
         if (fp) return absl::StrCat(float_max(d), "(", a, ", ", b, ")");
         if (boolean) return infix("|");
@@ -855,13 +589,7 @@ class CStyle {
 
   const Dialect& lang_;
   const std::vector<UOpRef>& program_;
-  std::array<GridDim, 3> grid_;
-  absl::flat_hash_map<const UOp*, size_t> grid_range_;  // a grid RANGE -> its dimension
-  int64_t group_ = 1;  // threads sharing each output's reductions (1: a thread per output)
-  absl::flat_hash_set<const UOp*> split_loops_;  // the loops they share
-  // a nest's top loop -> the updates whose partial results are combined after it
-  absl::flat_hash_map<const UOp*, std::vector<const UOp*>> combine_after_;
-  std::vector<const UOp*> shared_;  // all of them, in program order
+  const GpuLaunch& plan_;
   bool wide_index_ = false;
   bool uses_fp64_ = false, uses_half_ = false;
   std::map<std::string, std::string> helpers_;
@@ -874,8 +602,8 @@ class CStyle {
 }  // namespace
 
 RenderedKernel render_cstyle(runtime::Language language, const std::string& name,
-                             const std::vector<UOpRef>& program, int output_dims) {
-  return CStyle(dialect(language), program, output_dims).render(name);
+                             const std::vector<UOpRef>& program, const GpuLaunch& launch) {
+  return CStyle(dialect(language), program, launch).render(name);
 }
 
 const std::vector<runtime::Language>& cstyle_languages() {

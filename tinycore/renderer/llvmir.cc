@@ -12,80 +12,11 @@
 #include "absl/strings/str_join.h"
 #include "tinycore/error.h"
 #include "tinycore/renderer/lanes.h"
+#include "tinycore/renderer/llvm_types.h"
 #include "tinycore/uop/symbolic.h"
 
 namespace tc::renderer {
 namespace {
-
-// Scalar register types. bfloat16 lives as its i16 bits (its math was decomposed to float32).
-std::string scalar_type(DType d) {
-  switch (d.scalar) {
-    case Scalar::Bool:
-      return "i1";
-    case Scalar::Int8:
-    case Scalar::UInt8:
-      return "i8";
-    case Scalar::Int16:
-    case Scalar::UInt16:
-    case Scalar::BFloat16:
-      return "i16";
-    case Scalar::Int32:
-    case Scalar::UInt32:
-      return "i32";
-    case Scalar::Int64:
-    case Scalar::UInt64:
-    case Scalar::Index:
-      return "i64";
-    case Scalar::Float16:
-      return "half";
-    case Scalar::Float32:
-      return "float";
-    case Scalar::Float64:
-      return "double";
-    case Scalar::Void:
-      return "void";
-  }
-  return "?";
-}
-// Memory types: bool is a byte.
-std::string memory_type(DType d) { return dtypes::is_bool(d) ? "i8" : scalar_type(d.base()); }
-bool is_fp(DType d) {
-  return d.scalar == Scalar::Float16 || d.scalar == Scalar::Float32 || d.scalar == Scalar::Float64;
-}
-int bits(DType d) { return dtypes::is_bool(d) ? 1 : d.itemsize() * 8; }
-std::string type_suffix(DType d) {
-  if (d.scalar == Scalar::Float16) return "f16";
-  if (d.scalar == Scalar::Float32) return "f32";
-  if (d.scalar == Scalar::Float64) return "f64";
-  return absl::StrCat("i", bits(d));
-}
-
-uint16_t half_bits(double v) {
-  _Float16 h = static_cast<_Float16>(v);
-  uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
-}
-uint16_t bf16_bits(double v) {
-  float f = static_cast<float>(v);  // already rounded to bfloat16 by UOp::const_
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return static_cast<uint16_t>(b >> 16);
-}
-
-std::string scalar_literal(const UOp& c) {
-  DType d = c.dtype;
-  if (dtypes::is_bool(d)) return c.arg_int() ? "true" : "false";
-  if (d.scalar == Scalar::BFloat16) return absl::StrCat(bf16_bits(c.const_value()));
-  if (d.scalar == Scalar::Float16) return absl::StrFormat("0xH%04X", half_bits(c.const_value()));
-  if (is_fp(d)) {
-    double v = c.const_value();
-    uint64_t b;
-    std::memcpy(&b, &v, 8);
-    return absl::StrFormat("0x%016X", b);
-  }
-  return absl::StrCat(c.arg_int());
-}
 
 class Renderer {
  public:
@@ -219,19 +150,19 @@ class Renderer {
                                ti16));
     }
     if (dtypes::is_bool(to)) {
-      if (is_fp(from))
+      if (is_llvm_float(from))
         return emit(absl::StrCat("fcmp une ", lf, " ", x, ", ", literal(from, 0, v)));
       return dtypes::is_bool(from)
                  ? x
                  : emit(absl::StrCat("icmp ne ", lf, " ", x, ", ", literal(from, 0, v)));
     }
-    if (is_fp(from) && is_fp(to)) {
+    if (is_llvm_float(from) && is_llvm_float(to)) {
       if (bits(from) == bits(to)) return x;
       return emit(
           absl::StrCat(bits(from) < bits(to) ? "fpext " : "fptrunc ", lf, " ", x, " to ", lt));
     }
     bool is_unsigned = dtypes::is_unsigned(to);
-    if (is_fp(from) && v && (from == dtypes::float32 || from == dtypes::float64) &&
+    if (is_llvm_float(from) && v && (from == dtypes::float32 || from == dtypes::float64) &&
         !(is_unsigned && bits(to) == 64)) {
       // llvm.fpto[su]i.sat is scalarized on x86 vectors (a compare and convert per lane): the
       // same saturation as vector ops instead. Clamp below the top (NaN goes to the bottom),
@@ -255,14 +186,14 @@ class Renderer {
       return emit(absl::StrCat("select ", tb, " ", nan, ", ", lt, " ", literal(to, 0, v), ", ", lt,
                                " ", i));
     }
-    if (is_fp(from)) {
+    if (is_llvm_float(from)) {
       std::string fn = absl::StrCat(is_unsigned ? "llvm.fptoui.sat." : "llvm.fptosi.sat.",
                                     suffix(to, v), ".", suffix(from, v));
       declares_.insert(absl::StrCat("declare ", lt, " @", fn, "(", lf, ")"));
       return emit(absl::StrCat("call ", lt, " @", fn, "(", lf, " ", x, ")"));
     }
     bool from_unsigned = dtypes::is_unsigned(from) || dtypes::is_bool(from);
-    if (is_fp(to))
+    if (is_llvm_float(to))
       return emit(absl::StrCat(from_unsigned ? "uitofp " : "sitofp ", lf, " ", x, " to ", lt));
     if (bits(from) == bits(to)) return x;
     if (bits(from) > bits(to)) return emit(absl::StrCat("trunc ", lf, " ", x, " to ", lt));
@@ -271,7 +202,7 @@ class Renderer {
 
   std::string binary(Ops op, DType d, bool v, const std::string& a, const std::string& b) {
     std::string t = type_of(d, v), fm = "reassoc contract ";
-    bool fp = is_fp(d), u = dtypes::is_unsigned(d) || dtypes::is_bool(d);
+    bool fp = is_llvm_float(d), u = dtypes::is_unsigned(d) || dtypes::is_bool(d);
     auto bin = [&](const char* f, const char* i) {
       return fp ? emit(absl::StrCat(f, " ", fm, t, " ", a, ", ", b))
                 : emit(absl::StrCat(i, " ", t, " ", a, ", ", b));
@@ -285,9 +216,10 @@ class Renderer {
         return bin("fmul", "mul");
       case Ops::FDIV:
         return emit(absl::StrCat("fdiv ", t, " ", a, ", ", b));
-      case Ops::IDIV:
+      case Ops::IDIV:  // a divisor that may be 0 or -1 was made safe (codegen::safe_divisions)
+        return bin("", u ? "udiv" : "sdiv");
       case Ops::MOD:
-        return int_division(op == Ops::IDIV, d, v, a, b);
+        return bin("", u ? "urem" : "srem");
       case Ops::MAX:
         if (dtypes::is_bool(d)) return emit(absl::StrCat("or ", t, " ", a, ", ", b));
         return intrinsic(fp ? "maximum" : u ? "umax" : "smax", d, v, {a, b});
@@ -312,31 +244,6 @@ class Renderer {
         TC_CHECK(false, "renderer: no binary op ", op_name(op));
     }
     return "";
-  }
-
-  // Integer a / b or a % b. Index math divides by nonzero constants only; a tensor's divisor may
-  // be 0 (a user's zero, or a padded lane) and a signed one -1 under INT_MIN, which trap on x86:
-  // those lanes divide by 1 instead and give 0 (x / 0, x % 0, x % -1) or -x (x / -1, wrapping).
-  std::string int_division(bool div, DType d, bool v, const std::string& a, const std::string& b) {
-    std::string t = type_of(d, v), bt = type_of(dtypes::bool_, v);
-    bool u = dtypes::is_unsigned(d) || dtypes::is_bool(d);
-    const char* inst = div ? (u ? "udiv " : "sdiv ") : (u ? "urem " : "srem ");
-    if (d == dtypes::index) return emit(absl::StrCat(inst, t, " ", a, ", ", b));
-    std::string zero = literal(d, 0, v), one = literal(d, 1, v);
-    std::string is_zero = emit(absl::StrCat("icmp eq ", t, " ", b, ", ", zero));
-    std::string special = is_zero, minus_one;
-    if (!u) {
-      minus_one = emit(absl::StrCat("icmp eq ", t, " ", b, ", ", literal(d, -1, v)));
-      special = emit(absl::StrCat("or ", bt, " ", is_zero, ", ", minus_one));
-    }
-    std::string safe =
-        emit(absl::StrCat("select ", bt, " ", special, ", ", t, " ", one, ", ", t, " ", b));
-    std::string r = emit(absl::StrCat(inst, t, " ", a, ", ", safe));
-    if (!u) {
-      std::string neg = div ? emit(absl::StrCat("sub ", t, " ", zero, ", ", a)) : zero;
-      r = emit(absl::StrCat("select ", bt, " ", minus_one, ", ", t, " ", neg, ", ", t, " ", r));
-    }
-    return emit(absl::StrCat("select ", bt, " ", is_zero, ", ", t, " ", zero, ", ", t, " ", r));
   }
 
   // The address of index.src[1] in its buffer: one pointer, or one per lane.
@@ -627,8 +534,8 @@ class Renderer {
         r = emit(absl::StrCat("bitcast ", type_of(d, v), " ", s[0], " to ", t));
         break;
       case Ops::NEG:
-        r = is_fp(d) ? emit(absl::StrCat("fneg ", t, " ", s[0]))
-                     : emit(absl::StrCat("sub ", t, " ", literal(d, 0, v), ", ", s[0]));
+        r = is_llvm_float(d) ? emit(absl::StrCat("fneg ", t, " ", s[0]))
+                             : emit(absl::StrCat("sub ", t, " ", literal(d, 0, v), ", ", s[0]));
         break;
       case Ops::RECIP:
         r = emit(absl::StrCat("fdiv ", t, " ", literal(u.dtype, 1, v), ", ", s[0]));
@@ -656,7 +563,7 @@ class Renderer {
                               ", ", t, " ", s[2]));
         break;
       case Ops::MULACC:
-        r = is_fp(u.dtype)
+        r = is_llvm_float(u.dtype)
                 ? intrinsic("fmuladd", u.dtype, v, s)
                 : binary(Ops::ADD, u.dtype, v, binary(Ops::MUL, u.dtype, v, s[0], s[1]), s[2]);
         break;
