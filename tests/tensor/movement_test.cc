@@ -774,4 +774,20 @@ TEST(Movement, PaddedMaxOverNineLanesMatchesTheReference) {
   ref::expect_exact(ref::tensor(x, dt::int32).pad(p).max(1).cast(dt::bool_), want);
 }
 
+// Found by tests/fuzz/tensor_fuzz.cc (program 375956983): a reduce loop's padded load and the
+// store after the loop share an index base; the renderer reused the value the load emitted
+// inside the loop at the store, which its block does not reach (LLVM's IR did not verify, and
+// the kernel read a wild address).
+TEST(Movement, PaddedLoadInAReduceAndTheStoreAfterItShareAnIndex) {
+  NDArray x = ref::random({1, 3, 3, 3}, 375956983), y = ref::random({}, 2),
+          z = ref::random({3, 1, 3, 3}, 3);
+  ref::Pairs p = {{2, 0}, {0, 1}, {0, 0}, {0, 0}};
+  NDArray d = ref::zip(y, ref::pad(x, p), [](double a, double b) { return a - b; });
+  NDArray m =
+      ref::where(ref::zip(d, z, [](double a, double b) { return a < b ? 1.0 : 0.0; }), d, z);
+  Tensor a = ref::tensor(y, dt::float32) - ref::tensor(x, dt::float32).pad(p);
+  Tensor zt = ref::tensor(z, dt::float32);
+  ref::expect_close(a.lt(zt).where(a, zt).sum(0), ref::reduce(m, ref::Reduce::Sum, {0}), 1e-5);
+}
+
 }  // namespace

@@ -255,9 +255,15 @@ class Renderer {
                                 type_of(dtypes::index, v), idx));
   }
   // A scalar index made while rendering: emits its integer math over open loops that is new.
+  // What it emits inside a loop is forgotten at the loop's end: those values do not reach past
+  // the loop's blocks (a store after a reduce loop, at a base a load in the loop made first,
+  // used it: LLVM's IR no longer verified, and the JIT's code crashed; found by tensor_fuzz).
   UOpRef emit_index(const UOpRef& base) {
     for (const UOp* n : base->toposort())
-      if (n->op != Ops::CONST && !reg_.contains(n)) line(*n);
+      if (n->op != Ops::CONST && !reg_.contains(n)) {
+        line(*n);
+        if (!made_in_loop_.empty()) made_in_loop_.back().push_back(n);
+      }
     keep_.push_back(base);
     return base;
   }
@@ -435,6 +441,7 @@ class Renderer {
     line_(absl::StrFormat("br i1 %s, label %%body%d, label %%exit%d", c, n, n));
     absl::StrAppendFormat(&body_, "body%d:\n", n);
     reg_[&r] = i;
+    made_in_loop_.emplace_back();
   }
 
   void line(const UOp& u) {
@@ -468,6 +475,8 @@ class Renderer {
               md, md, md + 1, md + 1);
         }
         absl::StrAppendFormat(&body_, "exit%d:\n", n);
+        for (const UOp* made : made_in_loop_.back()) reg_.erase(made);
+        made_in_loop_.pop_back();
         return;
       }
       case Ops::DEFINE_ACC:
@@ -582,6 +591,7 @@ class Renderer {
   int nmetadata_ = 0;
   absl::flat_hash_map<const UOp*, std::string> reg_;
   std::vector<UOpRef> keep_;  // nodes made while rendering, alive while reg_ holds their address
+  std::vector<std::vector<const UOp*>> made_in_loop_;  // by emit_index, per open loop
   int ntmp_ = 0;
 };
 

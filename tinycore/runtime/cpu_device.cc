@@ -7,6 +7,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -135,13 +136,14 @@ class CpuDevice : public Device {
     auto ctx = std::make_unique<llvm::LLVMContext>();
     llvm::SMDiagnostic diag;
     auto mod = llvm::parseIR(llvm::MemoryBufferRef(source, fn_name), diag, *ctx);
-    if (!mod) {
-      std::string msg;
-      llvm::raw_string_ostream os(msg);
-      diag.print(fn_name.c_str(), os);
+    // IR that parses but does not verify (a value used where its definition does not reach)
+    // is compiled into code that may read anywhere: refused like IR that does not parse
+    std::string msg;
+    llvm::raw_string_ostream why(msg);
+    if (!mod) diag.print(fn_name.c_str(), why);
+    if (!mod || llvm::verifyModule(*mod, &why))
       throw Error(absl::StrCat("CPU device: generated kernel ", fn_name,
                                " is invalid LLVM IR (a tinycore bug): ", msg, "\n", source));
-    }
     mod->setDataLayout(jit_->getDataLayout());
     mod->setTargetTriple(triple_);
     // A target machine per compiling thread and effort: LLVM's code generator may not share one
