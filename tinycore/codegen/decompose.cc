@@ -127,7 +127,10 @@ UOpRef safe_divisions(const UOpRef& sink) {
     if ((u->op == Ops::IDIV || u->op == Ops::MOD) && u->dtype != dtypes::index) {
       const UOp& b = *n->src[1];
       bool is_signed = !dtypes::is_unsigned(u->dtype) && !dtypes::is_bool(u->dtype);
-      if (!(b.vmin() > 0 || (is_signed && b.vmax() < -1))) n = safe_division(n);
+      // (a constant's bounds are its value, but uint64 keeps no bounds: its constants are read)
+      bool safe = b.op == Ops::CONST ? b.arg_int() != 0 && !(is_signed && b.arg_int() == -1)
+                                     : b.vmin() > 0 || (is_signed && b.vmax() < -1);
+      if (!safe) n = safe_division(n);
     }
     done[u] = n;
   }
