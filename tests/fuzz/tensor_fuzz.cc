@@ -195,7 +195,9 @@ struct Ref {
         return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(
             static_cast<uint64_t>(static_cast<int64_t>(a) * static_cast<int64_t>(b)))));
       if (op == "mul") return a * b;
-      if (op == "maximum") return std::max(a, b);
+      // NaN-propagating, as torch.maximum and tinycore's (std::max keeps its first argument
+      // when either is NaN: found when sin(inf) of an empty max met a maximum)
+      if (op == "maximum") return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
       if (op == "lt") return a < b ? 1 : 0;
       return 0;
     };

@@ -584,4 +584,27 @@ TEST(Reduce2Prod, LongProductSplitsIntoTwoKernels) {
   EXPECT_NEAR(t.prod().item<double>(), want, 1e-3 * want);
 }
 
+// Found by tests/fuzz/tensor_fuzz.cc (programs 692968582, 692994853), where its reference was
+// wrong: sin of an empty max (-inf) or min (inf) is NaN, and maximum propagates a NaN whichever
+// side it is on, as torch.maximum does; so do max and min over a NaN.
+TEST(Reduce, MaximumAndMaxPropagateNaNFromEitherSide) {
+  auto is_nan = [](const Tensor& t) {
+    std::vector<double> v = t.data<double>();
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](double x) { return std::isnan(x); });
+  };
+  Tensor a = ref::tensor(vals({3}, {kNaN, 1.5, -2.0}), dt::float32);
+  Tensor b = ref::tensor(vals({3}, {0.5, kNaN, 3.0}), dt::float32);
+  for (const Tensor& m : {a.maximum(b), b.maximum(a)}) {
+    std::vector<double> v = m.data<double>();
+    EXPECT_TRUE(std::isnan(v[0]) && std::isnan(v[1])) << v[0] << " " << v[1];
+    EXPECT_EQ(v[2], 3.0);
+  }
+  EXPECT_TRUE(is_nan(a.max()));
+  EXPECT_TRUE(is_nan(b.min()));
+  Tensor empty = Tensor::zeros({0, 5});
+  Tensor one = Tensor::ones({5});
+  EXPECT_TRUE(is_nan(empty.max(0).sin().maximum(one)));
+  EXPECT_TRUE(is_nan(one.maximum(empty.min(0).sin())));
+}
+
 }  // namespace

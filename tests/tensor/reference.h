@@ -250,7 +250,11 @@ inline NDArray reduce(const NDArray& a, Reduce op, std::vector<int> axes = {},
       if (red[k]) idx[k] = 0;
     double& r = acc[static_cast<size_t>(ravel(idx, kept))];
     double x = a.v[static_cast<size_t>(i)];
-    r = op == Reduce::Sum ? r + x : op == Reduce::Max ? std::max(r, x) : std::min(r, x);
+    // max and min propagate NaN, as tinycore's and torch's do (std::max would drop it)
+    r = op == Reduce::Sum                ? r + x
+        : std::isnan(r) || std::isnan(x) ? std::nan("")
+        : op == Reduce::Max              ? std::max(r, x)
+                                         : std::min(r, x);
   }
   if (keepdim) return NDArray(kept, std::move(acc));
   Shape out;

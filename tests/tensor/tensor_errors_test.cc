@@ -248,6 +248,20 @@ TEST(IntegerDivision, ByZeroAndMinusOneDoNotCrash) {
   EXPECT_EQ(u.idiv(big).idiv(Tensor::full({1}, 2, tc::dtypes::uint64)).data<uint64_t>()[0], 1u);
 }
 
+// Found by tests/fuzz/tensor_fuzz.cc (program 966452416): a tensor's int32 wraps, so the index
+// algebra may not move a constant across `<` where the sum or product wraps: x + INT_MIN < 0
+// became x < 2^31 (always true), and abs(INT_MIN + 4) came out negative.
+TEST(IntegerWrap, ComparisonsOfWrappingValuesAreNotRewritten) {
+  Tensor x = Tensor::from_vector<int>({4, -4, 0, 100}).realize();
+  Tensor low =
+      x + Tensor::full({4}, INT32_MIN, dt::int32);  // -2147483644, 2147483644 (wrapped), ...
+  EXPECT_EQ(low.abs().data<int>(),
+            (std::vector<int>{2147483644, 2147483644, INT32_MIN, 2147483548}));
+  EXPECT_EQ(low.lt(0).data<bool>(), (std::vector<bool>{true, false, true, true}));
+  Tensor y = Tensor::from_vector<int>({1, 2, 3}).realize() * Tensor::full({3}, 1 << 30, dt::int32);
+  EXPECT_EQ(y.lt(0).data<bool>(), (std::vector<bool>{false, true, true}));  // 2^30, -2^31, -2^30
+}
+
 // A broken invariant aborts, or throws where tc::throw_on_internal_check is set (the Python
 // module sets it: a bug in tinycore raises RuntimeError there instead of killing the interpreter).
 TEST(InternalCheck, AbortsOrThrowsNamingWhereAndWhat) {

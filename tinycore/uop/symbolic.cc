@@ -62,8 +62,10 @@ UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
       case Ops::FDIV:
         r = a / b;
         break;
-      case Ops::MAX:
-        r = std::fmax(a, b);
+      case Ops::MAX:  // as the kernels' max (llvm.maximum): NaN wins, +0 above -0 (fmax drops NaN)
+        r = std::isnan(a) || std::isnan(b) ? std::nan("")
+            : a == b                       ? (std::signbit(a) ? b : a)
+                                           : std::max(a, b);
         break;
       case Ops::CMPLT:
         r = a < b;
@@ -284,6 +286,13 @@ UPat var(const char* n) { return UPat::var(n); }
 UPat cvar(const char* n) { return UPat::cvar(n); }
 int64_t ival(C c, const char* n) { return c[n]->arg_int(); }
 
+// Whether [lo, hi] lies inside x's dtype: the rules that move a constant across `<` hold only
+// where nothing wraps (a tensor's int32 does: x + INT_MIN < 0 is not x < 2^31).
+bool within_dtype(const UOpRef& x, __int128 lo, __int128 hi) {
+  return static_cast<double>(lo) >= std::max(dtypes::min(x->dtype), -9.2e18) &&
+         static_cast<double>(hi) <= std::min(dtypes::max(x->dtype), 9.2e18);
+}
+
 // d = 1/(x+1), named "d", for the logistic rules
 UPat one_over_x_plus_1() {
   return UPat::op(Ops::RECIP, {UPat::op(Ops::ADD, {var("x"), UPat::cnst(1)}).commutative()})
@@ -392,21 +401,28 @@ PatternMatcher make_symbolic() {
        [](C c) -> UOpRef {
          if (!is_int(c["x"])) return nullptr;  // float constants hold no integer
          int64_t k = ival(c, "k"), v = ival(c, "c");
-         if (k <= 0) return nullptr;
+         const UOpRef& x = c["x"];
+         if (k <= 0 || !within_dtype(x, __int128(x->vmin()) * k, __int128(x->vmax()) * k))
+           return nullptr;
          int64_t q = v >= 0 ? (v + k - 1) / k : -((-v) / k);
          return lt(c["x"], q);
        }},
       // x + a < c -> x < c - a
       {UPat::op(Ops::CMPLT, {var("x") + cvar("a"), cvar("c")}),
        [](C c) -> UOpRef {
-         if (!is_int(c["x"])) return nullptr;
-         return lt(c["x"], ival(c, "c") - ival(c, "a"));
+         const UOpRef& x = c["x"];
+         if (!is_int(x)) return nullptr;  // float constants hold no integer
+         __int128 a = ival(c, "a"), v = __int128(ival(c, "c")) - a;
+         if (!within_dtype(x, x->vmin() + a, x->vmax() + a) || !within_dtype(x, v, v))
+           return nullptr;
+         return lt(x, static_cast<int64_t>(v));
        }},
       // x // k < c -> x < c*k for k > 0 and x >= 0
       {UPat::op(Ops::CMPLT, {var("x") / cvar("k"), cvar("c")}),
        [](C c) -> UOpRef {
          int64_t k = ival(c, "k"), v = ival(c, "c");
          if (!is_int(c["x"]) || k <= 0 || v <= 0 || c["x"]->vmin() < 0) return nullptr;
+         if (!within_dtype(c["x"], __int128(v) * k, __int128(v) * k)) return nullptr;
          return lt(c["x"], v * k);
        }},
       // max(x, y) -> x when x >= y everywhere
