@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-BUDGET = 14600  # code lines in tinycore/ (14,193 at the tinycore/tensor/ split; 14,481 with the UOp spec)
+BUDGET = 14700  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with the fuzz fixes)
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
