@@ -80,9 +80,12 @@ for cfg in "${configs[@]}"; do
   done
   # the differential Tensor fuzzer (tests/fuzz/tensor_fuzz.cc) under the sanitizers: its
   # findings, then random programs for FUZZ_SECONDS (a nightly run: FUZZ_SECONDS=1800)
+  # The seeds start from the commit's hash: a commit's CI run is reproducible (a red one is not
+  # luck of the clock), and each commit explores other programs. FUZZ_SEED overrides it.
   if [[ $cfg == asan ]]; then
+    seed=${FUZZ_SEED:-$((0x$(git rev-parse --short=7 HEAD 2>/dev/null || echo 1)))}
     run_gtest "$cfg: tensor_fuzz for ${FUZZ_SECONDS:-60} s" \
-      env FUZZ_SECONDS="${FUZZ_SECONDS:-60}" "out/$cfg/tests/tensor_fuzz"
+      env FUZZ_SECONDS="${FUZZ_SECONDS:-60}" FUZZ_SEED="$seed" "out/$cfg/tests/tensor_fuzz"
   fi
   # GPU languages run without a GPU: op suites again with every kernel on the CL device (PoCL on
   # the CPU, checked against the suites' references); and rendered as HIP, compiled by hiprtc
