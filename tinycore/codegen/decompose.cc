@@ -98,11 +98,10 @@ const PatternMatcher& decompositions() {
 namespace {
 
 // The division `n` (IDIV or MOD of a tensor's integers) with its divisor made safe.
-UOpRef safe_division(const UOpRef& n) {
+UOpRef safe_division(const UOpRef& n, bool is_signed) {
   DType d = n->dtype, b8 = dtypes::bool_;
   const UOpRef &a = n->src[0], &b = n->src[1];
   auto c = [&](int64_t v) { return UOp::const_int(d, v); };
-  bool is_signed = !dtypes::is_unsigned(d) && !dtypes::is_bool(d);
   UOpRef zero = UOp::make(Ops::CMPEQ, b8, {b, c(0)}), special = zero, minus_one;
   if (is_signed) {
     minus_one = UOp::make(Ops::CMPEQ, b8, {b, c(-1)});
@@ -130,7 +129,7 @@ UOpRef safe_divisions(const UOpRef& sink) {
       // (a constant's bounds are its value, but uint64 keeps no bounds: its constants are read)
       bool safe = b.op == Ops::CONST ? b.arg_int() != 0 && !(is_signed && b.arg_int() == -1)
                                      : b.vmin() > 0 || (is_signed && b.vmax() < -1);
-      if (!safe) n = safe_division(n);
+      if (!safe) n = safe_division(n, is_signed);
     }
     done[u] = n;
   }

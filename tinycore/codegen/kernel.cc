@@ -78,7 +78,7 @@ void forget_built_kernels() {
     std::lock_guard<std::mutex> lock(c.mu);
     c.chosen.clear(), c.of_scheduled.clear();
   }
-  forget_kernels_built();
+  drop_build_cache();
 }
 
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {

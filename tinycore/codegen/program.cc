@@ -18,7 +18,6 @@
 #include "tinycore/codegen/narrow.h"
 #include "tinycore/codegen/render_check.h"
 #include "tinycore/helpers.h"
-#include "tinycore/renderer/cstyle.h"
 #include "tinycore/renderer/lanes.h"
 #include "tinycore/renderer/llvmir.h"
 #include "tinycore/runtime/disk_cache.h"
@@ -171,7 +170,7 @@ std::shared_ptr<const Kernel> build_kernel(const UOpRef& ast, runtime::Device& d
   return c.kernels.try_emplace(key, k).first->second;
 }
 
-void forget_kernels_built() {
+void drop_build_cache() {
   BuiltKernels& c = BuiltKernels::get();
   std::lock_guard<std::mutex> lock(c.mu);
   c.kernels.clear();

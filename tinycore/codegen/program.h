@@ -59,7 +59,7 @@ void compile_kernel(Kernel& k, runtime::Device& device);
 std::shared_ptr<const Kernel> build_kernel(const UOpRef& ast, runtime::Device& device,
                                            const KernelOpts& opts);
 // Drops the kernels build_kernel keeps (those in use live on).
-void forget_kernels_built();
+void drop_build_cache();
 // Runs fn(i) for each i in [0, n) on up to `threads` threads, the caller's among them (kernel
 // builds); the first exception is rethrown once all have stopped.
 void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn);

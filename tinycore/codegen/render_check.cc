@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/program.h"
@@ -29,8 +30,11 @@ const std::vector<runtime::Language>& render_check_languages() {
       auto it = std::find_if(known.begin(), known.end(), [&](runtime::Language l) {
         return name == runtime::language_name(l);
       });
-      if (it == known.end())
-        fail("CHECK_RENDER: unknown language '%s' (known: cuda, opencl, hip)", name);
+      if (it == known.end()) {
+        std::vector<std::string> names;
+        for (runtime::Language l : known) names.push_back(runtime::language_name(l));
+        fail("CHECK_RENDER: unknown language '%s' (known: %s)", name, absl::StrJoin(names, ", "));
+      }
       out.push_back(*it);
     }
     return out;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -18,27 +19,17 @@
 
 namespace tc::runtime {
 
-const char* language_name(Language language) {
-  switch (language) {
-    case Language::kLlvm:
-      return "llvm";
-    case Language::kCuda:
-      return "cuda";
-    case Language::kOpenCl:
-      return "opencl";
-    case Language::kHip:
-      return "hip";
-  }
-  return "?";
-}
+// Each language's name, in the enum's order: what both directions read.
+constexpr const char* kLanguageNames[] = {"llvm", "cuda", "opencl", "hip"};
+
+const char* language_name(Language language) { return kLanguageNames[static_cast<int>(language)]; }
 
 Language language_named(const std::string& name) {
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-  constexpr Language all[] = {Language::kLlvm, Language::kCuda, Language::kOpenCl, Language::kHip};
-  for (Language l : all)
-    if (lower == language_name(l)) return l;
-  fail("unknown language '%s' (known: llvm, cuda, opencl, hip)", name);
+  for (int i = 0; i < static_cast<int>(std::size(kLanguageNames)); i++)
+    if (lower == kLanguageNames[i]) return static_cast<Language>(i);
+  fail("unknown language '%s' (known: %s)", name, absl::StrJoin(kLanguageNames, ", "));
 }
 
 const char* effort_name(CompileEffort effort) {

@@ -286,11 +286,12 @@ UPat var(const char* n) { return UPat::var(n); }
 UPat cvar(const char* n) { return UPat::cvar(n); }
 int64_t ival(C c, const char* n) { return c[n]->arg_int(); }
 
-// Whether [lo, hi] lies inside x's dtype: the rules that move a constant across `<` hold only
-// where nothing wraps (a tensor's int32 does: x + INT_MIN < 0 is not x < 2^31).
-bool within_dtype(const UOpRef& x, __int128 lo, __int128 hi) {
-  return static_cast<double>(lo) >= std::max(dtypes::min(x->dtype), -9.2e18) &&
-         static_cast<double>(hi) <= std::min(dtypes::max(x->dtype), 9.2e18);
+// Whether every value in [lo, hi] is one of dtype d's (64-bit dtypes as far as int64 reaches).
+// The rules that move a constant across `<` hold only where nothing wraps (a tensor's int32
+// does: x + INT_MIN < 0 is not x < 2^31).
+bool within(DType d, __int128 lo, __int128 hi) {
+  return static_cast<double>(lo) >= std::max(dtypes::min(d), -9.2e18) &&
+         static_cast<double>(hi) <= std::min(dtypes::max(d), 9.2e18);
 }
 
 // d = 1/(x+1), named "d", for the logistic rules
@@ -307,11 +308,7 @@ bool is_float(const UOpRef& x) { return dtypes::is_float(x->dtype); }
 // Whether every value x may take is one of `dtype`'s (an integer type of at most 32 bits), so a
 // cast to it changes no value.
 bool fits(const UOpRef& x, DType dtype) {
-  if (dtype.itemsize() > 4) return false;
-  int bits = 8 * dtype.itemsize();
-  bool u = dtypes::is_unsigned(dtype);
-  int64_t lo = u ? 0 : -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (u ? bits : bits - 1)) - 1;
-  return x->vmin() >= lo && x->vmax() <= hi;
+  return dtype.itemsize() <= 4 && within(dtype, x->vmin(), x->vmax());
 }
 
 std::vector<Ops> alu_ops() {
@@ -402,7 +399,7 @@ PatternMatcher make_symbolic() {
          if (!is_int(c["x"])) return nullptr;  // float constants hold no integer
          int64_t k = ival(c, "k"), v = ival(c, "c");
          const UOpRef& x = c["x"];
-         if (k <= 0 || !within_dtype(x, __int128(x->vmin()) * k, __int128(x->vmax()) * k))
+         if (k <= 0 || !within(x->dtype, __int128(x->vmin()) * k, __int128(x->vmax()) * k))
            return nullptr;
          int64_t q = v >= 0 ? (v + k - 1) / k : -((-v) / k);
          return lt(c["x"], q);
@@ -413,7 +410,7 @@ PatternMatcher make_symbolic() {
          const UOpRef& x = c["x"];
          if (!is_int(x)) return nullptr;  // float constants hold no integer
          __int128 a = ival(c, "a"), v = __int128(ival(c, "c")) - a;
-         if (!within_dtype(x, x->vmin() + a, x->vmax() + a) || !within_dtype(x, v, v))
+         if (!within(x->dtype, x->vmin() + a, x->vmax() + a) || !within(x->dtype, v, v))
            return nullptr;
          return lt(x, static_cast<int64_t>(v));
        }},
@@ -422,7 +419,7 @@ PatternMatcher make_symbolic() {
        [](C c) -> UOpRef {
          int64_t k = ival(c, "k"), v = ival(c, "c");
          if (!is_int(c["x"]) || k <= 0 || v <= 0 || c["x"]->vmin() < 0) return nullptr;
-         if (!within_dtype(c["x"], __int128(v) * k, __int128(v) * k)) return nullptr;
+         if (!within(c["x"]->dtype, __int128(v) * k, __int128(v) * k)) return nullptr;
          return lt(c["x"], v * k);
        }},
       // max(x, y) -> x when x >= y everywhere
