@@ -13,6 +13,7 @@
 #include "tests/codegen/random_values.h"
 #include "tests/temp_cache_dir.h"
 #include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
@@ -36,7 +37,7 @@ schedule::ScheduleItem matmul_item(int64_t m, int64_t k, int64_t n) {
 
 std::vector<float> run(const schedule::ScheduleItem& item, const KernelOpts& opts) {
   runtime::Device& dev = item.bufs[0]->buffer->device();
-  auto k = build_kernel(item.ast, dev, opts);
+  auto k = build_kernel(lower(item.ast), dev, opts);
   std::vector<void*> ptrs;
   for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
   std::memset(ptrs[0], 0xAB, item.bufs[0]->buffer->nbytes());
@@ -51,10 +52,10 @@ TEST(Beam, EveryNeighbourComputesTheSameResult) {
   runtime::Device& dev = item.bufs[0]->buffer->device();
   Target target{dev.simd_bytes(), dev.simd_registers(), true};
   std::vector<float> want = run(item, KernelOpts{});
-  KernelOpts heuristic = choose_opts(item.ast, target);
+  KernelOpts heuristic = choose_opts(lower(item.ast), target);
   int checked = 0;
   for (const KernelOpts& from : {KernelOpts{}, heuristic})
-    for (const KernelOpts& o : neighbours(item.ast, from, target)) {
+    for (const KernelOpts& o : neighbours(lower(item.ast), from, target)) {
       std::vector<float> got = run(item, o);
       for (size_t i = 0; i < want.size(); i++)
         ASSERT_NEAR(got[i], want[i], 1e-4) << o.key() << " element " << i;
@@ -67,28 +68,28 @@ TEST_F(TempCacheDir, SecondSearchReadsTheDiskCache) {
   schedule::ScheduleItem item = matmul_item(16, 16, 32);
   runtime::Device& dev = item.bufs[0]->buffer->device();
   int64_t searches = BeamStats::searches, hits = BeamStats::disk_hits;
-  KernelOpts first = beam_search(item.ast, dev, 2);
+  KernelOpts first = beam_search(lower(item.ast), dev, 2);
   EXPECT_EQ(BeamStats::searches, searches + 1);
   ASSERT_EQ(cache_files("beam").size(), 1u);
   int64_t timed = BeamStats::timed;
-  KernelOpts second = beam_search(item.ast, dev, 2);
+  KernelOpts second = beam_search(lower(item.ast), dev, 2);
   EXPECT_EQ(BeamStats::disk_hits, hits + 1);
   EXPECT_EQ(BeamStats::timed, timed);  // nothing compiled or timed
   EXPECT_EQ(second.key(), first.key());
   // another width is another entry
-  beam_search(item.ast, dev, 1);
+  beam_search(lower(item.ast), dev, 1);
   EXPECT_EQ(cache_files("beam").size(), 2u);
 }
 
 TEST_F(TempCacheDir, DamagedEntryIsSearchedAgain) {
   schedule::ScheduleItem item = matmul_item(8, 16, 16);
   runtime::Device& dev = item.bufs[0]->buffer->device();
-  beam_search(item.ast, dev, 2);
+  beam_search(lower(item.ast), dev, 2);
   ASSERT_EQ(cache_files("beam").size(), 1u);
   for (const char* junk : {"", "garbage", "0 4 9 2 1 -", "-1 1 -1 1 0 0,0,7"}) {
     std::ofstream(cache_files("beam")[0]) << junk;
     int64_t searches = BeamStats::searches;
-    KernelOpts o = beam_search(item.ast, dev, 2);
+    KernelOpts o = beam_search(lower(item.ast), dev, 2);
     EXPECT_EQ(BeamStats::searches, searches + 1) << "entry '" << junk << "'";
     std::vector<float> got = run(item, o), want = run(item, KernelOpts{});
     for (size_t i = 0; i < want.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/opts.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/schedule/schedule.h"
@@ -56,7 +57,7 @@ std::vector<float> run_last(const std::vector<schedule::ScheduleItem>& items,
   for (size_t i = 0; i < items.size(); i++) {
     const schedule::ScheduleItem& item = items[i];
     runtime::Device& dev = item.bufs[0]->buffer->device();
-    auto k = build_kernel(item.ast, dev, i + 1 == items.size() ? opts : KernelOpts{});
+    auto k = build_kernel(lower(item.ast), dev, i + 1 == items.size() ? opts : KernelOpts{});
     std::vector<void*> ptrs;
     for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
     k->binary->run(ptrs.data(), 1);
@@ -79,10 +80,10 @@ TEST(Narrow, AWidelyPaddedConvLoopsOnlyWhereItsInputIs) {
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({y.uop()});
   const UOpRef& conv = items.back().ast;
   Target avx512{64, 32, true};
-  KernelOpts chosen = choose_opts(conv, avx512);
+  KernelOpts chosen = choose_opts(lower(conv), avx512);
   EXPECT_EQ(chosen.unroll_axis, 0) << chosen.key();  // the batch: no gate depends on it
   // the window's rows and columns loop over where the input is, and no load is gated
-  LinearKernel k = linearize_kernel(conv, chosen);
+  LinearKernel k = linearize_kernel(lower(conv), chosen);
   std::vector<int64_t> narrowed;
   int gated = 0;
   for (const UOp* u : k.sink->toposort()) {
@@ -93,7 +94,7 @@ TEST(Narrow, AWidelyPaddedConvLoopsOnlyWhereItsInputIs) {
   EXPECT_EQ(gated, 0);
   // its flops count what it computes (each input row and column meets the window K times), and
   // LLVM is told not to unroll the narrowed loops (their length varies)
-  auto built = build_kernel(conv, items.back().bufs[0]->buffer->device(), chosen);
+  auto built = build_kernel(lower(conv), items.back().bufs[0]->buffer->device(), chosen);
   EXPECT_DOUBLE_EQ(built->flops, 2.0 * B * O * C * (H * K) * (H * K));
   for (int64_t n : narrowed)
     EXPECT_NE(built->source.find(absl::StrFormat("br label %%loop%d, !llvm.loop", n)),
@@ -124,7 +125,7 @@ TEST(Narrow, TermsThatAreNotZeroOutsideKeepTheirLoops) {
   ASSERT_EQ(windows.shape(), (Shape{1, C, out, out, K, K}));
   auto make_y = [&] { return (windows + 1).sum({-2, -1}); };
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({make_y().uop()});
-  LinearKernel k = linearize_kernel(items.back().ast, KernelOpts{});
+  LinearKernel k = linearize_kernel(lower(items.back().ast), KernelOpts{});
   for (const UOp* u : k.sink->toposort())
     EXPECT_FALSE(u->op == Ops::RANGE && u->src[0]->op != Ops::CONST) << "a narrowed loop";
   std::vector<float> got = make_y().data<float>();

@@ -10,6 +10,7 @@
 #include <random>
 #include <utility>
 
+#include "tinycore/codegen/apply_opts.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/lower.h"
 #include "tinycore/runtime/buffer.h"
@@ -32,7 +33,7 @@ Tensor random_tensor(const Shape& shape, std::mt19937& rng, DType dtype = dtypes
 // Runs the single kernel of `t` with `opts` split into `shares`, returning the output bytes.
 std::vector<uint8_t> run(const schedule::ScheduleItem& item, const KernelOpts& opts, int shares) {
   runtime::Device& dev = item.bufs[0]->buffer->device();
-  auto k = build_kernel(item.ast, dev, opts);
+  auto k = build_kernel(lower(item.ast), dev, opts);
   std::vector<void*> ptrs;
   for (const UOpRef& b : item.bufs) ptrs.push_back(b->buffer->ensure_allocated());
   std::memset(ptrs[0], 0xAB, item.bufs[0]->buffer->nbytes());  // stale data must be overwritten
@@ -129,7 +130,7 @@ LanedKernel laned_kernel(const Tensor& t, int axis) {
   EXPECT_EQ(items.size(), 1u);
   LanedKernel k{items[0], KernelOpts{}, "", {}};
   k.opts.lane_axis = axis, k.opts.lanes = 16;
-  k.ir = build_kernel(k.item.ast, k.item.bufs[0]->buffer->device(), k.opts)->source;
+  k.ir = build_kernel(lower(k.item.ast), k.item.bufs[0]->buffer->device(), k.opts)->source;
   std::vector<uint8_t> bytes = run(k.item, k.opts, 1);
   k.out.resize(bytes.size() / sizeof(float));
   std::memcpy(k.out.data(), bytes.data(), bytes.size());
@@ -194,7 +195,7 @@ TEST(Lower, ReduceUnrollReadsRunsOfElementsPerIteration) {
   Tensor a = Tensor::empty({4, 64});
   UOpRef ast = schedule::create_schedule({a.sum(1).uop()})[0].ast;
   auto count = [&](const KernelOpts& o) {
-    LoweredKernel k = lower(ast, o);
+    LoweredKernel k = apply_opts(lower(ast), o);
     int loads = 0;
     int64_t trips = 0;
     for (const UOp* u : k.sink->toposort()) {
@@ -239,7 +240,7 @@ TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
       schedule::create_schedule(
           {(a.reshape({64, 1, 64}) * b.permute({1, 0}).reshape({1, 64, 64})).sum(2).uop()})[0]
           .ast;
-  KernelOpts o = choose_opts(mm, avx512);
+  KernelOpts o = choose_opts(lower(mm), avx512);
   EXPECT_EQ(o.lane_axis, 1);  // the output's contiguous axis
   EXPECT_EQ(o.lanes, 32);
   EXPECT_EQ(o.unroll_axis, 0);  // a register tile over rows
@@ -248,15 +249,15 @@ TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
   // whose loads of b it shares, not on the longer batch axis, along which every load changes
   Tensor ba = Tensor::empty({128, 64, 64}), bb = Tensor::empty({128, 64, 64});
   UOpRef bmm = schedule::create_schedule({ba.matmul(bb).uop()}).back().ast;
-  KernelOpts bo = choose_opts(bmm, avx512);
+  KernelOpts bo = choose_opts(lower(bmm), avx512);
   EXPECT_EQ(bo.lanes, 32);
   EXPECT_EQ(bo.unroll_axis, 1);
   EXPECT_EQ(bo.unroll, 8);
   // summing rows of a row-major matrix: lanes over rows would gather, so none there; they go on
   // the reduce, each row summed as 32-wide partials combined after the loop
   UOpRef rows = schedule::create_schedule({a.sum(1).uop()})[0].ast;
-  EXPECT_EQ(choose_opts(rows, avx512).lane_axis, -1);
-  EXPECT_EQ(choose_opts(rows, avx512).reduce_lanes, 32);
+  EXPECT_EQ(choose_opts(lower(rows), avx512).lane_axis, -1);
+  EXPECT_EQ(choose_opts(lower(rows), avx512).reduce_lanes, 32);
 }
 
 TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
@@ -265,15 +266,15 @@ TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
   Target avx512{64, 32, true};
   Tensor x = Tensor::empty({64, 32, 6, 6});
   UOpRef copy = schedule::create_schedule({x.permute({0, 2, 3, 1}).contiguous().uop()})[0].ast;
-  KernelOpts o = choose_opts(copy, avx512);
+  KernelOpts o = choose_opts(lower(copy), avx512);
   EXPECT_EQ(o.lane_axis, 3);  // (N, H, W, C)
   EXPECT_EQ(o.lanes, 16);
   EXPECT_EQ(o.order, (std::vector<int>{0, 3, 1, 2}));
   EXPECT_TRUE(o.parallel);
   // a plain 2-D transpose: the lanes' blocks outermost, as the source's rows are
   Tensor m = Tensor::empty({48, 64});
-  KernelOpts t =
-      choose_opts(schedule::create_schedule({m.permute({1, 0}).contiguous().uop()})[0].ast, avx512);
+  KernelOpts t = choose_opts(
+      lower(schedule::create_schedule({m.permute({1, 0}).contiguous().uop()})[0].ast), avx512);
   EXPECT_EQ(t.lane_axis, 1);
   EXPECT_EQ(t.order, (std::vector<int>{1, 0}));
 }
@@ -287,7 +288,7 @@ TEST(Heuristic, PutsConvLanesOnOutputChannels) {
     Tensor x = Tensor::empty({1, 64, 7 * stride, 7 * stride}), w = Tensor::empty({128, 64, 3, 3});
     UOpRef conv =
         schedule::create_schedule({x.conv2d(w, {.stride = stride, .padding = 1}).uop()}).back().ast;
-    KernelOpts o = choose_opts(conv, avx512);
+    KernelOpts o = choose_opts(lower(conv), avx512);
     EXPECT_EQ(o.lane_axis, 1) << "stride " << stride;  // (bs, cout, oy, ox)
     EXPECT_EQ(o.lanes, 32) << "stride " << stride;
     EXPECT_EQ(o.unroll, 7) << "stride " << stride;
@@ -300,14 +301,16 @@ TEST(Heuristic, ConvRowsAreNeighbouringPositions) {
   // apart, though the batch would allow more rows
   Target avx512{64, 32, true};
   Tensor x = Tensor::empty({64, 32, 22, 22}), w = Tensor::empty({32, 32, 5, 5});
-  KernelOpts o = choose_opts(schedule::create_schedule({x.conv2d(w).uop()}).back().ast, avx512);
+  KernelOpts o =
+      choose_opts(lower(schedule::create_schedule({x.conv2d(w).uop()}).back().ast), avx512);
   EXPECT_EQ(o.lane_axis, 1);  // (bs, cout, oy, ox)
   EXPECT_EQ(o.unroll_axis, 3);
   EXPECT_EQ(o.unroll, 6);  // a divisor of 18 within half the registers
   // strided by 2, 7 positions still read within two cache lines: they beat 8 images
   Tensor xs = Tensor::empty({8, 64, 14, 14}), ws = Tensor::empty({128, 64, 3, 3});
   KernelOpts so = choose_opts(
-      schedule::create_schedule({xs.conv2d(ws, {.stride = 2, .padding = 1}).uop()}).back().ast,
+      lower(
+          schedule::create_schedule({xs.conv2d(ws, {.stride = 2, .padding = 1}).uop()}).back().ast),
       avx512);
   EXPECT_EQ(so.lane_axis, 1);
   EXPECT_EQ(so.unroll_axis, 3);
@@ -319,14 +322,16 @@ TEST(Heuristic, AShortReduceKeepsItsStoresContiguous) {
   // store, so they stay on the output's last axis, and the tile takes the output channels
   Target avx512{64, 32, true};
   Tensor x = Tensor::empty({8, 1, 28, 28}), w = Tensor::empty({32, 1, 5, 5});
-  KernelOpts o = choose_opts(schedule::create_schedule({x.conv2d(w).uop()}).back().ast, avx512);
+  KernelOpts o =
+      choose_opts(lower(schedule::create_schedule({x.conv2d(w).uop()}).back().ast), avx512);
   EXPECT_EQ(o.lane_axis, 3);
   EXPECT_EQ(o.lanes, 8);
   EXPECT_EQ(o.unroll_axis, 1);
   // with 32 input channels (800 products per output) the lanes go on cout as before
   Tensor x32 = Tensor::empty({8, 32, 28, 28}), w32 = Tensor::empty({32, 32, 5, 5});
   EXPECT_EQ(
-      choose_opts(schedule::create_schedule({x32.conv2d(w32).uop()}).back().ast, avx512).lane_axis,
+      choose_opts(lower(schedule::create_schedule({x32.conv2d(w32).uop()}).back().ast), avx512)
+          .lane_axis,
       1);
 }
 
@@ -340,10 +345,10 @@ TEST(Heuristic, AxesOfTenOrSixTakeLanesAsWideAsTheAxis) {
   Tensor x = random_tensor({4, 3, 20, 20}, rng);
   std::vector<schedule::ScheduleItem> pool = schedule::create_schedule({x.max_pool2d().uop()});
   ASSERT_EQ(pool.size(), 1u);
-  KernelOpts o = choose_opts(pool[0].ast, avx512);
+  KernelOpts o = choose_opts(lower(pool[0].ast), avx512);
   EXPECT_EQ(o.lane_axis, 3);  // (bs, c, oy, ox)
   EXPECT_EQ(o.lanes, 10);
-  LaneAccesses a = lane_accesses(pool[0].ast, o);
+  LaneAccesses a = lane_accesses(lower(pool[0].ast), o);
   EXPECT_GT(a.short_runs, 0);
   EXPECT_EQ(a.gathered, 0);
   std::vector<uint8_t> bytes = run(pool[0], o, 1);
@@ -362,13 +367,13 @@ TEST(Heuristic, AxesOfTenOrSixTakeLanesAsWideAsTheAxis) {
   // accumulators fit in half the registers
   Tensor g = Tensor::empty({8, 16, 28, 28}), w = Tensor::empty({16, 16, 3, 3});
   UOpRef transposed = schedule::create_schedule({g.conv_transpose2d(w).uop()}).back().ast;
-  KernelOpts to = choose_opts(transposed, avx512);
+  KernelOpts to = choose_opts(lower(transposed), avx512);
   EXPECT_NE(to.lanes, 30) << to.key();
   EXPECT_LE((to.lanes * 4 + 63) / 64 * to.unroll, 16) << to.key();
 
   Tensor m = random_tensor({64, 6}, rng);
   std::vector<schedule::ScheduleItem> sum = schedule::create_schedule({m.sum(1).uop()});
-  KernelOpts so = choose_opts(sum[0].ast, avx512);
+  KernelOpts so = choose_opts(lower(sum[0].ast), avx512);
   EXPECT_EQ(so.lane_axis, -1);  // lanes over rows would gather
   EXPECT_EQ(so.reduce_lanes, 6);
   bytes = run(sum[0], so, 1);
@@ -392,7 +397,7 @@ TEST(Lower, PadOfAReshapeIndexesWithoutDivision) {
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({padded().uop()});
   ASSERT_EQ(items.size(), 1u);
   std::string ir =
-      build_kernel(items[0].ast, items[0].bufs[0]->buffer->device(), KernelOpts{})->source;
+      build_kernel(lower(items[0].ast), items[0].bufs[0]->buffer->device(), KernelOpts{})->source;
   EXPECT_EQ(ir.find("sdiv"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("srem"), std::string::npos) << ir;
   std::vector<float> got = padded().data<float>();
@@ -418,8 +423,8 @@ TEST(Lower, ReshapeOfAReshapeIndexesLinearly) {
   ASSERT_EQ(items.size(), 2u);
   KernelOpts o;
   o.reduce_lanes = 32;
-  EXPECT_TRUE(lanes_are_contiguous(items[1].ast, o));
-  std::string ir = build_kernel(items[1].ast, items[1].bufs[0]->buffer->device(), o)->source;
+  EXPECT_TRUE(lanes_are_contiguous(lower(items[1].ast), o));
+  std::string ir = build_kernel(lower(items[1].ast), items[1].bufs[0]->buffer->device(), o)->source;
   EXPECT_EQ(ir.find("sdiv"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("srem"), std::string::npos) << ir;
   x = Tensor(v, Shape{8, 64, 3, 3, 2}).realize();  // create_schedule marked the graph computed
@@ -437,7 +442,7 @@ TEST(Render, LlvmUnrollsReduceLoopsNotOutputLoops) {
   Tensor a = Tensor::empty({16, 32}), b = Tensor::empty({32, 64});
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({a.matmul(b).uop()});
   runtime::Device& dev = items.back().bufs[0]->buffer->device();
-  std::string ir = build_kernel(items.back().ast, dev, KernelOpts{})->source;
+  std::string ir = build_kernel(lower(items.back().ast), dev, KernelOpts{})->source;
   auto count = [](const std::string& s, const std::string& what) {
     int n = 0;
     for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) n++;
@@ -448,7 +453,7 @@ TEST(Render, LlvmUnrollsReduceLoopsNotOutputLoops) {
   KernelOpts lanes;
   lanes.reduce_lanes = 32;
   UOpRef rows = schedule::create_schedule({Tensor::empty({4, 64}).sum(1).uop()})[0].ast;
-  ir = build_kernel(rows, dev, lanes)->source;
+  ir = build_kernel(lower(rows), dev, lanes)->source;
   EXPECT_EQ(count(ir, "shufflevector <32 x float>"), 2) << ir;
   EXPECT_EQ(count(ir, "shufflevector <8 x float>"), 2) << ir;
   EXPECT_EQ(count(ir, "extractelement <4 x float>"), 4) << ir;
@@ -466,7 +471,7 @@ TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
   auto make_y = [&] { return upsample(x) * 2 + upsample(x.flip({1})); };
   check_all_opts(make_y());
   LanedKernel k = laned_kernel(make_y(), 1);
-  LaneAccesses a = lane_accesses(k.item.ast, k.opts);
+  LaneAccesses a = lane_accesses(lower(k.item.ast), k.opts);
   EXPECT_EQ(a.short_runs, 2);
   EXPECT_EQ(a.gathered, 0);
   EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << k.ir;
@@ -482,7 +487,7 @@ TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
   auto make_t = [&] { return src.permute({1, 0}) + 1; };
   check_all_opts(make_t());
   LanedKernel t = laned_kernel(make_t(), 1);
-  EXPECT_EQ(lane_accesses(t.item.ast, t.opts).gathered, 1);
+  EXPECT_EQ(lane_accesses(lower(t.item.ast), t.opts).gathered, 1);
   EXPECT_EQ(t.ir.find("@llvm.masked."), std::string::npos) << t.ir;
   size_t lanes = 0;
   for (size_t at = t.ir.find("extractelement <16 x i64>"); at != std::string::npos;

@@ -20,6 +20,7 @@
 #include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/linearize.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/render_check.h"
 #include "tinycore/runtime/device.h"
 #ifdef TC_HAVE_CUDA
@@ -54,7 +55,7 @@ struct Program {
 // The last kernel of `t`'s schedule, lowered as the GPU devices lower it (no opts).
 Program program_of(const Tensor& t, const codegen::KernelOpts& opts = {}) {
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({t.uop()});
-  codegen::LinearKernel k = codegen::linearize_kernel(items.back().ast, opts);
+  codegen::LinearKernel k = codegen::linearize_kernel(codegen::lower(items.back().ast), opts);
   return {k.name, k.program, k.output_dims};
 }
 

@@ -18,6 +18,7 @@
 #include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/linearize.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/render_check.h"
 #include "tinycore/engine/realize.h"
 #include "tinycore/renderer/cstyle.h"
@@ -76,7 +77,7 @@ struct Rendered {
   RenderedKernel opencl, cuda;
 };
 Rendered render_last(const std::vector<schedule::ScheduleItem>& items) {
-  codegen::LinearKernel k = codegen::linearize_kernel(items.back().ast, {});
+  codegen::LinearKernel k = codegen::linearize_kernel(codegen::lower(items.back().ast), {});
   return {k.name, codegen::render_gpu(runtime::Language::kOpenCl, k.name, k.program, k.output_dims),
           codegen::render_gpu(runtime::Language::kCuda, k.name, k.program, k.output_dims)};
 }

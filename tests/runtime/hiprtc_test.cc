@@ -11,6 +11,7 @@
 #include "tests/temp_cache_dir.h"
 #include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/kernel.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/error.h"
 #include "tinycore/renderer/cstyle.h"
 #include "tinycore/runtime/device.h"
@@ -32,7 +33,7 @@ TEST_F(TempCacheDir, RenderedKernelsCompileForGfx90a) {
   std::vector<schedule::ScheduleItem> items = schedule::create_schedule({x.uop()});
   ASSERT_GE(items.size(), 1u);
   for (const schedule::ScheduleItem& item : items) {
-    codegen::LinearKernel k = codegen::linearize_kernel(item.ast, {});
+    codegen::LinearKernel k = codegen::linearize_kernel(codegen::lower(item.ast), {});
     renderer::RenderedKernel r =
         codegen::render_gpu(runtime::Language::kHip, k.name, k.program, k.output_dims);
     std::string object = hiprtc_compile(k.name, r.source, "gfx90a");
@@ -65,7 +66,7 @@ TEST_F(TempCacheDir, GroupedReductionsCompileForGfx90a) {
   int grouped = 0;
   for (const Tensor& t : {h.softmax(-1), i.sum(1), h.gt(0).any(1)}) {
     for (const schedule::ScheduleItem& item : schedule::create_schedule({t.uop()})) {
-      codegen::LinearKernel k = codegen::linearize_kernel(item.ast, {});
+      codegen::LinearKernel k = codegen::linearize_kernel(codegen::lower(item.ast), {});
       renderer::RenderedKernel r =
           codegen::render_gpu(runtime::Language::kHip, k.name, k.program, k.output_dims);
       if (r.source.find("__syncthreads();") == std::string::npos) continue;

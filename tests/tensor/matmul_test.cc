@@ -193,8 +193,8 @@ TEST(Matmul, GradientsAreProductsWithLanesOnTheirOutputs) {
       for (const tc::schedule::ScheduleItem& item : tc::schedule::create_schedule({grad.uop()})) {
         if (!tc::codegen::has_reduce(item.ast)) continue;
         tc::runtime::Device& dev = item.bufs[0]->buffer->device();
-        tc::codegen::KernelOpts o =
-            tc::codegen::choose_opts(item.ast, {dev.simd_bytes(), dev.simd_registers(), true});
+        tc::codegen::KernelOpts o = tc::codegen::choose_opts(
+            tc::codegen::lower(item.ast), {dev.simd_bytes(), dev.simd_registers(), true});
         EXPECT_GE(o.lane_axis, 0) << what << ": a gradient's sum without output lanes";
       }
   };

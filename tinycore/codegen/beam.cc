@@ -10,8 +10,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "tinycore/codegen/apply_opts.h"
 #include "tinycore/codegen/decompose.h"
-#include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/program.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
@@ -22,21 +22,18 @@
 namespace tc::codegen {
 namespace {
 
-// The output shape of a kernel AST, SINK(STORE(out, value)).
-const Shape& output_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape(); }
-
-// Whether `o` can lower `ast`: split axes divide, lanes and register tile on different axes.
-bool valid(const UOpRef& ast, const KernelOpts& o) {
-  const Shape& s = output_shape(ast);
+// Whether `o` fits the lowered kernel: split axes divide, lanes and register tile on different
+// axes.
+bool valid(const LoweredKernel& plain, const KernelOpts& o) {
+  const Shape& s = plain.shape;
   if (o.lanes > 1 && (o.lane_axis < 0 || s[o.lane_axis] % o.lanes != 0)) return false;
   if (o.unroll > 1 && (o.unroll_axis < 0 || s[o.unroll_axis] % o.unroll != 0)) return false;
   if (o.lanes > 1 && o.unroll > 1 && o.lane_axis == o.unroll_axis) return false;
   if (o.lanes > 1 && o.reduce_lanes > 1) return false;  // lanes go on outputs or on reduces
   if (o.reduce_unroll > 1) {                            // some reduce's innermost loop is unrolled
     bool unrolls = false;
-    for (const UOp* u : ast->toposort())
-      if (u->op == Ops::REDUCE_AXIS)
-        unrolls = unrolls || reduce_split(u->src[0]->shape()[u->arg_ints().back()], o).unroll > 1;
+    for (const UOpRef& r : plain.innermost)
+      unrolls = unrolls || reduce_split(r->src[0]->arg_int(), o).unroll > 1;
     if (!unrolls) return false;
   }
   if (o.tiled()) {  // at least two blocks, each of whole lanes or rows
@@ -61,14 +58,14 @@ double now() {
 
 }  // namespace
 
-std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
+std::vector<KernelOpts> neighbours(const LoweredKernel& plain, const KernelOpts& base,
                                    const Target& target) {
-  const Shape& s = output_shape(ast);
+  const Shape& s = plain.shape;
   int nd = static_cast<int>(s.size());
-  int itemsize = register_itemsize(ast->src[0]->src[1]->dtype);
+  int itemsize = register_itemsize(plain.ast->src[0]->src[1]->dtype);
   std::vector<KernelOpts> out;
   auto add = [&](KernelOpts o) {
-    if (valid(ast, o)) out.push_back(std::move(o));
+    if (valid(plain, o)) out.push_back(std::move(o));
   };
   for (int axis = 0; axis < nd; axis++) {
     if (s[axis] == 1) continue;
@@ -78,7 +75,7 @@ std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& base,
       if (w * itemsize > 2 * target.simd_bytes) continue;  // at most two registers
       KernelOpts o = base;
       o.lane_axis = axis, o.lanes = w, o.reduce_lanes = 1;
-      if (valid(ast, o) && lanes_are_contiguous(ast, o, /*epilogue_may_gather=*/true))
+      if (valid(plain, o) && lanes_are_contiguous(plain, o, /*epilogue_may_gather=*/true))
         out.push_back(o);
     }
     for (int u : {2, 4, 8, 16}) {  // UPCAST into a register tile
@@ -173,12 +170,12 @@ double run_once(const Kernel& kernel, runtime::Device& device, const Scratch& s)
 // them alike, not on whichever was being timed. Another wins only by beating the heuristic's
 // choice by 2% in these rounds: a noisy machine's luck does not make the search's choice slower
 // than no search.
-KernelOpts confirm(const UOpRef& ast, runtime::Device& device,
+KernelOpts confirm(const LoweredKernel& plain, runtime::Device& device,
                    const std::vector<KernelOpts>& finalists) {
-  Scratch s(ast, device);
+  Scratch s(plain.ast, device);
   std::vector<std::shared_ptr<const Kernel>> kernels;
   for (const KernelOpts& o : finalists) {
-    kernels.push_back(build_kernel(ast, device, o));
+    kernels.push_back(build_kernel(plain, device, o));
     run_once(*kernels.back(), device, s);  // warm caches and pages
   }
   std::vector<double> best(finalists.size(), 1e30);
@@ -191,10 +188,10 @@ KernelOpts confirm(const UOpRef& ast, runtime::Device& device,
 
 }  // namespace
 
-double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts,
+double time_opts(const LoweredKernel& plain, runtime::Device& device, const KernelOpts& opts,
                  double cutoff_ms) {
-  Scratch s(ast, device);
-  auto kernel = build_kernel(ast, device, opts);
+  Scratch s(plain.ast, device);
+  auto kernel = build_kernel(plain, device, opts);
   int shares = launch_shares(*kernel, device);
   if (cutoff_ms > 0 && shares > 1) {
     constexpr int kParts = 16;
@@ -218,19 +215,19 @@ double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& o
   return best * 1e3;
 }
 
-KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
-  int nd = static_cast<int>(output_shape(ast).size());
-  std::string file = cache_file(ast, device, width);
+KernelOpts beam_search(const LoweredKernel& plain, runtime::Device& device, int width) {
+  int nd = static_cast<int>(plain.shape.size());
+  std::string file = cache_file(plain.ast, device, width);
   if (std::optional<std::string> text = runtime::read_cache_file(file)) {
     std::string line = text->substr(0, text->find('\n'));
-    if (std::optional<KernelOpts> o = parse_opts(line, nd); o && valid(ast, *o)) {
+    if (std::optional<KernelOpts> o = parse_opts(line, nd); o && valid(plain, *o)) {
       BeamStats::disk_hits++;
       return *o;
     }
   }
   BeamStats::searches++;
   Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
-  std::string name = build_kernel(ast, device, KernelOpts{})->name;
+  std::string name = build_kernel(plain, device, KernelOpts{})->name;
   bool tty = isatty(STDERR_FILENO);
   double t_start = now();
 
@@ -246,13 +243,13 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
       if (seen.insert(o.key()).second) fresh.push_back(o);
     // compiled on every core first, then timed one at a time on a quiet machine
     parallel_each(fresh.size(), device.compile_threads(),
-                  [&](size_t i) { build_kernel(ast, device, fresh[i]); });
+                  [&](size_t i) { build_kernel(plain, device, fresh[i]); });
     std::vector<Timed> timed;
     int done = 0;
     double best = beam.empty() ? 0 : beam[0].ms;
     for (const KernelOpts& o : fresh) {
       // a candidate predicted at twice the best so far is not timed whole
-      timed.push_back({time_opts(ast, device, o, 2 * best), o});
+      timed.push_back({time_opts(plain, device, o, 2 * best), o});
       best = best > 0 ? std::min(best, timed.back().ms) : timed.back().ms;
       done++;
       if (tty)
@@ -264,12 +261,12 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   };
   // from the heuristic's choice (the unoptimized kernel, one thread and no lanes, is far slower
   // and would only fill the beam with slow neighbours to time)
-  std::vector<KernelOpts> start = {choose_opts(ast, target)};
+  std::vector<KernelOpts> start = {choose_opts(plain, target)};
   beam = try_all(start, 0);
   for (int round = 1; round <= 8; round++) {
     std::vector<KernelOpts> candidates;
     for (const Timed& t : beam)
-      for (KernelOpts& o : neighbours(ast, t.opts, target)) candidates.push_back(std::move(o));
+      for (KernelOpts& o : neighbours(plain, t.opts, target)) candidates.push_back(std::move(o));
     std::vector<Timed> found = try_all(candidates, round);
     double best_before = beam[0].ms;
     beam.insert(beam.end(), found.begin(), found.end());
@@ -283,7 +280,7 @@ KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width) {
   std::vector<KernelOpts> finalists = start;
   for (const Timed& t : beam)
     if (t.opts.key() != start[0].key()) finalists.push_back(t.opts);
-  KernelOpts chosen = confirm(ast, device, finalists);
+  KernelOpts chosen = confirm(plain, device, finalists);
   // always: in a log (no terminal) this line per kernel is the search's progress
   std::fprintf(stderr,
                "%sBEAM %s: %s%s (%zu candidates, %.1f s; fastest in the search %s, %.3f ms)\n",

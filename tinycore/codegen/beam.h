@@ -16,21 +16,23 @@
 #include <string>
 #include <vector>
 
+#include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/opts.h"
 #include "tinycore/runtime/device.h"
 
 namespace tc::codegen {
 
-// Every opts one action away from `opts` that is valid for `ast` on `target`.
-std::vector<KernelOpts> neighbours(const UOpRef& ast, const KernelOpts& opts, const Target& target);
+// Every opts one action away from `opts` that is valid for the lowered kernel on `target`.
+std::vector<KernelOpts> neighbours(const LoweredKernel& plain, const KernelOpts& opts,
+                                   const Target& target);
 
 // The kernel with `opts` timed on zero-filled scratch buffers: the best of a few runs, in ms.
 // A parallel candidate whose probe (one part in 16 of its work) predicts more than `cutoff_ms`
 // returns that prediction without running whole (a search has no use for its exact time).
-double time_opts(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts,
+double time_opts(const LoweredKernel& plain, runtime::Device& device, const KernelOpts& opts,
                  double cutoff_ms = 0);
 
-KernelOpts beam_search(const UOpRef& ast, runtime::Device& device, int width);
+KernelOpts beam_search(const LoweredKernel& plain, runtime::Device& device, int width);
 
 // Counters since the start, for tests and DEBUG output.
 struct BeamStats {

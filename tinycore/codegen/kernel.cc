@@ -58,16 +58,17 @@ struct KernelCache {
 std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::Device& device) {
   KernelCache& c = KernelCache::get();
   UOpRef ast = merge_output_axes(merge_reduce_axes(scheduled));
+  LoweredKernel plain = lower(ast);  // once: the opts tried and chosen are rewrites of it
   KernelCache::OptsKey key = KernelCache::opts_key(ast, device);
   std::optional<KernelOpts> opts = c.find_opts(key, device);
-  if (!opts) {  // the heuristic lowers trial kernels: its choice is remembered
+  if (!opts) {  // the heuristic's choice is remembered
     Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
     int beam = std::get<3>(key);
-    KernelOpts o = beam > 0 ? beam_search(ast, device, beam) : choose_opts(ast, target);
+    KernelOpts o = beam > 0 ? beam_search(plain, device, beam) : choose_opts(plain, target);
     std::lock_guard<std::mutex> lock(c.mu);
     opts = c.chosen.try_emplace(key, o).first->second;
   }
-  return build_kernel(ast, device, *opts);
+  return build_kernel(plain, device, *opts);
 }
 
 }  // namespace

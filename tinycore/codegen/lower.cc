@@ -11,9 +11,6 @@ using Index = std::vector<UOpRef>;
 
 UOpRef true_() { return UOp::const_int(dtypes::bool_, 1); }
 
-// The SIMD lane index, 0 .. lanes-1.
-UOpRef lane(int64_t lanes) { return UOp::make(Ops::LANE, dtypes::index, {index_const(lanes)}); }
-
 // The strides of a contiguous row-major layout.
 std::vector<int64_t> strides_of(const Shape& s) {
   std::vector<int64_t> st(s.size(), 1);
@@ -33,7 +30,7 @@ UOpRef identity_of(Ops op, DType dt) { return UOp::const_(dt, reduce_identity_va
 
 class Lowerer {
  public:
-  Lowerer(int first_range, const KernelOpts& opts) : next_range_(first_range), opts_(opts) {}
+  explicit Lowerer(int first_range) : next_range_(first_range) {}
 
   UOpRef value(const UOpRef& n, const Index& idx, const UOpRef& valid) {
     std::vector<UOpRef> key = {n, valid};
@@ -44,7 +41,8 @@ class Lowerer {
     return out;
   }
 
-  std::vector<int64_t> reduce_sizes;
+  std::vector<int64_t> reduce_sizes;  // of each reduce loop, in the order of their numbers
+  std::vector<UOpRef> innermost;      // the loops each reduce runs innermost
 
  private:
   UOpRef new_range(int64_t size) {
@@ -127,45 +125,29 @@ class Lowerer {
         return where(inside, v, UOp::const_(n->dtype, 0));
       }
       case Ops::REDUCE_AXIS: {
-        // one set of ranges per reduce node: unrolled copies accumulate in the same loop. With
-        // reduce lanes, the innermost reduce axis is range * lanes + lane, and the lanes of the
-        // accumulated vector are combined after the loop. With reduce unroll, each iteration of
-        // the innermost loop takes that many consecutive elements (of lanes), combined before
-        // they reach the accumulator.
+        // one set of ranges per reduce node: unrolled copies made later accumulate in the same
+        // loop
         const auto& a = n->arg_ints();
         auto [it, fresh] = reduce_ranges_.try_emplace(n.get());
         ReduceRanges& rr = it->second;
         if (fresh) {
           keep_.push_back(n);
-          rr.split = reduce_split(in[a.back()], opts_);
           for (size_t i = 1; i < a.size(); i++) {
-            bool innermost = i + 1 == a.size();
-            int64_t split = innermost ? rr.split.lanes * rr.split.unroll : 1;
-            UOpRef r = new_range(in[a[i]] / split);
-            if (r->op == Ops::RANGE) rr.ranges.push_back(r), reduce_sizes.push_back(in[a[i]]);
-            UOpRef at = split == 1 ? r : r * split;
-            rr.index.push_back(innermost && rr.split.lanes > 1 ? at + lane(rr.split.lanes) : at);
+            UOpRef r = new_range(in[a[i]]);
+            if (r->op == Ops::RANGE) {
+              rr.ranges.push_back(r), reduce_sizes.push_back(in[a[i]]);
+              if (i + 1 == a.size()) innermost.push_back(r);
+            }
+            rr.index.push_back(r);
           }
         }
-        // each unrolled copy reads the next run of elements (of lanes) along the innermost axis
         Index out = idx;
         for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
-        const UOpRef first = out[a.back()];
-        UOpRef v;
-        for (int64_t copy = 0; copy < rr.split.unroll; copy++) {
-          if (copy > 0) out[a.back()] = first + copy * rr.split.lanes;
-          UOpRef c = value(n->src[0], out, valid);
-          v = copy == 0 ? c : alu(static_cast<Ops>(a[0]), v, c);
-        }
-        if (!rr.ranges.empty()) {
-          std::vector<UOpRef> src = {v};
-          src.insert(src.end(), rr.ranges.begin(), rr.ranges.end());
-          v = UOp::make(Ops::REDUCE, v->dtype, std::move(src), a[0]);
-        }
-        // the lane is a source: a value that does not depend on it (a sum of a constant) is
-        // the same partial in every lane, and combining them all still counts each element once
-        if (rr.split.lanes == 1) return v;
-        return UOp::make(Ops::HREDUCE, v->dtype, {v, lane(rr.split.lanes)}, a[0]);
+        UOpRef v = value(n->src[0], out, valid);
+        if (rr.ranges.empty()) return v;
+        std::vector<UOpRef> src = {v};
+        src.insert(src.end(), rr.ranges.begin(), rr.ranges.end());
+        return UOp::make(Ops::REDUCE, v->dtype, std::move(src), a[0]);
       }
       default:
         break;
@@ -200,11 +182,9 @@ class Lowerer {
   struct ReduceRanges {
     Index index;                 // per reduce axis
     std::vector<UOpRef> ranges;  // the loops
-    ReduceSplit split;           // of the innermost axis
   };
 
   int next_range_;
-  const KernelOpts& opts_;
   absl::flat_hash_map<const UOp*, bool> divides_;
   absl::flat_hash_map<std::vector<UOpRef>, UOpRef> memo_;
   absl::flat_hash_map<const UOp*, ReduceRanges> reduce_ranges_;
@@ -221,71 +201,37 @@ bool has_reduce(const UOpRef& ast) {
 
 UOpRef reduce_identity(Ops op, DType dt) { return identity_of(op, dt); }
 
-ReduceSplit reduce_split(int64_t inner, const KernelOpts& opts) {
-  ReduceSplit s;
-  if (opts.reduce_lanes > 1 && inner % opts.reduce_lanes == 0) s.lanes = opts.reduce_lanes;
-  if (opts.reduce_unroll > 1 && inner % (s.lanes * opts.reduce_unroll) == 0)
-    s.unroll = opts.reduce_unroll;
-  return s;
+std::string kernel_name(const Shape& shape, const std::vector<int64_t>& reduce_sizes) {
+  std::string name = reduce_sizes.empty() ? "E" : "r";
+  for (int64_t s : shape)
+    if (s != 1) absl::StrAppend(&name, "_", s);
+  for (int64_t s : reduce_sizes) absl::StrAppend(&name, "_", s);
+  return name.size() == 1 ? name + "_1" : name;
 }
 
-LoweredKernel lower(const UOpRef& ast, const KernelOpts& opts) {
+LoweredKernel lower(const UOpRef& ast) {
   TC_CHECK(ast->op == Ops::SINK && ast->src.size() == 1 && ast->src[0]->op == Ops::STORE,
            "kernel AST must be SINK(STORE(...))");
   const UOpRef& store = ast->src[0];
   const UOpRef& out = store->src[0];
   const UOpRef& value = store->src[1];
   const Shape& shape = value->shape();
-  int nd = static_cast<int>(shape.size());
-
-  // loop order: range numbers follow it, and the linearizer opens ranges by number; a tile's
-  // loop over its blocks is loop 0, outside them all
-  const int first = opts.tiled() ? 1 : 0;
-  std::vector<int> order = opts.order;
-  if (order.empty())
-    for (int i = 0; i < nd; i++) order.push_back(i);
-  std::vector<int64_t> loop_id(nd);
-  for (int k = 0; k < nd; k++) loop_id[order[k]] = k + first;
-  TC_CHECK(!opts.tiled() || (opts.tile_axis >= 0 && opts.tile_axis < nd), "opts tile axis ",
-           opts.tile_axis);
-
+  const int nd = static_cast<int>(shape.size());
   Index idx(nd);
-  std::string name;
-  for (int i = 0; i < nd; i++) {
-    int64_t split = i == opts.lane_axis ? opts.lanes : i == opts.unroll_axis ? opts.unroll : 1;
-    TC_CHECK(shape[i] % split == 0, "opts split axis ", i, " of size ", shape[i], " by ", split);
-    if (shape[i] == 1) {
-      idx[i] = index_const(0);
-      continue;
-    }
-    absl::StrAppend(&name, "_", shape[i]);
-    auto loop = [](int64_t size, int64_t id) {
-      return size == 1 ? index_const(0)
-                       : UOp::make(Ops::RANGE, dtypes::index, {index_const(size)}, id);
-    };
-    UOpRef r = loop(shape[i] / split, loop_id[i]);
-    if (opts.tiled() && i == opts.tile_axis) {  // the axis's loop, in blocks (of lanes, or rows)
-      TC_CHECK(opts.tile % split == 0 && shape[i] % opts.tile == 0, "opts tile axis ", i,
-               " of size ", shape[i], " by ", opts.tile, " (split by ", split, ")");
-      r = loop(shape[i] / opts.tile, 0) * (opts.tile / split) + loop(opts.tile / split, loop_id[i]);
-    }
-    idx[i] = split == 1 ? r : r * split;
-    if (i == opts.lane_axis) idx[i] = idx[i] + lane(opts.lanes);
-  }
-
-  TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1, "lanes on an output axis and on reduces");
-  Lowerer lowerer(nd + first, opts);
-  std::vector<UOpRef> stores;
-  for (int64_t copy = 0; copy < opts.unroll; copy++) {
-    Index at = idx;
-    if (opts.unroll_axis >= 0) at[opts.unroll_axis] = at[opts.unroll_axis] + copy;
-    UOpRef v = lowerer.value(value, at, true_());
-    UOpRef addr = UOp::make(Ops::INDEX, out->dtype, {out, linear_index(at, shape)});
-    stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {addr, v}));
-  }
-  for (int64_t s : lowerer.reduce_sizes) absl::StrAppend(&name, "_", s);
-  name = (lowerer.reduce_sizes.empty() ? "E" : "r") + (name.empty() ? std::string("_1") : name);
-  return {UOp::sink(std::move(stores)), name, !lowerer.reduce_sizes.empty()};
+  for (int i = 0; i < nd; i++)
+    idx[i] = shape[i] == 1
+                 ? index_const(0)
+                 : UOp::make(Ops::RANGE, dtypes::index, {index_const(shape[i])}, int64_t{i});
+  Lowerer lowerer(nd);
+  UOpRef v = lowerer.value(value, idx, true_());
+  UOpRef addr = UOp::make(Ops::INDEX, out->dtype, {out, linear_index(idx, shape)});
+  return {ast,
+          UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {addr, v})}),
+          shape,
+          std::move(lowerer.innermost),
+          nd,
+          kernel_name(shape, lowerer.reduce_sizes),
+          !lowerer.reduce_sizes.empty()};
 }
 
 }  // namespace tc::codegen

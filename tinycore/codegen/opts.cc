@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tinycore/codegen/apply_opts.h"
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/linearize.h"
-#include "tinycore/codegen/lower.h"
 #include "tinycore/helpers.h"
 #include "tinycore/renderer/lanes.h"
 
@@ -76,13 +76,14 @@ std::optional<int64_t> coefficient(const UOpRef& idx, const UOp* v) {
   return 0;
 }
 
-// The kernel lowered without options, and the loop of each output axis (nullptr for size 1).
+// The kernel as lowered, simplified, and the loop of each output axis (nullptr for size 1).
 struct PlainKernel {
   UOpRef sink;
   std::vector<const UOp*> ranges;
 };
-PlainKernel plain_kernel(const UOpRef& ast, int nd) {
-  PlainKernel k{simplify_kernel(lower(ast, KernelOpts{}).sink), std::vector<const UOp*>(nd)};
+PlainKernel plain_kernel(const LoweredKernel& plain) {
+  const int nd = static_cast<int>(plain.shape.size());
+  PlainKernel k{simplify_kernel(plain.sink), std::vector<const UOp*>(nd)};
   for (const UOp* u : k.sink->toposort())
     if (u->op == Ops::RANGE && u->arg_int() < nd) k.ranges[u->arg_int()] = u;
   return k;
@@ -90,8 +91,8 @@ PlainKernel plain_kernel(const UOpRef& ast, int nd) {
 
 // The output axes ordered as the kernel's largest input is laid out (largest stride outermost),
 // or empty when its index is not a plain sum of strided terms.
-std::vector<int> source_order(const UOpRef& ast, int nd) {
-  auto [sink, ranges] = plain_kernel(ast, nd);
+std::vector<int> source_order(const PlainKernel& plain, int nd) {
+  const auto& [sink, ranges] = plain;
   const UOp* biggest = nullptr;
   for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::LOAD &&
@@ -134,8 +135,8 @@ struct RowLoads {
   std::optional<int64_t> step = 0;
   bool gated = false;  // a load's gate depends on it (a padded window's rows or columns)
 };
-std::vector<RowLoads> loads_along(const UOpRef& ast, int nd) {
-  auto [sink, ranges] = plain_kernel(ast, nd);
+std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
+  const auto& [sink, ranges] = plain;
   absl::flat_hash_set<const UOp*> loads;
   for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::REDUCE)
@@ -177,8 +178,9 @@ int lane_width(int64_t size, int widest, int register_lanes) {
 
 }  // namespace
 
-LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
-  UOpRef sink = simplify_kernel(lower(ast, opts).sink);
+LaneAccesses lane_accesses(const LoweredKernel& plain, const KernelOpts& opts,
+                           bool epilogue_may_gather) {
+  UOpRef sink = simplify_kernel(apply_opts(plain, opts).sink);
   UOpRef lane;
   absl::flat_hash_set<const UOp*> in_loop;  // what a reduce computes per step
   for (const UOp* u : sink->toposort()) {
@@ -208,15 +210,17 @@ LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts, bool epilo
   return out;
 }
 
-bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts, bool epilogue_may_gather) {
-  return lane_accesses(ast, opts, epilogue_may_gather).gathered == 0;
+bool lanes_are_contiguous(const LoweredKernel& plain, const KernelOpts& opts,
+                          bool epilogue_may_gather) {
+  return lane_accesses(plain, opts, epilogue_may_gather).gathered == 0;
 }
 
-KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
+KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   KernelOpts o;
   if (getenv_int("NOOPT")) return o;
+  const UOpRef& ast = plain.ast;
   const UOpRef& store = ast->src[0];
-  const Shape& shape = store->src[1]->shape();
+  const Shape& shape = plain.shape;
   int nd = static_cast<int>(shape.size());
   int itemsize = register_itemsize(store->src[1]->dtype);
   bool reduce = has_reduce(ast);
@@ -242,7 +246,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     // a reduce's loop may load short runs (a max pool's window: one load of 20 elements and a
     // shuffle for 10 lanes) when there are at least 3 lanes; two lanes on a max pool's 10 outputs
     // gained nothing and took a matmul's register tile and loop order
-    LaneAccesses a = lane_accesses(ast, trial, /*epilogue_may_gather=*/axis != last);
+    LaneAccesses a = lane_accesses(plain, trial, /*epilogue_may_gather=*/axis != last);
     if (a.gathered == 0 && (!reduce || a.short_runs == 0 || w >= 3))
       o.lane_axis = axis, o.lanes = w;
     if (short_reduce && axis == last && o.lanes * itemsize >= target.simd_bytes / 2) break;
@@ -255,7 +259,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   // read fetches a line). The axes laid out outside the lanes' (an NCHW batch) stay outermost,
   // so the loop that cores share is long.
   if (!reduce && o.lane_axis < 0 && last > 0) {
-    std::vector<int> order = source_order(ast, nd);
+    std::vector<int> order = source_order(plain_kernel(plain), nd);
     int w = target.simd_bytes / itemsize;
     if (!order.empty() && order.back() != last && shape[last] % w == 0)
       o.order = order, o.lane_axis = last, o.lanes = w;
@@ -278,7 +282,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
     KernelOpts trial;
     trial.reduce_lanes = w;
     if (w >= 4 && w > o.lanes) {
-      LaneAccesses a = lane_accesses(ast, trial);
+      LaneAccesses a = lane_accesses(plain, trial);
       if (a.contiguous > 0) o.reduce_lanes = w, o.lane_axis = -1, o.lanes = 1;
     }
     // and takes 4 vectors an iteration (UNROLL): one add into the accumulator per 4 vectors
@@ -295,7 +299,7 @@ KernelOpts choose_opts(const UOpRef& ast, const Target& target) {
   if (reduce && o.lane_axis >= 0) {
     int regs_per_row = (o.lanes * itemsize + target.simd_bytes - 1) / target.simd_bytes;
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
-    std::vector<RowLoads> along = loads_along(ast, nd);
+    std::vector<RowLoads> along = loads_along(plain_kernel(plain), nd);
     // rows whose reads all fall within two cache lines (a conv's output positions, also strided,
     // not its images a whole feature map apart)
     auto near = [&](int i, int rows) {

@@ -1,4 +1,4 @@
-// Optimization choices for one kernel, applied when it is lowered to loops:
+// Optimization choices for one kernel, applied to its loops once it is lowered (apply_opts.h):
 //   lanes   an output axis spread across SIMD lanes: one loop iteration computes `lanes`
 //           consecutive outputs as a vector (tinygrad's UPCAST of a contiguous axis)
 //   unroll  an output axis computed `unroll` times per iteration, sharing every load that does
@@ -22,6 +22,8 @@
 #include "tinycore/uop/uop.h"
 
 namespace tc::codegen {
+
+struct LoweredKernel;
 
 struct KernelOpts {
   int lane_axis = -1, lanes = 1;
@@ -49,14 +51,15 @@ struct Target {
   bool threads = true;      // kernels may be split across cores
 };
 
-// The heuristic: picks opts for a kernel AST from its shapes and the target (NOOPT=1 picks none).
-KernelOpts choose_opts(const UOpRef& ast, const Target& target);
+// The heuristic: picks opts for a lowered kernel (lower.h) from its loops and the target, trying
+// them on it (apply_opts.h); NOOPT=1 picks none.
+KernelOpts choose_opts(const LoweredKernel& plain, const Target& target);
 
 // True when, with `opts`, every load and store along the SIMD lanes reads consecutive elements
 // (or one element for all lanes, or a load a short run of them): no gathers, which would cost more
 // than the vector saves. With `epilogue_may_gather`, a reduce's loads and stores once per output
 // (after its loop) are exempt.
-bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts,
+bool lanes_are_contiguous(const LoweredKernel& plain, const KernelOpts& opts,
                           bool epilogue_may_gather = false);
 
 // Of those loads and stores whose index depends on the lane: how many read consecutive elements,
@@ -64,7 +67,7 @@ bool lanes_are_contiguous(const UOpRef& ast, const KernelOpts& opts,
 struct LaneAccesses {
   int contiguous = 0, short_runs = 0, gathered = 0;
 };
-LaneAccesses lane_accesses(const UOpRef& ast, const KernelOpts& opts,
+LaneAccesses lane_accesses(const LoweredKernel& plain, const KernelOpts& opts,
                            bool epilogue_may_gather = false);
 
 }  // namespace tc::codegen

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "tinycore/codegen/apply_opts.h"
 #include "tinycore/codegen/decompose.h"
 #include "tinycore/codegen/gpudims.h"
 #include "tinycore/codegen/linearize.h"
-#include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/narrow.h"
 #include "tinycore/codegen/render_check.h"
 #include "tinycore/helpers.h"
@@ -69,11 +69,12 @@ void log_kernel(const UOpRef& ast, const runtime::Device& device, const Kernel& 
                                      << k.source << "\n@@ end\n";
 }
 
-std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const KernelOpts& opts) {
-  check_render(ast);
+std::shared_ptr<Kernel> build(const LoweredKernel& plain, runtime::Device& device,
+                              const KernelOpts& opts) {
+  check_render(plain);
   auto k = std::make_shared<Kernel>();
   k->opts = opts;
-  LinearKernel linear = linearize_kernel(ast, opts);
+  LinearKernel linear = linearize_kernel(plain, opts);
   k->name = linear.name;
   k->reduces = linear.reduces;
   k->program = std::move(linear.program);
@@ -90,7 +91,7 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
     k->launch = r.launch;
   }
   if (debug_level() >= 4) std::printf("%s\n", k->source.c_str());
-  log_kernel(ast, device, *k);
+  log_kernel(plain.ast, device, *k);
   k->flops = count_flops(k->program);
   for (const UOpRef& u : k->program)
     if (u->op == Ops::DEFINE_GLOBAL)
@@ -107,15 +108,13 @@ std::shared_ptr<Kernel> build(const UOpRef& ast, runtime::Device& device, const 
 
 }  // namespace
 
-LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts) {
-  LoweredKernel lowered = lower(ast, opts);
+LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts) {
+  LoweredKernel lowered = apply_opts(plain, opts);
   UOpRef sink = simplify_kernel(lowered.sink);
   if (UOpRef narrowed = narrow_reduce_loops(sink); narrowed != sink)
     sink = simplify_kernel(narrowed);
   sink = safe_divisions(sink);
-  return {lowered.name, linearize(sink), sink,
-          static_cast<int>(ast->src[0]->src[1]->shape().size()) + (opts.tiled() ? 1 : 0),
-          lowered.reduces};
+  return {lowered.name, linearize(sink), sink, lowered.output_loops, lowered.reduces};
 }
 
 bool small_kernel(const Kernel& k) { return k.flops + k.bytes <= 1e6; }
@@ -156,15 +155,15 @@ struct BuiltKernels {
 
 }  // namespace
 
-std::shared_ptr<const Kernel> build_kernel(const UOpRef& ast, runtime::Device& device,
+std::shared_ptr<const Kernel> build_kernel(const LoweredKernel& plain, runtime::Device& device,
                                            const KernelOpts& opts) {
   BuiltKernels& c = BuiltKernels::get();
-  BuiltKernels::Key key{ast, device.name(), opts.key()};
+  BuiltKernels::Key key{plain.ast, device.name(), opts.key()};
   {
     std::lock_guard<std::mutex> lock(c.mu);
     if (auto it = c.kernels.find(key); it != c.kernels.end()) return it->second;
   }
-  auto k = build(ast, device, opts);
+  auto k = build(plain, device, opts);
   std::lock_guard<std::mutex> lock(c.mu);
   if (c.kernels.size() >= static_cast<size_t>(runtime::kernel_cache_limit())) c.kernels.clear();
   return c.kernels.try_emplace(key, k).first->second;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/opts.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/uop/uop.h"
@@ -27,7 +28,8 @@ struct Kernel {
   std::shared_ptr<runtime::Program> binary;
 };
 
-// A kernel AST lowered with `opts`, simplified and linearized: what every renderer starts from.
+// A lowered kernel (lower.h) with `opts` applied, simplified and linearized: what every renderer
+// starts from.
 struct LinearKernel {
   std::string name;
   std::vector<UOpRef> program;
@@ -35,7 +37,7 @@ struct LinearKernel {
   int output_dims = 0;  // loops numbered below this are output loops
   bool reduces = false;
 };
-LinearKernel linearize_kernel(const UOpRef& ast, const KernelOpts& opts);
+LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts);
 
 // A kernel with so little work (flops and bytes) that it runs whole on one core: waking threads
 // would cost more than they save, and optimizing it hard costs more compile time than it saves.
@@ -54,9 +56,9 @@ int launch_shares(const Kernel& k, const runtime::Device& device);
 // Compiles k.source on `device` into k.binary, telling it how much effort k is worth.
 void compile_kernel(Kernel& k, runtime::Device& device);
 
-// `ast` built (linearized, rendered, compiled) for `device` with `opts`; kept in memory per
-// (ast, device, opts), up to runtime::kernel_cache_limit() kernels.
-std::shared_ptr<const Kernel> build_kernel(const UOpRef& ast, runtime::Device& device,
+// A lowered kernel built (linearized, rendered, compiled) for `device` with `opts`; kept in memory
+// per (its AST, device, opts), up to runtime::kernel_cache_limit() kernels.
+std::shared_ptr<const Kernel> build_kernel(const LoweredKernel& plain, runtime::Device& device,
                                            const KernelOpts& opts);
 // Drops the kernels build_kernel keeps (those in use live on).
 void drop_build_cache();

@@ -100,16 +100,16 @@ class CudaBatch {
 
 }  // namespace
 
-void check_render(const UOpRef& ast) {
+void check_render(const LoweredKernel& plain) {
   const std::vector<runtime::Language>& langs = render_check_languages();
   if (langs.empty()) return;
   static std::mutex mu;
   static auto* checked = new absl::flat_hash_set<UOpRef>();
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (!checked->insert(ast).second) return;
+    if (!checked->insert(plain.ast).second) return;
   }
-  LinearKernel k = linearize_kernel(ast, KernelOpts{});
+  LinearKernel k = linearize_kernel(plain, KernelOpts{});
   for (runtime::Language lang : langs) {
     renderer::RenderedKernel r = render_gpu(lang, k.name, k.program, k.output_dims);
 #ifdef TC_HAVE_CUDA

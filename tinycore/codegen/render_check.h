@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tinycore/codegen/lower.h"
 #include "tinycore/renderer/cstyle.h"
 #include "tinycore/uop/uop.h"
 
@@ -18,10 +19,10 @@ namespace tc::codegen {
 // The languages CHECK_RENDER lists (empty when unset); throws for an unknown one.
 const std::vector<runtime::Language>& render_check_languages();
 
-// Renders and compiles `ast` in every listed language, once per AST. CUDA kernels are compiled
-// in batches (NVRTC's cost is mostly per program): an error may surface at a later kernel's
-// check, or at finish_render_checks, still naming the kernel that failed.
-void check_render(const UOpRef& ast);
+// Renders and compiles a lowered kernel in every listed language, once per AST. CUDA kernels are
+// compiled in batches (NVRTC's cost is mostly per program): an error may surface at a later
+// kernel's check, or at finish_render_checks, still naming the kernel that failed.
+void check_render(const LoweredKernel& plain);
 
 // Compiles the CUDA kernels check_render has not compiled yet; throws like check_render. The test
 // suites' main calls it after the tests; a program that ends without it leaves its last batch
