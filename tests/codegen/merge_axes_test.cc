@@ -1,4 +1,4 @@
-// Merging a reduce's adjacent axes: merged where every access walks the two as one (a per-channel
+// Merging a reduce's adjacent loops: merged where every access walks the two as one (a per-channel
 // sum over feature maps), left alone where the merged loop would need a division (a read through
 // a 2x upsample, a transposed view); results match a double-precision loop either way. The same
 // for an elementwise kernel's short innermost output axes (an optimizer's update of conv weights).
@@ -13,17 +13,22 @@
 namespace tc::codegen {
 namespace {
 
-// The source shape of each REDUCE_AXIS in the kernel AST.
-std::vector<Shape> reduce_inputs(const UOpRef& ast) {
+// The sizes of each reduce's loops in a lowered kernel.
+std::vector<Shape> reduce_loops(const LoweredKernel& k) {
   std::vector<Shape> out;
-  for (const UOp* u : ast->toposort())
-    if (u->op == Ops::REDUCE_AXIS) out.push_back(u->src[0]->shape());
+  for (const UOp* u : k.sink->toposort())
+    if (u->op == Ops::REDUCE) {
+      out.emplace_back();
+      for (size_t i = 1; i < u->src.size(); i++) out.back().push_back(u->src[i]->src[0]->arg_int());
+    }
   return out;
 }
 
-// The last kernel of `t`'s schedule (its reduce). Scheduling claims `t`'s graph: the values are
-// computed from another tensor made the same way.
-UOpRef last_kernel(const Tensor& t) { return schedule::create_schedule({t.uop()}).back().ast; }
+// The last kernel of `t`'s schedule (its reduce), lowered. Scheduling claims `t`'s graph: the
+// values are computed from another tensor made the same way.
+LoweredKernel last_kernel(const Tensor& t) {
+  return lower(schedule::create_schedule({t.uop()}).back().ast);
+}
 
 TEST(MergeReduceAxes, PerChannelSumOverFeatureMapsIsOneLoopPerMap) {
   const int64_t N = 6, C = 4, H = 5, W = 7;
@@ -33,8 +38,9 @@ TEST(MergeReduceAxes, PerChannelSumOverFeatureMapsIsOneLoopPerMap) {
     return (x + b).relu().sum({0, 2, 3});
   };
   // H and W are one axis of 35; N stays apart (C lies between)
-  EXPECT_EQ(reduce_inputs(merge_reduce_axes(last_kernel(sums()))),
-            (std::vector<Shape>{Shape{N, C, H * W}}));
+  LoweredKernel k = merge_axes(last_kernel(sums()));
+  EXPECT_EQ(reduce_loops(k), (std::vector<Shape>{Shape{N, H * W}}));
+  EXPECT_EQ(k.name, "r_4_6_35");
   std::vector<float> got = sums().data<float>();
   for (int64_t c = 0; c < C; c++) {
     double want = 0;
@@ -54,8 +60,8 @@ TEST(MergeReduceAxes, AReadThroughAnUpsampleKeepsItsAxes) {
     Tensor up = x.expand({C, H, 2, W, 2}).reshape({C, 2 * H, 2 * W});
     return (up * Tensor(gv, Shape{C, 2 * H, 2 * W})).sum({1, 2});
   };
-  UOpRef ast = last_kernel(sums());
-  EXPECT_EQ(reduce_inputs(merge_reduce_axes(ast)), reduce_inputs(ast));
+  EXPECT_EQ(reduce_loops(merge_axes(last_kernel(sums()))),
+            (std::vector<Shape>{Shape{2 * H, 2 * W}}));
   std::vector<float> got = sums().data<float>();
   for (int64_t c = 0; c < C; c++) {
     double want = 0;
@@ -74,8 +80,7 @@ TEST(MergeReduceAxes, ATransposedViewKeepsItsAxes) {
     Tensor x(xv, Shape{C, H, W}), y(yv, Shape{C, W, H});
     return (x.permute({0, 2, 1}) * y).sum({1, 2});  // y walks (W, H) as one, x does not
   };
-  UOpRef ast = last_kernel(sums());
-  EXPECT_EQ(reduce_inputs(merge_reduce_axes(ast)), reduce_inputs(ast));
+  EXPECT_EQ(reduce_loops(merge_axes(last_kernel(sums()))), (std::vector<Shape>{Shape{W, H}}));
   std::vector<float> got = sums().data<float>();
   for (int64_t c = 0; c < C; c++) {
     double want = 0;
@@ -88,12 +93,9 @@ TEST(MergeReduceAxes, ATransposedViewKeepsItsAxes) {
 
 TEST(MergeReduceAxes, AKernelWithNothingToMergeIsReturnedAsIs) {
   Tensor x(random_values(12, 7), Shape{3, 4});
-  UOpRef ast = last_kernel(x.sum({1}));
-  EXPECT_EQ(merge_reduce_axes(ast), ast);
+  LoweredKernel k = last_kernel(x.sum({1}));
+  EXPECT_EQ(merge_axes(k).sink, k.sink);
 }
-
-// The shape of the value a kernel AST stores.
-Shape stored_shape(const UOpRef& ast) { return ast->src[0]->src[1]->shape(); }
 
 TEST(MergeOutputAxes, ConvWeightUpdateIsOneLongLoopPerFilter) {
   const int64_t O = 6, I = 4, K = 3;
@@ -102,7 +104,9 @@ TEST(MergeOutputAxes, ConvWeightUpdateIsOneLongLoopPerFilter) {
     return Tensor(mv, Shape{O, I, K, K}) * 0.9f + Tensor(gv, Shape{O, I, K, K}) * 0.1f;
   };
   // 3x3 becomes 9, then 4x9 becomes 36: long enough for SIMD lanes, where merging stops
-  EXPECT_EQ(stored_shape(merge_output_axes(last_kernel(update()))), (Shape{O, I * K * K}));
+  LoweredKernel k = merge_axes(last_kernel(update()));
+  EXPECT_EQ(k.shape, (Shape{O, I * K * K}));
+  EXPECT_EQ(k.name, "E_6_36");
   std::vector<float> got = update().data<float>();
   for (size_t i = 0; i < mv.size(); i++)
     EXPECT_NEAR(got[i], 0.9 * mv[i] + 0.1 * static_cast<double>(gv[i]), 1e-6) << i;
@@ -114,8 +118,7 @@ TEST(MergeOutputAxes, ATransposedReadKeepsItsAxes) {
   auto sum = [&] {  // (C, W, H): y walks (W, H) as one, x does not
     return Tensor(xv, Shape{C, H, W}).permute({0, 2, 1}) + Tensor(yv, Shape{C, W, H});
   };
-  UOpRef ast = last_kernel(sum());
-  EXPECT_EQ(stored_shape(merge_output_axes(ast)), stored_shape(ast));
+  EXPECT_EQ(merge_axes(last_kernel(sum())).shape, (Shape{C, W, H}));
   std::vector<float> got = sum().data<float>();
   for (int64_t c = 0; c < C; c++)
     for (int64_t w = 0; w < W; w++)
@@ -126,11 +129,11 @@ TEST(MergeOutputAxes, ATransposedReadKeepsItsAxes) {
 
 TEST(MergeOutputAxes, LongInnermostAxesAndReducesAreLeftAlone) {
   Tensor x(random_values(4 * 64, 12), Shape{4, 64});
-  UOpRef ast = last_kernel(x * 2.0f);
-  EXPECT_EQ(merge_output_axes(ast), ast);
+  LoweredKernel k = last_kernel(x * 2.0f);
+  EXPECT_EQ(merge_axes(k).sink, k.sink);
   Tensor y(random_values(6 * 3 * 3, 13), Shape{6, 3, 3});
-  UOpRef reduce = last_kernel(y.sum({2}));
-  EXPECT_EQ(merge_output_axes(reduce), reduce);
+  LoweredKernel reduce = merge_axes(last_kernel(y.sum({2})));
+  EXPECT_EQ(reduce.shape, (Shape{6, 3}));
 }
 
 }  // namespace

@@ -54,12 +54,12 @@ struct KernelCache {
 };
 
 // get_kernel's kernel, built here (once per scheduled AST: get_kernel keeps its answers): the AST
-// with its reduce axes merged, lowered with the heuristic's (or BEAM's) opts.
+// lowered, its loops merged, with the heuristic's (or BEAM's) opts.
 std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::Device& device) {
   KernelCache& c = KernelCache::get();
-  UOpRef ast = merge_output_axes(merge_reduce_axes(scheduled));
-  LoweredKernel plain = lower(ast);  // once: the opts tried and chosen are rewrites of it
-  KernelCache::OptsKey key = KernelCache::opts_key(ast, device);
+  // lowered once: the opts tried and chosen are rewrites of it
+  LoweredKernel plain = merge_axes(lower(scheduled));
+  KernelCache::OptsKey key = KernelCache::opts_key(scheduled, device);
   std::optional<KernelOpts> opts = c.find_opts(key, device);
   if (!opts) {  // the heuristic's choice is remembered
     Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};

@@ -1,6 +1,7 @@
-// The codegen pipeline's driver: a scheduled kernel AST gets its reduce axes merged, its opts
-// chosen (the heuristic, or BEAM), and is built (program.h: lower -> simplify -> linearize ->
-// render -> compile) once, kept in memory and on disk across runs.
+// The codegen pipeline's driver: a scheduled kernel AST is lowered once (lower.h), its loops merged
+// (merge_axes.h), its opts chosen (the heuristic, or BEAM) and applied as rewrites
+// (apply_opts.h), and is built (program.h: simplify -> linearize -> render -> compile) once, kept
+// in memory and on disk across runs.
 #pragma once
 
 #include <memory>
@@ -12,7 +13,7 @@
 
 namespace tc::codegen {
 
-// Compiles `ast` (see schedule::ScheduleItem), its reduce axes merged (merge_axes.h), for
+// Compiles `ast` (see schedule::ScheduleItem), its loops merged (merge_axes.h), for
 // `device` with the heuristic's opts (BEAM=N: the best of a search, see beam.h); cached per
 // (ast, device, opts) in memory, and on disk across runs (saved_kernel.h).
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& ast, runtime::Device& device);

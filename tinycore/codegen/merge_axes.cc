@@ -1,99 +1,129 @@
 #include "tinycore/codegen/merge_axes.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/decompose.h"
-#include "tinycore/codegen/lower.h"
-#include "tinycore/uop/pattern_matcher.h"
 
 namespace tc::codegen {
 namespace {
 
-// `reduce` with its reduced axes `axis` and `axis + 1` as one: the same sum, over a view of its
-// source with those two axes merged, viewed back in the original output shape.
-UOpRef merged(const UOpRef& reduce, int64_t axis) {
-  const UOpRef& src = reduce->src[0];
-  Shape in = src->shape();
-  in[axis] *= in[axis + 1];
-  in.erase(in.begin() + axis + 1);
-  std::vector<int64_t> arg = {reduce->arg_ints()[0]};
-  for (size_t i = 1; i < reduce->arg_ints().size(); i++) {
-    int64_t a = reduce->arg_ints()[i];
-    if (a != axis + 1) arg.push_back(a > axis + 1 ? a - 1 : a);
-  }
-  UOpRef flat = UOp::make(Ops::RESHAPE, src->dtype, {src}, in);
-  UOpRef sum = UOp::make(Ops::REDUCE_AXIS, reduce->dtype, {flat}, arg);
-  return UOp::make(Ops::RESHAPE, reduce->dtype, {sum}, reduce->shape());
+using Map = absl::flat_hash_map<const UOp*, UOpRef>;
+
+UOpRef range(int64_t size, int64_t id) {
+  return UOp::make(Ops::RANGE, dtypes::index, {index_const(size)}, id);
 }
 
-// Whether some division or remainder in the lowered kernel depends on a loop of `size`
-// iterations: the merged loop would pay for index arithmetic the two loops did not need.
-bool divides_a_loop_of(const UOpRef& ast, int64_t size) {
-  UOpRef sink = simplify_kernel(lower(ast).sink);
-  for (const UOp* u : sink->toposort()) {
+// `sink` with loops `outer` and `inner` as one loop `merged` (outer * inner iterations, numbered
+// as `outer`): each reads merged // inner and merged % inner, and a reduce over both runs over
+// `merged`.
+UOpRef merge_loops(const UOpRef& sink, const UOpRef& outer, const UOpRef& inner,
+                   const UOpRef& merged) {
+  const int64_t n = inner->src[0]->arg_int();
+  Map memo = {{outer.get(), merged / n}, {inner.get(), merged % n}};
+  std::function<UOpRef(const UOpRef&)> walk = [&](const UOpRef& u) -> UOpRef {
+    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+    std::vector<UOpRef> src;
+    for (size_t i = 0; i < u->src.size(); i++) {
+      bool loop = u->op == Ops::REDUCE && i > 0;
+      if (loop && u->src[i] == inner) continue;
+      src.push_back(loop && u->src[i] == outer ? merged : walk(u->src[i]));
+    }
+    return memo[u.get()] = src == u->src ? u : u->replace(std::move(src));
+  };
+  return walk(sink);
+}
+
+// `sink` simplified, unless some division or remainder in it depends on loop `merged`. Simplified,
+// so that the opts' splits of the merged loop (into lanes) index without the division either.
+std::optional<UOpRef> without_division(const UOpRef& sink, const UOpRef& merged) {
+  UOpRef simplified = simplify_kernel(sink);
+  for (const UOp* u : simplified->toposort()) {
     if (u->op != Ops::IDIV && u->op != Ops::MOD) continue;
     for (const UOp* n : u->toposort())
-      if (n->op == Ops::RANGE && n->src[0]->arg_int() == size) return true;
+      if (n == merged.get()) return std::nullopt;
   }
-  return false;
+  return simplified;
 }
 
-// One merge that holds, or nullopt. Only a reduce's two innermost axes are tried: that is where
-// a longer loop takes wider SIMD lanes, and each try lowers the whole kernel (a conv's window
-// axes, which never merge, cost one try, not one per pair).
-std::optional<UOpRef> merge_one(const UOpRef& ast) {
-  for (const UOp* u : ast->toposort()) {
-    if (u->op != Ops::REDUCE_AXIS) continue;
-    const Shape& in = u->src[0]->shape();
-    std::vector<int64_t> axes;  // reduced axes of more than one element, in order
-    for (size_t i = 1; i < u->arg_ints().size(); i++)
-      if (in[u->arg_ints()[i]] > 1) axes.push_back(u->arg_ints()[i]);
-    std::sort(axes.begin(), axes.end());
-    if (axes.size() < 2) continue;
-    int64_t a = axes[axes.size() - 2];
-    if (axes.back() != a + 1) continue;
-    UOpRef candidate = substitute(ast, {{u, merged(u->ref(), a)}});
-    if (!divides_a_loop_of(candidate, in[a] * in[a + 1])) return candidate;
+// The kernel's loops renumbered as lower() numbers them (output axis i is loop i, the reduce
+// loops after them in their order), its name from their sizes.
+LoweredKernel renumbered(LoweredKernel k, const std::vector<UOpRef>& outputs) {
+  std::map<int64_t, UOpRef> reduces;  // by number
+  for (const UOp* u : k.sink->toposort())
+    if (u->op == Ops::RANGE && std::find(outputs.begin(), outputs.end(), u->ref()) == outputs.end())
+      reduces[u->arg_int()] = u->ref();
+  Map to;
+  std::vector<int64_t> reduce_sizes;
+  for (size_t i = 0; i < outputs.size(); i++)
+    if (outputs[i])
+      to[outputs[i].get()] = range(outputs[i]->src[0]->arg_int(), static_cast<int64_t>(i));
+  for (const auto& [id, r] : reduces) {
+    reduce_sizes.push_back(r->src[0]->arg_int());
+    to[r.get()] =
+        range(reduce_sizes.back(), static_cast<int64_t>(outputs.size() + reduce_sizes.size() - 1));
   }
-  return std::nullopt;
-}
-
-// The elementwise kernel `ast` storing its value viewed with output axes `axis` and `axis + 1` as
-// one.
-UOpRef with_output_axes_merged(const UOpRef& ast, size_t axis) {
-  const UOpRef& store = ast->src[0];
-  const UOpRef& value = store->src[1];
-  Shape out = value->shape();
-  out[axis] *= out[axis + 1];
-  out.erase(out.begin() + static_cast<int64_t>(axis) + 1);
-  UOpRef flat = UOp::make(Ops::RESHAPE, value->dtype, {value}, out);
-  return UOp::sink({store->replace({store->src[0], flat})});
+  k.sink = substitute(k.sink, to);
+  for (UOpRef& r : k.innermost) r = to.at(r.get());
+  k.output_loops = static_cast<int>(k.shape.size());
+  k.name = kernel_name(k.shape, reduce_sizes);
+  return k;
 }
 
 }  // namespace
 
-UOpRef merge_reduce_axes(const UOpRef& ast) {
-  UOpRef out = ast;
-  while (std::optional<UOpRef> next = merge_one(out)) out = *next;
-  return out;
-}
+LoweredKernel merge_axes(const LoweredKernel& plain) {
+  LoweredKernel k = plain;
+  // the output loops, per axis (none for an axis of 1)
+  std::vector<UOpRef> outputs(k.shape.size());
+  for (const UOp* u : k.sink->toposort())
+    if (u->op == Ops::RANGE && u->arg_int() < static_cast<int64_t>(outputs.size()))
+      outputs[u->arg_int()] = u->ref();
 
-UOpRef merge_output_axes(const UOpRef& ast) {
-  if (ast->src.size() != 1 || has_reduce(ast)) return ast;
-  // only while the innermost axis is shorter than the widest SIMD lanes (32 floats): longer ones
-  // gain nothing, and a transposing copy's tiling depends on its axes
-  constexpr int64_t kShort = 32;
-  UOpRef out = ast;
-  for (size_t i = out->src[0]->src[1]->shape().size(); i-- > 1;) {
-    const Shape& shape = out->src[0]->src[1]->shape();
-    if (shape[i] >= kShort) break;
-    UOpRef candidate = with_output_axes_merged(out, i - 1);
-    if (shape[i - 1] != 1 && shape[i] != 1 && divides_a_loop_of(candidate, shape[i - 1] * shape[i]))
-      break;
-    out = candidate;
+  // each reduce's two innermost loops, while they merge (a conv's window loops, which never do,
+  // cost one try)
+  for (const UOpRef& last : plain.innermost) {
+    UOpRef inner = last;
+    while (true) {
+      const UOp* reduce = nullptr;
+      for (const UOp* u : k.sink->toposort())
+        if (u->op == Ops::REDUCE && u->src.back() == inner && u->src.size() > 2) reduce = u;
+      if (!reduce) break;
+      const UOpRef& outer = reduce->src[reduce->src.size() - 2];
+      UOpRef merged = range(outer->src[0]->arg_int() * inner->src[0]->arg_int(), outer->arg_int());
+      std::optional<UOpRef> sink =
+          without_division(merge_loops(k.sink, outer, inner, merged), merged);
+      if (!sink) break;
+      k.sink = *sink;
+      std::replace(k.innermost.begin(), k.innermost.end(), inner, merged);
+      inner = merged;
+    }
   }
-  return out;
+
+  // an elementwise kernel's innermost output loops, only while the innermost is shorter than the
+  // widest SIMD lanes (32 floats): longer ones gain nothing, and a transposing copy's tiling
+  // depends on its axes
+  constexpr int64_t kShort = 32;
+  if (!has_reduce(k.ast) && k.sink->src.size() == 1)
+    for (size_t i = k.shape.size(); i-- > 1;) {
+      if (k.shape[i] >= kShort) break;
+      UOpRef outer = outputs[i - 1], inner = outputs[i], merged = outer ? outer : inner;
+      if (outer && inner) {
+        merged = range(k.shape[i - 1] * k.shape[i], outer->arg_int());
+        std::optional<UOpRef> sink =
+            without_division(merge_loops(k.sink, outer, inner, merged), merged);
+        if (!sink) break;
+        k.sink = *sink;
+      }
+      k.shape[i - 1] *= k.shape[i];
+      k.shape.erase(k.shape.begin() + static_cast<int64_t>(i));
+      outputs[i - 1] = merged;
+      outputs.erase(outputs.begin() + static_cast<int64_t>(i));
+    }
+  return renumbered(std::move(k), outputs);
 }
 
 }  // namespace tc::codegen

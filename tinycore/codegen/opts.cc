@@ -114,17 +114,26 @@ std::vector<int> source_order(const PlainKernel& plain, int nd) {
   return order;
 }
 
-// The products each output of a reduce sums (of its largest reduce).
-int64_t reduce_length(const UOpRef& ast) {
-  int64_t longest = 0;
-  for (const UOp* u : ast->toposort())
-    if (u->op == Ops::REDUCE_AXIS) {
-      const std::vector<int64_t>& arg = u->arg_ints();  // {op, axes...}
-      int64_t n = 1;
-      for (size_t j = 1; j < arg.size(); j++) n *= u->src[0]->shape()[arg[j]];
-      longest = std::max(longest, n);
-    }
-  return longest;
+// The loops of each reduce in a lowered kernel: how many elements each output sums, how many
+// its innermost loop walks (1 where its innermost axis has none), and its whole work (the
+// iterations of every loop its value depends on).
+struct ReduceLoops {
+  int64_t length = 1, inner = 1, work = 1;
+};
+std::vector<ReduceLoops> reduce_loops(const LoweredKernel& plain) {
+  std::vector<ReduceLoops> out;
+  for (const UOp* u : plain.sink->toposort()) {
+    if (u->op != Ops::REDUCE) continue;
+    ReduceLoops r;
+    for (size_t i = 1; i < u->src.size(); i++) r.length *= u->src[i]->src[0]->arg_int();
+    if (std::find(plain.innermost.begin(), plain.innermost.end(), u->src.back()) !=
+        plain.innermost.end())
+      r.inner = u->src.back()->src[0]->arg_int();
+    for (const UOp* n : u->toposort())
+      if (n->op == Ops::RANGE) r.work *= n->src[0]->arg_int();
+    out.push_back(r);
+  }
+  return out;
 }
 
 // Per output axis, for a register tile of rows along it: how many loads in a reduce's loop do
@@ -237,7 +246,10 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // a short reduce (a conv over one input channel: 25 products per output) costs little next to
   // its stores, which lanes on any but the last axis scatter: it keeps full lanes on the last
   // axis when they are contiguous
-  bool short_reduce = reduce && reduce_length(ast) <= 32;
+  std::vector<ReduceLoops> reduces = reduce_loops(plain);
+  int64_t longest = 0;
+  for (const ReduceLoops& r : reduces) longest = std::max(longest, r.length);
+  bool short_reduce = reduce && longest <= 32;
   for (int axis = last; axis >= 0 && (reduce || axis == last); axis--) {
     int w = lane_width(shape[axis], widest, target.simd_bytes / itemsize);
     if (w <= o.lanes) continue;
@@ -271,13 +283,9 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // pair of positions, cost what the scalar loop does): vector partial sums, combined once after
   // the loop
   if (reduce && o.lanes < 8) {
-    int64_t inner = 0, biggest = 0;
-    for (const UOp* u : ast->toposort())
-      if (u->op == Ops::REDUCE_AXIS) {
-        const Shape& in = u->src[0]->shape();
-        int64_t n = shape_numel(in);
-        if (n > biggest) biggest = n, inner = in[u->arg_ints().back()];
-      }
+    int64_t inner = 0, biggest = 0;  // of the reduce with the most work
+    for (const ReduceLoops& r : reduces)
+      if (r.work > biggest) biggest = r.work, inner = r.inner;
     int w = lane_width(inner, widest, target.simd_bytes / itemsize);
     KernelOpts trial;
     trial.reduce_lanes = w;
