@@ -8,13 +8,13 @@
 #include <limits>
 #include <map>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tinycore/error.h"
 #include "tinycore/renderer/dialects.h"
+#include "tinycore/renderer/walk.h"
 
 namespace tc::renderer {
 namespace {
@@ -23,10 +23,39 @@ bool is_fp(DType d) { return d == dtypes::float32 || d == dtypes::float64; }
 bool is_half(DType d) { return d.scalar == Scalar::Float16; }
 bool is_bf16(DType d) { return d.scalar == Scalar::BFloat16; }
 
-class CStyle {
+// C's operator of each binary op (a MAX but of bools is a function or a conditional), the one
+// for bools where it differs (one bit: + and - are ^, * is &), and which operands are cast to the
+// unsigned type for the op to wrap (C's signed overflow is undefined).
+enum class Wrap { kNone, kLeft, kBoth };
+struct Operator {
+  Ops op;
+  const char* c;
+  const char* on_bool = nullptr;
+  Wrap wrap = Wrap::kNone;
+};
+constexpr Operator kOperators[] = {
+    {Ops::ADD, "+", "^", Wrap::kBoth},
+    {Ops::SUB, "-", "^", Wrap::kBoth},
+    {Ops::MUL, "*", "&", Wrap::kBoth},
+    {Ops::FDIV, "/"},
+    {Ops::IDIV, "/"},
+    {Ops::MOD, "%"},
+    {Ops::MAX, nullptr, "|"},
+    {Ops::CMPLT, "<"},
+    {Ops::CMPNE, "!="},
+    {Ops::CMPEQ, "=="},
+    {Ops::AND, "&"},
+    {Ops::OR, "|"},
+    {Ops::XOR, "^"},
+    {Ops::SHL, "<<", nullptr, Wrap::kLeft},
+    {Ops::SHR, ">>"},
+};
+
+class CStyle : public Walk {
  public:
   CStyle(const Dialect& lang, const std::vector<UOpRef>& program, const GpuLaunch& plan)
-      : lang_(lang), program_(program), plan_(plan) {
+      : Walk("C-style renderer"), lang_(lang), program_(program), plan_(plan) {
+    add_rules();
     for (const UOpRef& u : program_) {
       if (u->op == Ops::LANE || u->op == Ops::HREDUCE || u->dtype.count > 1)
         fail("C-style renderer: SIMD lanes are not supported");
@@ -39,11 +68,12 @@ class CStyle {
       if (d.groups * d.local > kInt32Max) wide_index_ = true;
   }
 
-  RenderedKernel render(const std::string& name) {
+  RenderedKernel kernel(const std::string& name) {
     RenderedKernel out;
     std::vector<const UOp*> globals;
     absl::flat_hash_set<const UOp*> written;
     for (const UOpRef& u : program_) {
+      uses(u->dtype);
       if (u->op == Ops::DEFINE_GLOBAL) {
         size_t i = static_cast<size_t>(u->arg_ints()[0]);
         if (globals.size() <= i) globals.resize(i + 1);
@@ -61,7 +91,7 @@ class CStyle {
     out.launch.nargs = static_cast<int>(globals.size());
 
     define_grid_indices();
-    for (const UOpRef& u : program_) line(*u);
+    for (const UOpRef& u : program_) render(*u);
 
     std::vector<std::string> params;
     for (size_t i = 0; i < globals.size(); i++) {
@@ -141,8 +171,8 @@ class CStyle {
   // every thread reading the total (the loop's bounds are the same in all, so all reach each
   // barrier).
   void combine(const std::vector<const UOp*>& updates) {
-    auto acc = [](const UOp& a) { return absl::StrCat("acc", a.src[0]->arg_int()); };
-    for (const UOp* a : updates) emit(absl::StrCat(shared_name(*a), "[lidx] = ", acc(*a), ";"));
+    for (const UOp* a : updates)
+      emit(absl::StrCat(shared_name(*a), "[lidx] = ", acc_name(*a), ";"));
     emit(lang_.barrier);
     std::string t = index_type();
     emit(absl::StrFormat("for (%s step = %d; step > 0; step >>= 1) {", t, plan_.group / 2));
@@ -160,7 +190,7 @@ class CStyle {
     emit(lang_.barrier);
     depth_--;
     emit("}");
-    for (const UOp* a : updates) emit(absl::StrCat(acc(*a), " = ", shared_name(*a), "[0];"));
+    for (const UOp* a : updates) emit(absl::StrCat(acc_name(*a), " = ", shared_name(*a), "[0];"));
   }
 
   // ---- types and literals
@@ -307,84 +337,99 @@ class CStyle {
     emit(absl::StrCat(type(d), " ", name, " = ", expr, ";"));
     return name;
   }
-  void new_value(const UOp& u, const std::string& expr) { names_[&u] = fresh(u.dtype, expr); }
   static std::string range_name(const UOp& r) { return absl::StrCat("ridx", r.arg_int()); }
+  static std::string acc_name(const UOp& a) { return absl::StrCat("acc", a.src[0]->arg_int()); }
 
-  // How a source reads: a literal, a variable, or an accumulator's final value.
-  std::string val(const UOpRef& u) {
-    if (u->op == Ops::CONST) return literal(*u);
-    if (u->op == Ops::ASSIGN) return absl::StrCat("acc", u->src[0]->arg_int());
-    auto it = names_.find(u.get());
-    TC_CHECK(it != names_.end(), "C-style renderer: ", op_name(u->op), " used before defined");
-    return it->second;
-  }
+  // How a source reads: a literal, or what the walk named it (an accumulator's final value is
+  // its variable).
+  std::string val(const UOpRef& u) { return u->op == Ops::CONST ? literal(*u) : value(*u); }
+  std::string operand(const UOp&, const UOpRef& x) override { return val(x); }
   std::string element(const UOp& index) {
     return absl::StrCat("data", index.src[0]->arg_ints()[0], "[", val(index.src[1]), "]");
   }
 
-  void line(const UOp& u) {
-    uses(u.dtype);
-    switch (u.op) {
-      case Ops::CONST:
-      case Ops::INDEX:
-        return;  // literals, and addresses read by their loads and stores
-      case Ops::DEFINE_GLOBAL:
-        names_[&u] = absl::StrCat("data", u.arg_ints()[0]);
-        return;
-      case Ops::RANGE:
-        return open_range(u);
-      case Ops::END:
-        if (closes_.contains(u.src[0].get())) {
-          depth_--;
-          emit("}");
-        }
-        if (auto it = plan_.combine_after.find(u.src[0].get()); it != plan_.combine_after.end())
-          combine(it->second);
-        return;
-      case Ops::DEFINE_ACC:
-        emit(absl::StrCat(type(u.dtype), " acc", u.arg_int(), " = ", val(u.src[0]), ";"));
-        return;
-      case Ops::ASSIGN: {
-        std::string acc = absl::StrCat("acc", u.src[0]->arg_int());
-        emit(absl::StrCat(acc, " = ",
-                          binary(static_cast<Ops>(u.arg_int()), u.dtype, acc, val(u.src[1])), ";"));
-        return;
+  // The table: what each op writes, and what its users read. An ALU op is a new variable
+  // holding its expression.
+  void add_rules() {
+    // literals, and addresses their loads and stores read
+    rule({Ops::CONST, Ops::INDEX}, [](const UOp&) {});
+    rule({Ops::DEFINE_GLOBAL},
+         [](const UOp& u, const Operands&) { return absl::StrCat("data", u.arg_ints()[0]); });
+    rule({Ops::RANGE}, [this](const UOp& u, const Operands&) {
+      open_range(u);
+      return range_name(u);
+    });
+    rule({Ops::END}, [this](const UOp& u) {
+      if (closes_.contains(u.src[0].get())) {
+        depth_--;
+        emit("}");
       }
-      case Ops::LOAD:
-        return load(u);
-      case Ops::STORE:
-        return store(u);
-      default:
-        break;
-    }
-    TC_CHECK(group::is_alu(u.op), "C-style renderer: cannot render ", op_name(u.op));
-    std::vector<std::string> s;
-    for (const UOpRef& x : u.src) {
-      uses(x->dtype);
-      s.push_back(val(x));
-    }
-    std::string expr = alu(u, s);
-    if ((u.op == Ops::CAST || u.op == Ops::BITCAST) && expr == s[0])
-      names_[&u] = expr;  // the same C value (a float16 held as a float, bfloat16 as bits)
-    else
-      new_value(u, expr);
+      if (auto it = plan_.combine_after.find(u.src[0].get()); it != plan_.combine_after.end())
+        combine(it->second);
+    });
+    rule({Ops::DEFINE_ACC}, [this](const UOp& u) {
+      emit(absl::StrCat(type(u.dtype), " acc", u.arg_int(), " = ", val(u.src[0]), ";"));
+    });
+    rule({Ops::ASSIGN}, [this](const UOp& u, const Operands&) {
+      std::string acc = acc_name(u);
+      emit(absl::StrCat(acc, " = ",
+                        binary(static_cast<Ops>(u.arg_int()), u.dtype, acc, val(u.src[1])), ";"));
+      return acc;
+    });
+    rule({Ops::LOAD}, [this](const UOp& u, const Operands&) { return fresh(u.dtype, load(u)); });
+    rule({Ops::STORE}, [this](const UOp& u) { store(u); });
+    // A cast that is the same C value (a float16 held as a float, bfloat16 as bits) reads its
+    // source.
+    rule({Ops::CAST}, [this](const UOp& u, const Operands& s) {
+      DType d = u.src[0]->dtype;
+      std::string x = s[0];
+      if ((is_bf16(d) || (is_half(d) && lang_.half != HalfSupport::Storage)) &&
+          u.dtype != dtypes::float32)  // via a float32 variable, read by the cast's checks
+        x = cast(fresh(dtypes::float32, cast(x, d, dtypes::float32)), dtypes::float32, u.dtype);
+      else
+        x = cast(x, d, u.dtype);
+      return x == s[0] ? x : fresh(u.dtype, x);
+    });
+    rule({Ops::BITCAST}, [this](const UOp& u, const Operands& s) {
+      std::string x = bitcast(s[0], u.src[0]->dtype, u.dtype);
+      return x == s[0] ? x : fresh(u.dtype, x);
+    });
+    rule({Ops::NEG}, [this](const UOp& u, const Operands& s) {
+      DType d = u.src[0]->dtype;
+      if (is_fp(d) || d == dtypes::index) return fresh(u.dtype, "-" + s[0]);
+      if (dtypes::is_bool(d)) return fresh(u.dtype, s[0]);  // -x wraps to x in one bit
+      return fresh(u.dtype, absl::StrCat("-(", wrap_type(d), ")", s[0]));
+    });
+    rule({Ops::RECIP}, [this](const UOp& u, const Operands& s) {
+      return fresh(u.dtype, absl::StrCat(literal(*UOp::const_(u.src[0]->dtype, 1)), " / ", s[0]));
+    });
+    for (auto [op, fn] : kMathFunctions)
+      rule({op}, [this, fn = fn](const UOp& u, const Operands& s) {
+        return fresh(u.dtype, math(fn, u.src[0]->dtype, s));
+      });
+    rule({Ops::WHERE}, [this](const UOp& u, const Operands& s) {
+      return fresh(u.dtype, absl::StrCat(s[0], " ? ", s[1], " : ", s[2]));
+    });
+    rule({Ops::MULACC}, [this](const UOp& u, const Operands& s) {
+      if (is_fp(u.dtype)) return fresh(u.dtype, math("fma", u.dtype, s));
+      return fresh(u.dtype, absl::StrCat(binary(Ops::MUL, u.dtype, s[0], s[1]), " + ", s[2]));
+    });
+    rule(group::is_binary, [this](const UOp& u, const Operands& s) {
+      return fresh(u.dtype, binary(u.op, u.src[0]->dtype, s[0], s[1]));
+    });
   }
 
   void open_range(const UOp& r) {
     auto grid = plan_.grid_range.find(&r);
-    if (plan_.split_loops.contains(
-            &r)) {  // the work-group's threads take turns, neighbours adjacent
-      std::string i = range_name(r);
-      names_[&r] = i;
+    std::string i = range_name(r);
+    // the work-group's threads take turns, neighbours adjacent
+    if (plan_.split_loops.contains(&r)) {
       emit(absl::StrFormat("for (%s %s = lidx; %s < %s; %s += %d) {", index_type(), i, i,
                            val(r.src[0]), i, plan_.group));
     } else if (grid == plan_.grid_range.end()) {
-      std::string i = range_name(r);
-      names_[&r] = i;
       emit(absl::StrFormat("for (%s %s = 0; %s < %s; %s++) {", index_type(), i, i, val(r.src[0]),
                            i));
     } else {
-      names_[&r] = range_name(r);
       const GridDim& d = plan_.grid[grid->second];
       if (!d.guarded() || d.ranges.front() != &r) return;  // in range, or checked by the merged
       emit(absl::StrCat("if (", grid_name(grid->second), " < ",
@@ -394,7 +439,8 @@ class CStyle {
     depth_++;
   }
 
-  void load(const UOp& u) {
+  // A load's expression.
+  std::string load(const UOp& u) {
     const UOp& index = *u.src[0];
     std::string x;
     if (is_half(u.dtype) && lang_.half == HalfSupport::Storage)
@@ -404,7 +450,7 @@ class CStyle {
       x = element(index);
     if (dtypes::is_bool(u.dtype)) x += " != 0";
     if (u.src.size() > 1) x = absl::StrCat(val(u.src[1]), " ? ", x, " : ", zero(u.dtype));
-    new_value(u, x);
+    return x;
   }
 
   void store(const UOp& u) {
@@ -425,94 +471,22 @@ class CStyle {
                         absl::StrJoin(args, ", "), ")");
   }
 
-  std::string alu(const UOp& u, const std::vector<std::string>& s) {
-    DType d = u.src[0]->dtype;
-    switch (u.op) {
-      case Ops::CAST:
-        if ((is_bf16(d) || (is_half(d) && lang_.half != HalfSupport::Storage)) &&
-            u.dtype != dtypes::float32)  // via a float32 variable, read by the cast's checks
-          return cast(fresh(dtypes::float32, cast(s[0], d, dtypes::float32)), dtypes::float32,
-                      u.dtype);
-        return cast(s[0], d, u.dtype);
-      case Ops::BITCAST:
-        return bitcast(s[0], d, u.dtype);
-      case Ops::NEG:
-        if (is_fp(d) || d == dtypes::index) return absl::StrCat("-", s[0]);
-        if (dtypes::is_bool(d)) return s[0];  // -x wraps to x in one bit
-        return absl::StrCat("-(", wrap_type(d), ")", s[0]);
-      case Ops::RECIP:
-        return absl::StrCat(literal(*UOp::const_(d, 1)), " / ", s[0]);
-      case Ops::EXP2:
-        return math("exp2", d, s);
-      case Ops::EXP:
-        return math("exp", d, s);
-      case Ops::LOG2:
-        return math("log2", d, s);
-      case Ops::SIN:
-        return math("sin", d, s);
-      case Ops::SQRT:
-        return math("sqrt", d, s);
-      case Ops::TRUNC:
-        return math("trunc", d, s);
-      case Ops::WHERE:
-        return absl::StrCat(s[0], " ? ", s[1], " : ", s[2]);
-      case Ops::MULACC:
-        if (is_fp(u.dtype)) return math("fma", u.dtype, s);
-        return absl::StrCat(binary(Ops::MUL, u.dtype, s[0], s[1]), " + ", s[2]);
-      default:
-        return binary(u.op, d, s[0], s[1]);
-    }
-  }
-
-  // a `op` b for operands of dtype `d`, with LLVM's semantics (see llvmir.cc): integers wrap,
-  // a tensor's integer division by 0 gives 0 and by -1 gives -a, float max propagates NaN.
+  // a `op` b for operands of dtype `d` by kOperators, with LLVM's semantics (see llvmir.cc):
+  // integers wrap, a tensor's integer division by 0 gives 0 and by -1 gives -a (a divisor that
+  // may be either was made safe: codegen::safe_divisions), float max propagates NaN.
   std::string binary(Ops op, DType d, const std::string& a, const std::string& b) {
-    bool fp = is_fp(d), index = d == dtypes::index, boolean = dtypes::is_bool(d);
-    bool plain = fp || index || register_dtype(d).scalar == Scalar::UInt32 ||
-                 register_dtype(d).scalar == Scalar::UInt64;
-    auto infix = [&](const char* o) { return absl::StrCat(a, " ", o, " ", b); };
-    auto wrapping = [&](const char* o) {
-      if (plain) return infix(o);
-      std::string u = absl::StrCat("(", wrap_type(d), ")");
-      return absl::StrCat(u, a, " ", o, " ", u, b);
-    };
-    switch (op) {
-      case Ops::ADD:
-        return boolean ? infix("^") : wrapping("+");
-      case Ops::SUB:
-        return boolean ? infix("^") : wrapping("-");
-      case Ops::MUL:
-        return boolean ? infix("&") : wrapping("*");
-      case Ops::FDIV:
-        return infix("/");
-      case Ops::IDIV:  // a divisor that may be 0 or -1 was made safe (codegen::safe_divisions)
-        return infix("/");
-      case Ops::MOD:
-        return infix("%");
-      case Ops::MAX:
-        if (fp) return absl::StrCat(float_max(d), "(", a, ", ", b, ")");
-        if (boolean) return infix("|");
-        return absl::StrCat(a, " > ", b, " ? ", a, " : ", b);
-      case Ops::CMPLT:
-        return infix("<");
-      case Ops::CMPNE:
-        return infix("!=");
-      case Ops::CMPEQ:
-        return infix("==");
-      case Ops::AND:
-        return infix("&");
-      case Ops::OR:
-        return infix("|");
-      case Ops::XOR:
-        return infix("^");
-      case Ops::SHL:
-        return plain ? infix("<<") : absl::StrCat("(", wrap_type(d), ")", a, " << ", b);
-      case Ops::SHR:
-        return infix(">>");
-      default:
-        TC_CHECK(false, "C-style renderer: no binary op ", op_name(op));
-    }
-    return "";
+    bool boolean = dtypes::is_bool(d);
+    if (op == Ops::MAX && !boolean)
+      return is_fp(d) ? absl::StrCat(float_max(d), "(", a, ", ", b, ")")
+                      : absl::StrCat(a, " > ", b, " ? ", a, " : ", b);
+    auto it = std::find_if(std::begin(kOperators), std::end(kOperators),
+                           [&](const Operator& o) { return o.op == op; });
+    TC_CHECK(it != std::end(kOperators), "C-style renderer: no binary op ", op_name(op));
+    if (boolean && it->on_bool) return absl::StrCat(a, " ", it->on_bool, " ", b);
+    Scalar r = register_dtype(d).scalar;
+    bool plain = is_fp(d) || d == dtypes::index || r == Scalar::UInt32 || r == Scalar::UInt64;
+    std::string u = plain || it->wrap == Wrap::kNone ? "" : absl::StrCat("(", wrap_type(d), ")");
+    return absl::StrCat(u, a, " ", it->c, " ", it->wrap == Wrap::kBoth ? u : "", b);
   }
 
   // `x` of dtype `from` as `to`, as LLVM's casts in llvmir.cc: float -> int rounds toward zero
@@ -593,7 +567,6 @@ class CStyle {
   bool wide_index_ = false;
   bool uses_fp64_ = false, uses_half_ = false;
   std::map<std::string, std::string> helpers_;
-  absl::flat_hash_map<const UOp*, std::string> names_;
   absl::flat_hash_set<const UOp*> closes_;  // RANGEs whose END closes a brace
   std::string body_;
   int depth_ = 0, nval_ = 0;
@@ -603,7 +576,7 @@ class CStyle {
 
 RenderedKernel render_cstyle(runtime::Language language, const std::string& name,
                              const std::vector<UOpRef>& program, const GpuLaunch& launch) {
-  return CStyle(dialect(language), program, launch).render(name);
+  return CStyle(dialect(language), program, launch).kernel(name);
 }
 
 const std::vector<runtime::Language>& cstyle_languages() {

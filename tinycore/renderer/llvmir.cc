@@ -1,11 +1,11 @@
 #include "tinycore/renderer/llvmir.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <set>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,17 +13,49 @@
 #include "tinycore/error.h"
 #include "tinycore/renderer/lanes.h"
 #include "tinycore/renderer/llvm_types.h"
+#include "tinycore/renderer/walk.h"
 #include "tinycore/uop/symbolic.h"
 
 namespace tc::renderer {
 namespace {
 
-class Renderer {
- public:
-  Renderer(const std::vector<UOpRef>& program, int64_t parallel_range)
-      : program_(program), lanes_(find_lanes(program)), parallel_range_(parallel_range) {}
+// The instruction of each binary op for floats, signed and unsigned integers (bools are unsigned);
+// a MAX but of bools is an intrinsic. Float adds, subs and muls may reassociate and contract into
+// FMA so reductions vectorize; a divisor that may be 0 or -1 was made safe
+// (codegen::safe_divisions).
+struct Instruction {
+  Ops op;
+  const char *fp, *sint, *uint;
+};
+constexpr Instruction kBinary[] = {
+    {Ops::ADD, "fadd reassoc contract", "add", "add"},
+    {Ops::SUB, "fsub reassoc contract", "sub", "sub"},
+    {Ops::MUL, "fmul reassoc contract", "mul", "mul"},
+    {Ops::FDIV, "fdiv", nullptr, nullptr},
+    {Ops::IDIV, nullptr, "sdiv", "udiv"},
+    {Ops::MOD, nullptr, "srem", "urem"},
+    {Ops::MAX, nullptr, nullptr, "or"},
+    {Ops::CMPLT, "fcmp olt", "icmp slt", "icmp ult"},
+    {Ops::CMPNE, "fcmp une", "icmp ne", "icmp ne"},
+    {Ops::CMPEQ, "fcmp oeq", "icmp eq", "icmp eq"},
+    {Ops::AND, nullptr, "and", "and"},
+    {Ops::OR, nullptr, "or", "or"},
+    {Ops::XOR, nullptr, "xor", "xor"},
+    {Ops::SHL, nullptr, "shl", "shl"},
+    {Ops::SHR, nullptr, "ashr", "lshr"},
+};
 
-  std::string render(const std::string& name) {
+class LlvmIr : public Walk {
+ public:
+  LlvmIr(const std::vector<UOpRef>& program, int64_t parallel_range)
+      : Walk("LLVM renderer"),
+        program_(program),
+        lanes_(find_lanes(program)),
+        parallel_range_(parallel_range) {
+    add_rules();
+  }
+
+  std::string kernel(const std::string& name) {
     int nglobals = 0;
     std::vector<std::string> allocas;
     for (const UOpRef& u : program_) {
@@ -36,7 +68,7 @@ class Renderer {
     for (const UOpRef& u : program_)
       if (u->op == Ops::ASSIGN)  // an accumulator's update: its sources from 2 on are its loops
         for (size_t i = 2; i < u->src.size(); i++) reduce_loops_.insert(u->src[i].get());
-    for (const UOpRef& u : program_) line(*u);
+    for (const UOpRef& u : program_) render(*u);
     line_("ret void");
 
     std::vector<std::string> params, args, loads;
@@ -108,9 +140,7 @@ class Renderer {
     if (u->op == Ops::ASSIGN) {
       r = emit(absl::StrFormat("load %s, ptr %%acc%d", type(*u), u->src[0]->arg_int()));
     } else {
-      auto it = reg_.find(u.get());
-      TC_CHECK(it != reg_.end(), "renderer: ", op_name(u->op), " used before it was defined");
-      r = it->second;
+      r = value(*u);
     }
     if (!as_vec || vec(*u)) return r;
     std::string t = scalar_type(u->dtype), vt = type_of(u->dtype, true);
@@ -118,6 +148,8 @@ class Renderer {
     return emit(absl::StrCat("shufflevector ", vt, " ", one, ", ", vt, " poison, <", lanes_.width,
                              " x i32> zeroinitializer"));
   }
+
+  std::string operand(const UOp& user, const UOpRef& x) override { return val(x, vec(user)); }
 
   std::string lane_ids() const {
     std::vector<std::string> ids;
@@ -200,50 +232,16 @@ class Renderer {
     return emit(absl::StrCat(from_unsigned ? "zext " : "sext ", lf, " ", x, " to ", lt));
   }
 
+  // a `op` b by kBinary, for operands of dtype `d` (vectors when `v`).
   std::string binary(Ops op, DType d, bool v, const std::string& a, const std::string& b) {
-    std::string t = type_of(d, v), fm = "reassoc contract ";
     bool fp = is_llvm_float(d), u = dtypes::is_unsigned(d) || dtypes::is_bool(d);
-    auto bin = [&](const char* f, const char* i) {
-      return fp ? emit(absl::StrCat(f, " ", fm, t, " ", a, ", ", b))
-                : emit(absl::StrCat(i, " ", t, " ", a, ", ", b));
-    };
-    switch (op) {
-      case Ops::ADD:
-        return bin("fadd", "add");
-      case Ops::SUB:
-        return bin("fsub", "sub");
-      case Ops::MUL:
-        return bin("fmul", "mul");
-      case Ops::FDIV:
-        return emit(absl::StrCat("fdiv ", t, " ", a, ", ", b));
-      case Ops::IDIV:  // a divisor that may be 0 or -1 was made safe (codegen::safe_divisions)
-        return bin("", u ? "udiv" : "sdiv");
-      case Ops::MOD:
-        return bin("", u ? "urem" : "srem");
-      case Ops::MAX:
-        if (dtypes::is_bool(d)) return emit(absl::StrCat("or ", t, " ", a, ", ", b));
-        return intrinsic(fp ? "maximum" : u ? "umax" : "smax", d, v, {a, b});
-      case Ops::CMPLT:
-        return emit(fp ? absl::StrCat("fcmp olt ", t, " ", a, ", ", b)
-                       : absl::StrCat(u ? "icmp ult " : "icmp slt ", t, " ", a, ", ", b));
-      case Ops::CMPNE:
-        return emit(absl::StrCat(fp ? "fcmp une " : "icmp ne ", t, " ", a, ", ", b));
-      case Ops::CMPEQ:
-        return emit(absl::StrCat(fp ? "fcmp oeq " : "icmp eq ", t, " ", a, ", ", b));
-      case Ops::AND:
-        return emit(absl::StrCat("and ", t, " ", a, ", ", b));
-      case Ops::OR:
-        return emit(absl::StrCat("or ", t, " ", a, ", ", b));
-      case Ops::XOR:
-        return emit(absl::StrCat("xor ", t, " ", a, ", ", b));
-      case Ops::SHL:
-        return emit(absl::StrCat("shl ", t, " ", a, ", ", b));
-      case Ops::SHR:
-        return emit(absl::StrCat(u ? "lshr " : "ashr ", t, " ", a, ", ", b));
-      default:
-        TC_CHECK(false, "renderer: no binary op ", op_name(op));
-    }
-    return "";
+    if (op == Ops::MAX && !dtypes::is_bool(d))
+      return intrinsic(fp ? "maximum" : u ? "umax" : "smax", d, v, {a, b});
+    auto it = std::find_if(std::begin(kBinary), std::end(kBinary),
+                           [&](const Instruction& i) { return i.op == op; });
+    const char* instr = it == std::end(kBinary) ? nullptr : fp ? it->fp : u ? it->uint : it->sint;
+    TC_CHECK(instr, "LLVM renderer: no binary op ", op_name(op), " of ", d.name());
+    return emit(absl::StrCat(instr, " ", type_of(d, v), " ", a, ", ", b));
   }
 
   // The address of index.src[1] in its buffer: one pointer, or one per lane.
@@ -260,8 +258,8 @@ class Renderer {
   // used it: LLVM's IR no longer verified, and the JIT's code crashed; found by tensor_fuzz).
   UOpRef emit_index(const UOpRef& base) {
     for (const UOp* n : base->toposort())
-      if (n->op != Ops::CONST && !reg_.contains(n)) {
-        line(*n);
+      if (n->op != Ops::CONST && !values_.contains(n)) {
+        render(*n);
         if (!made_in_loop_.empty()) made_in_loop_.back().push_back(n);
       }
     keep_.push_back(base);
@@ -281,7 +279,7 @@ class Renderer {
     return run;
   }
 
-  void load(const UOp& u) {
+  std::string load(const UOp& u) {
     const UOp& index = *u.src[0];
     bool gated = u.src.size() > 1, v = vec(u);
     DType d = u.dtype;
@@ -297,8 +295,7 @@ class Renderer {
       if (gated)
         r = emit(absl::StrCat("select i1 ", gate, ", ", type(u), " ", r, ", ", type(u), " ",
                               literal(d, 0, false)));
-      reg_[&u] = r;
-      return;
+      return r;
     }
     // lanes of the memory type, each way of reading them below
     // A masked load of a width that is not a power of two came back wrong in its last lane on an
@@ -315,7 +312,7 @@ class Renderer {
     else
       r = lane_by_lane(index, d);
     if (dtypes::is_bool(d)) r = emit(absl::StrCat("trunc ", mt, " ", r, " to ", type(u)));
-    reg_[&u] = r;
+    return r;
   }
 
   // A short run (renderer::short_run) loaded as one vector and shuffled into the lanes.
@@ -422,7 +419,8 @@ class Renderer {
     return r;
   }
 
-  void loop(const UOp& r) {
+  // A loop's head; its users read its index.
+  std::string loop(const UOp& r) {
     int64_t n = r.arg_int();
     std::string end = val(r.src[0], false), start = "0";
     if (n == parallel_range_) {  // this core's share of the loop
@@ -440,146 +438,117 @@ class Renderer {
     std::string c = emit(absl::StrFormat("icmp slt i64 %s, %s", i, end));
     line_(absl::StrFormat("br i1 %s, label %%body%d, label %%exit%d", c, n, n));
     absl::StrAppendFormat(&body_, "body%d:\n", n);
-    reg_[&r] = i;
     made_in_loop_.emplace_back();
+    return i;
   }
 
-  void line(const UOp& u) {
-    switch (u.op) {
-      case Ops::CONST:
-      case Ops::DEFINE_GLOBAL:
-      case Ops::INDEX:
-        return;  // literals, and addresses computed by their loads/stores
-      case Ops::LANE:
-        reg_[&u] = lane_ids();
-        return;
-      case Ops::RANGE:
-        return loop(u);
-      case Ops::END: {
-        int64_t n = u.src[0]->arg_int();
-        std::string next = emit(absl::StrCat("add i64 ", reg_.at(u.src[0].get()), ", 1"));
-        line_(absl::StrFormat("store i64 %s, ptr %%ridx%d", next, n));
-        if (reduce_loops_.contains(u.src[0].get()) && u.src[0]->src[0]->op == Ops::CONST) {
-          line_(absl::StrFormat("br label %%loop%d", n));
-        } else {
-          // LLVM unrolls a reduce's loop (a short sum runs straight through), not the output
-          // loops: their lanes and register tiles are unrolled already, and unrolling them again
-          // was a quarter of a cold start's compile time for no speed. Nor a narrowed reduce
-          // loop (codegen/narrow.h), whose length varies: unrolled with a remainder loop, a
-          // conv's took 3x the compile time
-          int md = nmetadata_;
-          nmetadata_ += 2;
-          line_(absl::StrFormat("br label %%loop%d, !llvm.loop !%d", n, md));
-          absl::StrAppendFormat(
-              &metadata_, "!%d = distinct !{!%d, !%d}\n!%d = !{!\"llvm.loop.unroll.disable\"}\n",
-              md, md, md + 1, md + 1);
-        }
-        absl::StrAppendFormat(&body_, "exit%d:\n", n);
-        for (const UOp* made : made_in_loop_.back()) reg_.erase(made);
-        made_in_loop_.pop_back();
-        return;
-      }
-      case Ops::DEFINE_ACC:
-        line_(absl::StrFormat("store %s %s, ptr %%acc%d", type(u), val(u.src[0], vec(u)),
-                              u.arg_int()));
-        return;
-      case Ops::ASSIGN: {
-        int64_t n = u.src[0]->arg_int();
-        bool v = vec(u);
-        std::string cur = emit(absl::StrFormat("load %s, ptr %%acc%d", type(u), n));
-        std::string next = binary(static_cast<Ops>(u.arg_int()), u.dtype, v, cur, val(u.src[1], v));
-        line_(absl::StrFormat("store %s %s, ptr %%acc%d", type(u), next, n));
-        return;
-      }
-      case Ops::HREDUCE: {
-        // the lanes combined as a tree, halves with halves, down to four combined in order (as
-        // a plain loop would: a sum of four lanes is exactly the sequential one): a chain of one
-        // op per lane after every reduce loop (LLVM leaves it a chain) is what a short reduce
-        // with many outputs waits on
-        const Ops op = static_cast<Ops>(u.arg_int());
-        const int width = lanes_.width;
-        const std::string s = type_of(u.dtype, false);
-        std::string x = val(u.src[0], true), r;
-        int w = width;
-        for (; w > 4 && w % 2 == 0; w /= 2) {
-          const std::string t = absl::StrFormat("<%d x %s>", w, s);
-          auto half = [&](int from) {
-            std::vector<std::string> lanes;
-            for (int i = 0; i < w / 2; i++) lanes.push_back(absl::StrCat("i32 ", from + i));
-            return emit(absl::StrFormat("shufflevector %s %s, %s poison, <%d x i32> <%s>", t, x, t,
-                                        w / 2, absl::StrJoin(lanes, ", ")));
-          };
-          std::string lo = half(0), hi = half(w / 2);
-          lanes_.width = w / 2;  // binary() types its vectors by the lanes' width
-          x = binary(op, u.dtype, true, lo, hi);
-          lanes_.width = width;
-        }
-        for (int i = 0; i < w; i++) {
-          std::string e = emit(absl::StrFormat("extractelement <%d x %s> %s, i64 %d", w, s, x, i));
-          r = i == 0 ? e : binary(op, u.dtype, false, r, e);
-        }
-        reg_[&u] = r;
-        return;
-      }
-      case Ops::LOAD:
-        return load(u);
-      case Ops::STORE:
-        return store(u);
-      default:
-        break;
+  void end_loop(const UOp& u) {
+    int64_t n = u.src[0]->arg_int();
+    std::string next = emit(absl::StrCat("add i64 ", value(*u.src[0]), ", 1"));
+    line_(absl::StrFormat("store i64 %s, ptr %%ridx%d", next, n));
+    if (reduce_loops_.contains(u.src[0].get()) && u.src[0]->src[0]->op == Ops::CONST) {
+      line_(absl::StrFormat("br label %%loop%d", n));
+    } else {
+      // LLVM unrolls a reduce's loop (a short sum runs straight through), not the output
+      // loops: their lanes and register tiles are unrolled already, and unrolling them again
+      // was a quarter of a cold start's compile time for no speed. Nor a narrowed reduce
+      // loop (codegen/narrow.h), whose length varies: unrolled with a remainder loop, a
+      // conv's took 3x the compile time
+      int md = nmetadata_;
+      nmetadata_ += 2;
+      line_(absl::StrFormat("br label %%loop%d, !llvm.loop !%d", n, md));
+      absl::StrAppendFormat(&metadata_,
+                            "!%d = distinct !{!%d, !%d}\n!%d = !{!\"llvm.loop.unroll.disable\"}\n",
+                            md, md, md + 1, md + 1);
     }
-    TC_CHECK(group::is_alu(u.op), "renderer: cannot render ", op_name(u.op));
-    bool v = vec(u);
-    std::vector<std::string> s;
-    for (const UOpRef& x : u.src) s.push_back(val(x, v));
-    DType d = u.src[0]->dtype;
-    std::string t = type(u);
-    std::string r;
-    switch (u.op) {
-      case Ops::CAST:
-        r = cast(s[0], d, u.dtype, v);
-        break;
-      case Ops::BITCAST:
-        r = emit(absl::StrCat("bitcast ", type_of(d, v), " ", s[0], " to ", t));
-        break;
-      case Ops::NEG:
-        r = is_llvm_float(d) ? emit(absl::StrCat("fneg ", t, " ", s[0]))
-                             : emit(absl::StrCat("sub ", t, " ", literal(d, 0, v), ", ", s[0]));
-        break;
-      case Ops::RECIP:
-        r = emit(absl::StrCat("fdiv ", t, " ", literal(u.dtype, 1, v), ", ", s[0]));
-        break;
-      case Ops::EXP2:
-        r = intrinsic("exp2", u.dtype, v, s);
-        break;
-      case Ops::EXP:
-        r = intrinsic("exp", u.dtype, v, s);
-        break;
-      case Ops::LOG2:
-        r = intrinsic("log2", u.dtype, v, s);
-        break;
-      case Ops::SIN:
-        r = intrinsic("sin", u.dtype, v, s);
-        break;
-      case Ops::SQRT:
-        r = intrinsic("sqrt", u.dtype, v, s);
-        break;
-      case Ops::TRUNC:
-        r = intrinsic("trunc", u.dtype, v, s);
-        break;
-      case Ops::WHERE:
-        r = emit(absl::StrCat("select ", type_of(dtypes::bool_, v), " ", s[0], ", ", t, " ", s[1],
-                              ", ", t, " ", s[2]));
-        break;
-      case Ops::MULACC:
-        r = is_llvm_float(u.dtype)
-                ? intrinsic("fmuladd", u.dtype, v, s)
-                : binary(Ops::ADD, u.dtype, v, binary(Ops::MUL, u.dtype, v, s[0], s[1]), s[2]);
-        break;
-      default:
-        r = binary(u.op, d, v, s[0], s[1]);
+    absl::StrAppendFormat(&body_, "exit%d:\n", n);
+    for (const UOp* made : made_in_loop_.back()) values_.erase(made);
+    made_in_loop_.pop_back();
+  }
+
+  // The lanes combined as a tree, halves with halves, down to four combined in order (as a plain
+  // loop would: a sum of four lanes is exactly the sequential one): a chain of one op per lane
+  // after every reduce loop (LLVM leaves it a chain) is what a short reduce with many outputs
+  // waits on.
+  std::string hreduce(const UOp& u) {
+    const Ops op = static_cast<Ops>(u.arg_int());
+    const int width = lanes_.width;
+    const std::string s = type_of(u.dtype, false);
+    std::string x = val(u.src[0], true), r;
+    int w = width;
+    for (; w > 4 && w % 2 == 0; w /= 2) {
+      const std::string t = absl::StrFormat("<%d x %s>", w, s);
+      auto half = [&](int from) {
+        std::vector<std::string> lanes;
+        for (int i = 0; i < w / 2; i++) lanes.push_back(absl::StrCat("i32 ", from + i));
+        return emit(absl::StrFormat("shufflevector %s %s, %s poison, <%d x i32> <%s>", t, x, t,
+                                    w / 2, absl::StrJoin(lanes, ", ")));
+      };
+      std::string lo = half(0), hi = half(w / 2);
+      lanes_.width = w / 2;  // binary() types its vectors by the lanes' width
+      x = binary(op, u.dtype, true, lo, hi);
+      lanes_.width = width;
     }
-    reg_[&u] = r;
+    for (int i = 0; i < w; i++) {
+      std::string e = emit(absl::StrFormat("extractelement <%d x %s> %s, i64 %d", w, s, x, i));
+      r = i == 0 ? e : binary(op, u.dtype, false, r, e);
+    }
+    return r;
+  }
+
+  // The table: what each op emits, and the register (or literal) its users read.
+  void add_rules() {
+    // literals, and addresses computed by their loads and stores
+    rule({Ops::CONST, Ops::DEFINE_GLOBAL, Ops::INDEX}, [](const UOp&) {});
+    rule({Ops::LANE}, [this](const UOp&, const Operands&) { return lane_ids(); });
+    rule({Ops::RANGE}, [this](const UOp& u, const Operands&) { return loop(u); });
+    rule({Ops::END}, [this](const UOp& u) { end_loop(u); });
+    rule({Ops::DEFINE_ACC}, [this](const UOp& u) {
+      line_(
+          absl::StrFormat("store %s %s, ptr %%acc%d", type(u), val(u.src[0], vec(u)), u.arg_int()));
+    });
+    rule({Ops::ASSIGN}, [this](const UOp& u) {  // its users load its final value
+      int64_t n = u.src[0]->arg_int();
+      bool v = vec(u);
+      std::string cur = emit(absl::StrFormat("load %s, ptr %%acc%d", type(u), n));
+      std::string next = binary(static_cast<Ops>(u.arg_int()), u.dtype, v, cur, val(u.src[1], v));
+      line_(absl::StrFormat("store %s %s, ptr %%acc%d", type(u), next, n));
+    });
+    rule({Ops::HREDUCE}, [this](const UOp& u, const Operands&) { return hreduce(u); });
+    rule({Ops::LOAD}, [this](const UOp& u, const Operands&) { return load(u); });
+    rule({Ops::STORE}, [this](const UOp& u) { store(u); });
+    rule({Ops::CAST}, [this](const UOp& u, const Operands& s) {
+      return cast(s[0], u.src[0]->dtype, u.dtype, vec(u));
+    });
+    rule({Ops::BITCAST}, [this](const UOp& u, const Operands& s) {
+      return emit(
+          absl::StrCat("bitcast ", type_of(u.src[0]->dtype, vec(u)), " ", s[0], " to ", type(u)));
+    });
+    rule({Ops::NEG}, [this](const UOp& u, const Operands& s) {
+      DType d = u.src[0]->dtype;
+      return is_llvm_float(d)
+                 ? emit(absl::StrCat("fneg ", type(u), " ", s[0]))
+                 : emit(absl::StrCat("sub ", type(u), " ", literal(d, 0, vec(u)), ", ", s[0]));
+    });
+    rule({Ops::RECIP}, [this](const UOp& u, const Operands& s) {
+      return emit(absl::StrCat("fdiv ", type(u), " ", literal(u.dtype, 1, vec(u)), ", ", s[0]));
+    });
+    for (auto [op, fn] : kMathFunctions)
+      rule({op}, [this, fn = fn](const UOp& u, const Operands& s) {
+        return intrinsic(fn, u.dtype, vec(u), s);
+      });
+    rule({Ops::WHERE}, [this](const UOp& u, const Operands& s) {
+      return emit(absl::StrCat("select ", type_of(dtypes::bool_, vec(u)), " ", s[0], ", ", type(u),
+                               " ", s[1], ", ", type(u), " ", s[2]));
+    });
+    rule({Ops::MULACC}, [this](const UOp& u, const Operands& s) {
+      bool v = vec(u);
+      if (is_llvm_float(u.dtype)) return intrinsic("fmuladd", u.dtype, v, s);
+      return binary(Ops::ADD, u.dtype, v, binary(Ops::MUL, u.dtype, v, s[0], s[1]), s[2]);
+    });
+    rule(group::is_binary, [this](const UOp& u, const Operands& s) {
+      return binary(u.op, u.src[0]->dtype, vec(u), s[0], s[1]);
+    });
   }
 
   const std::vector<UOpRef>& program_;
@@ -589,8 +558,7 @@ class Renderer {
   std::set<std::string> declares_;
   absl::flat_hash_set<const UOp*> reduce_loops_;  // RANGEs an accumulator is updated in
   int nmetadata_ = 0;
-  absl::flat_hash_map<const UOp*, std::string> reg_;
-  std::vector<UOpRef> keep_;  // nodes made while rendering, alive while reg_ holds their address
+  std::vector<UOpRef> keep_;  // nodes made while rendering, alive while values_ holds their address
   std::vector<std::vector<const UOp*>> made_in_loop_;  // by emit_index, per open loop
   int ntmp_ = 0;
 };
@@ -599,7 +567,7 @@ class Renderer {
 
 std::string render_llvm(const std::string& name, const std::vector<UOpRef>& program,
                         int64_t parallel_range) {
-  return Renderer(program, parallel_range).render(name);
+  return LlvmIr(program, parallel_range).kernel(name);
 }
 
 }  // namespace tc::renderer
