@@ -91,6 +91,21 @@ TEST(MergeReduceAxes, ATransposedViewKeepsItsAxes) {
   }
 }
 
+// Simplifying the merged kernel may drop a reduce whose value does not matter (an integer sum
+// times 0): its loops are gone with it (a fuzz run from FUZZ_SEED=199417828 met one, and merging
+// threw).
+TEST(MergeReduceAxes, AReduceSimplifiedAwayLeavesNoLoops) {
+  auto y = [] {
+    Tensor x = Tensor::arange(0, 24, 1, dtypes::int32).reshape({2, 3, 4}).contiguous();
+    return x.sum({1, 2}) * 0 + x.sum({1, 2}).max();
+  };
+  LoweredKernel plain = last_kernel(y());
+  LoweredKernel k = merge_axes(plain);
+  EXPECT_EQ(plain.innermost.size(), 1u);
+  EXPECT_TRUE(k.innermost.empty());
+  EXPECT_EQ(y().data<int32_t>(), (std::vector<int32_t>{66 + 144, 66 + 144}));
+}
+
 TEST(MergeReduceAxes, AKernelWithNothingToMergeIsReturnedAsIs) {
   Tensor x(random_values(12, 7), Shape{3, 4});
   LoweredKernel k = last_kernel(x.sum({1}));

@@ -67,7 +67,10 @@ LoweredKernel renumbered(LoweredKernel k, const std::vector<UOpRef>& outputs) {
         range(reduce_sizes.back(), static_cast<int64_t>(outputs.size() + reduce_sizes.size() - 1));
   }
   k.sink = substitute(k.sink, to);
-  for (UOpRef& r : k.innermost) r = to.at(r.get());
+  std::vector<UOpRef> innermost;  // of the reduces simplifying left
+  for (const UOpRef& r : k.innermost)
+    if (auto it = to.find(r.get()); it != to.end()) innermost.push_back(it->second);
+  k.innermost = std::move(innermost);
   k.output_loops = static_cast<int>(k.shape.size());
   k.name = kernel_name(k.shape, reduce_sizes);
   return k;
