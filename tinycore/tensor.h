@@ -685,7 +685,6 @@ class Tensor {
   Tensor reduce(const char* name, Ops op, const Axes& axis, bool keepdim) const;
   std::vector<int64_t> reduce_axes(const char* name, const Axes& axis) const;  // sorted, checked
   Tensor broadcast_to(const Shape& shape) const;
-  int normalize_axis(const char* name, int axis) const;
   // An op along `axis` of a 0-d tensor (axis 0 or -1, as torch): f of it as a 1-element vector.
   Tensor on_scalar(const char* name, int axis, const std::function<Tensor(const Tensor&)>& f) const;
   std::vector<uint8_t> bytes() const;  // the realized, contiguous contents

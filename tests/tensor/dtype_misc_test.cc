@@ -242,8 +242,9 @@ TEST(Properties, SizesAndKinds) {
   EXPECT_EQ(Tensor::zeros({5}, dt::float64).nbytes(), 40);
   EXPECT_EQ(Tensor::zeros({0, 3}).nbytes(), 0);
   EXPECT_EQ(Tensor::full({}, 1.0).size(), tc::Shape{});
-  expect_error([&] { t.size(3); }, {"Tensor.size", "axis 3", "(2, 3, 4)"});
-  expect_error([&] { Tensor::full({}, 1.0).size(0); }, {"Tensor.size", "0-d"});
+  expect_error([&] { t.size(3); }, {"Tensor.size", "dim 3", "[-3, 2]", "(2, 3, 4)"});
+  expect_error([&] { Tensor::full({}, 1.0).size(0); },
+               {"Tensor.size", "dim 0", "shape ()", "no dimensions"});
 }
 
 // ---------------------------------------------------------------- devices

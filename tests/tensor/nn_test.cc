@@ -79,7 +79,7 @@ TEST(LayerNorm, GradientMatchesFiniteDifferences) {
 
 TEST(LayerNorm, Errors) {
   Tensor x = Tensor::ones({2, 3});
-  expect_error([&] { x.layernorm(2); }, {"layernorm", "axis 2", "(2, 3)"});
+  expect_error([&] { x.layernorm(2); }, {"layernorm", "dim 2", "[-2, 1]", "(2, 3)"});
   expect_error([&] { Tensor::ones({2, 3}, dt::int32).layernorm(); }, {"layernorm", "got int"});
 }
 
@@ -148,7 +148,7 @@ TEST(BatchNorm, Errors) {
       },
       {"batchnorm", "broadcast"});
   expect_error([&] { x.batchnorm({}, {}, Tensor::zeros({3}), Tensor::ones({3}), 3); },
-               {"batchnorm", "axis 3"});
+               {"batchnorm", "dim 3"});
 }
 
 // ---------------------------------------------------------------- attention

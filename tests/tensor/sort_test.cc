@@ -217,10 +217,11 @@ TEST(Sort, Gradients) {
 TEST(Sort, Errors) {
   Tensor t = Tensor::zeros({2, 3});
   expect_error([&] { t.sort(2); },
-               "Tensor.sort: axis 2 is out of range for a tensor of shape (2, 3)");
-  expect_error([&] { t.argsort(-3); }, "axis -3 is out of range for a tensor of shape (2, 3)");
+               "Tensor.sort: dim 2 is out of range [-2, 1] for a tensor of shape (2, 3)");
+  expect_error([&] { t.argsort(-3); },
+               "dim -3 is out of range [-2, 1] for a tensor of shape (2, 3)");
   expect_error([] { Tensor::full({}, 1.0).sort(1); },
-               "Tensor.sort: dim 1 is out of range for a tensor of shape ()");
+               "Tensor.sort: dim 1 is out of range [-1, 0] for a tensor of shape ()");
 }
 
 // ------------------------------------------------------------------ topk
@@ -252,7 +253,7 @@ TEST(Topk, Errors) {
                "Tensor.topk: k=4 is out of range [0, 3] for dim -1 of shape (2, 3)");
   expect_error([&] { t.topk(3, 0); }, "k=3 is out of range [0, 2] for dim 0");
   expect_error([&] { t.topk(-1); }, "k=-1 is out of range");
-  expect_error([&] { t.topk(1, 2); }, "Tensor.topk: axis 2 is out of range");
+  expect_error([&] { t.topk(1, 2); }, "Tensor.topk: dim 2 is out of range [-2, 1]");
 }
 
 // ------------------------------------------------------------------ cumprod, logcumsumexp
@@ -301,7 +302,7 @@ TEST(Cumprod, ValuesAxesViewsAndDtypes) {
   EXPECT_EQ(Tensor::full({}, 3.0).cumprod(0).item<float>(), 3.0f);
   EXPECT_EQ(Tensor::zeros({0, 3}).cumprod(0).shape(), (tc::Shape{0, 3}));
   expect_error([&] { t.cumprod(2); },
-               "Tensor.cumprod: axis 2 is out of range for a tensor of shape (3, 6)");
+               "Tensor.cumprod: dim 2 is out of range [-2, 1] for a tensor of shape (3, 6)");
 }
 
 TEST(Cumprod, Gradient) {
@@ -330,7 +331,7 @@ TEST(Logcumsumexp, ValuesAndStability) {
   EXPECT_EQ(ti.logcumsumexp().dtype(), dtypes::float32);
   tcref::expect_close(ti.logcumsumexp(), scan_ref(NDArray({3}, {1, 2, 3}), 0, true), 1e-6, 1e-6);
   EXPECT_EQ(Tensor::full({}, 2.0).logcumsumexp().item<float>(), 2.0f);
-  expect_error([&] { t.logcumsumexp(-3); }, "Tensor.logcumsumexp: axis -3 is out of range");
+  expect_error([&] { t.logcumsumexp(-3); }, "Tensor.logcumsumexp: dim -3 is out of range [-2, 1]");
 }
 
 TEST(Logcumsumexp, Gradient) {

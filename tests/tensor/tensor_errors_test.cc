@@ -128,6 +128,43 @@ TEST(Errors, AxisOutOfRangeNamesAxisAndShape) {
   EXPECT_TC_ERROR(i32({2, 3}).sum(7), "Tensor.sum", "7", "(2, 3)");
 }
 
+// Every op checks its dim with one function (tinygrad's _resolve_dim), so every message is the
+// same sentence: the op, the dim given, the valid range and the shape.
+TEST(Errors, DimOutOfRangeIsOneMessage) {
+  auto message = [](const std::function<void()>& f) { return error_message(f, {}); };
+  Tensor x = f32({2, 3});
+  const char* kRange = " is out of range [-2, 1] for a tensor of shape (2, 3)";
+  EXPECT_EQ(message([&] { x.sum(2); }), std::string("Tensor.sum: dim 2") + kRange);
+  EXPECT_EQ(message([&] { x.transpose(-3, 0); }), std::string("Tensor.transpose: dim -3") + kRange);
+  EXPECT_EQ(message([&] { x.cumsum(5); }), std::string("Tensor.cumsum: dim 5") + kRange);
+  EXPECT_EQ(message([&] { x.argmax(2); }), std::string("Tensor.argmax: dim 2") + kRange);
+  EXPECT_EQ(message([&] { x.softmax(-3); }), std::string("Tensor.softmax: dim -3") + kRange);
+  EXPECT_EQ(message([&] {
+              x.gather(2, i32({2, 3}));
+            }),
+            std::string("Tensor.gather: dim 2") + kRange);
+  EXPECT_EQ(message([&] { x.chunk(2, 7); }), std::string("Tensor.chunk: dim 7") + kRange);
+  // a new dimension may also go last: unsqueeze and stack take one more
+  EXPECT_EQ(message([&] { x.unsqueeze(3); }),
+            "Tensor.unsqueeze: dim 3 is out of range [-3, 2] for a tensor of shape (2, 3)");
+  EXPECT_EQ(x.unsqueeze(2).shape(), (S{2, 3, 1}));
+  EXPECT_EQ(x.unsqueeze(-3).shape(), (S{1, 2, 3}));
+  // a 0-d tensor takes dim 0 and -1 (tinygrad), unless the op reads a dimension
+  Tensor s = f32({}).reshape({});
+  EXPECT_EQ(message([&] { s.cumsum(1); }),
+            "Tensor.cumsum: dim 1 is out of range [-1, 0] for a tensor of shape ()");
+  EXPECT_EQ(s.cumsum(-1).item<float>(), 1.0f);
+  EXPECT_EQ(s.sort(-1).first.item<float>(), 1.0f);
+  EXPECT_EQ(message([&] { s.argmax(0); }),
+            "Tensor.argmax: dim 0 is out of range for a tensor of shape () (it has no dimensions)");
+  EXPECT_EQ(
+      message([&] { s.gather(-1, i32({}).reshape({})); }),
+      "Tensor.gather: dim -1 is out of range for a tensor of shape () (it has no dimensions)");
+  // a 0-d tensor's dim -1 is its dim 0 (these read past the shape before)
+  EXPECT_EQ(s.repeat_interleave(2, -1).data<float>(), (std::vector<float>{1, 1}));
+  EXPECT_EQ(s.unflatten(-1, {1}).shape(), (S{1}));
+}
+
 TEST(Errors, MinAxisOutOfRangeNamesMin) {
   // min is built from max (and neg / xor); the message must still say min
   EXPECT_TC_ERROR(f32({2, 3}).min(2), "Tensor.min", "2", "(2, 3)");

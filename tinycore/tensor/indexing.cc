@@ -16,6 +16,7 @@
 
 namespace tc {
 
+using detail::Dims;
 using detail::Pairs;
 using detail::resolve_dim;
 
@@ -348,7 +349,7 @@ Tensor index_impl(const char* name, const Tensor& self, const std::vector<IndexI
 // with self's dim as the one-hot axis (padded with no-ops to self's shape).
 std::pair<Tensor, Tensor> pre_scatter(const char* name, const Tensor& self, int& dim,
                                       const Tensor& index, Tensor src) {
-  dim = resolve_dim(name, self, dim);
+  dim = resolve_dim(name, self, dim, Dims::kExisting);
   if (!dtypes::is_int(index.dtype()))
     fail("Tensor.%s: index dtype %s is not supported (an integer dtype is needed)", name,
          index.dtype().name());
@@ -419,7 +420,7 @@ Tensor& Tensor::setitem(const std::vector<IndexItem>& indices, ConstValue value)
 // ---------------------------------------------------------------- shrink_from
 
 Tensor Tensor::shrink_from(int dim, const Tensor& start, int64_t length) const {
-  int d = resolve_dim("shrink_from", *this, dim);
+  int d = resolve_dim("shrink_from", *this, dim, Dims::kExisting);
   if (start.ndim() != 0 || !dtypes::is_int(start.dtype()))
     fail("Tensor.shrink_from: the start must be a 0-d integer tensor, got %s of shape %s",
          start.dtype().name(), fmt_shape(start.shape()));
@@ -439,7 +440,7 @@ Tensor Tensor::gather(int dim, const Tensor& index) const {
   if (index.ndim() != ndim())
     fail("Tensor.gather: index of shape %s must have as many dimensions as the tensor %s",
          fmt_shape(index.shape()), fmt_shape(shape()));
-  int d = resolve_dim("gather", *this, dim);
+  int d = resolve_dim("gather", *this, dim, Dims::kExisting);
   if (!dtypes::is_int(index.dtype()))
     fail("Tensor.gather: index dtype %s is not supported (an integer dtype is needed)",
          index.dtype().name());

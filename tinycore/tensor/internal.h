@@ -61,15 +61,26 @@ Tensor binary_iota(int64_t n, DType dtype);
 
 // ---- movement
 
-// tinygrad's _resolve_dim: dim in [-max(1, n), max(1, n) - 1] with n = ndim (+1 when the
-// dimension is a new one, as for unsqueeze / stack).
-inline int resolve_dim(const char* name, const Tensor& t, int dim, bool extra = false) {
-  int total = t.ndim() + (extra ? 1 : 0);
-  int hi = std::max(1, total);
+// Which dims resolve_dim accepts, n being the tensor's ndim.
+enum class Dims {
+  kAny,       // tinygrad's: [-max(1, n), max(1, n) - 1], so a 0-d tensor's dim 0 or -1 (as 0)
+  kNew,       // [-(n + 1), n]: where a new dimension goes (unsqueeze, stack)
+  kExisting,  // [-n, n - 1]: a dimension the op reads (a 0-d tensor has none)
+};
+
+// The one check of a dim argument (tinygrad's _resolve_dim): `dim`, negative counting from the
+// end, as an index in [0, n); out of range, an error naming the op, the dim, the valid range and
+// the shape (an IndexError in Python).
+inline int resolve_dim(const char* op, const Tensor& t, int dim, Dims dims = Dims::kAny) {
+  int n = t.ndim() + (dims == Dims::kNew ? 1 : 0);
+  int hi = dims == Dims::kExisting ? n : std::max(1, n);
+  if (hi == 0)
+    fail("Tensor.%s: dim %d is out of range for a tensor of shape () (it has no dimensions)", op,
+         dim);
   if (dim < -hi || dim > hi - 1)
-    fail("Tensor.%s: dim %d is out of range [%d, %d] for a tensor of shape %s", name, dim, -hi,
+    fail("Tensor.%s: dim %d is out of range [%d, %d] for a tensor of shape %s", op, dim, -hi,
          hi - 1, fmt_shape(t.shape()));
-  return dim < 0 ? dim + total : dim;
+  return dim < 0 ? dim + hi : dim;
 }
 
 // Full ranges everywhere except (b, e) along `dim`.

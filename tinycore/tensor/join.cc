@@ -11,6 +11,7 @@
 
 namespace tc {
 
+using detail::Dims;
 using detail::fmt_shapes;
 using detail::pad_on;
 using detail::range_on;
@@ -49,7 +50,7 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int dim) {
   for (const Tensor& t : tensors)
     if (t.shape() != tensors[0].shape())
       fail("Tensor.stack: all shapes must be equal, got %s", fmt_shapes(tensors));
-  int d = resolve_dim("stack", tensors[0], dim, true);
+  int d = resolve_dim("stack", tensors[0], dim, Dims::kNew);
   std::vector<Tensor> parts;
   for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(d));
   return cat(parts, d);

@@ -16,6 +16,7 @@
 
 namespace tc {
 
+using detail::Dims;
 using detail::pad_on;
 using detail::Pairs;
 using detail::range_on;
@@ -40,19 +41,9 @@ Tensor upper_mask(int64_t rows, int64_t cols, int64_t diagonal) {
 
 // ---------------------------------------------------------------- primitives
 
-int Tensor::normalize_axis(const char* name, int axis) const {
-  int nd = ndim();
-  int a = axis < 0 ? axis + nd : axis;
-  if (a < 0 || a >= nd)
-    fail("Tensor.%s: axis %d is out of range for a tensor of shape %s", name, axis,
-         fmt_shape(shape()));
-  return a;
-}
-
 Tensor Tensor::on_scalar(const char* name, int axis,
                          const std::function<Tensor(const Tensor&)>& f) const {
-  if (axis != 0 && axis != -1)
-    fail("Tensor.%s: axis %d is out of range for a tensor of shape ()", name, axis);
+  resolve_dim(name, *this, axis);
   return f(reshape({1})).reshape({});
 }
 
@@ -92,7 +83,7 @@ Tensor Tensor::permute(std::vector<int> order) const {
   std::vector<int64_t> perm;
   std::vector<bool> seen(ndim(), false);
   for (int a : order) {
-    int n = normalize_axis("permute", a);
+    int n = resolve_dim("permute", *this, a, Dims::kExisting);
     if (seen[n])
       fail("Tensor.permute: axis %d appears twice in the order for a tensor of shape %s", a,
            fmt_shape(shape()));
@@ -182,7 +173,7 @@ Tensor Tensor::shrink(std::vector<std::pair<int64_t, int64_t>> ranges) const {
 Tensor Tensor::flip(std::vector<int> axes) const {
   std::vector<int64_t> arg;
   for (int a : axes) {
-    int n = normalize_axis("flip", a);
+    int n = resolve_dim("flip", *this, a, Dims::kExisting);
     if (std::find(arg.begin(), arg.end(), n) != arg.end())
       fail("Tensor.flip: axis %d appears twice", a);
     if (shape()[n] > 1) arg.push_back(n);
@@ -195,13 +186,14 @@ Tensor Tensor::flip(std::vector<int> axes) const {
 Tensor Tensor::transpose(int dim0, int dim1) const {
   std::vector<int> order(ndim());
   std::iota(order.begin(), order.end(), 0);
-  std::swap(order[normalize_axis("transpose", dim0)], order[normalize_axis("transpose", dim1)]);
+  std::swap(order[resolve_dim("transpose", *this, dim0, Dims::kExisting)],
+            order[resolve_dim("transpose", *this, dim1, Dims::kExisting)]);
   return permute(order);
 }
 
 Tensor Tensor::flatten(int start_dim, int end_dim) const {
   if (ndim() == 0) return reshape({1});
-  int s = normalize_axis("flatten", start_dim), e = normalize_axis("flatten", end_dim);
+  int s = resolve_dim("flatten", *this, start_dim), e = resolve_dim("flatten", *this, end_dim);
   if (s > e) fail("Tensor.flatten: start_dim %d is after end_dim %d", start_dim, end_dim);
   Shape out(shape().begin(), shape().begin() + s);
   out.push_back(shape_numel(Shape(shape().begin() + s, shape().begin() + e + 1)));
@@ -228,7 +220,7 @@ Tensor Tensor::squeeze(std::optional<int> dim) const {
 }
 
 Tensor Tensor::unsqueeze(int dim) const {
-  int d = resolve_dim("unsqueeze", *this, dim, true);
+  int d = resolve_dim("unsqueeze", *this, dim, Dims::kNew);
   Shape out = shape();
   out.insert(out.begin() + d, 1);
   return reshape(out);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tinycore/tensor.h"
+#include "tinycore/tensor/internal.h"
 
 namespace tc {
 namespace {
@@ -74,7 +75,7 @@ std::atomic<bool> training_flag{false};
 Tensor Tensor::softmax(int axis, std::optional<DType> dtype) const {
   if (ndim() == 0)
     return on_scalar("softmax", axis, [&](const Tensor& v) { return v.softmax(0, dtype); });
-  normalize_axis("softmax", axis);
+  detail::resolve_dim("softmax", *this, axis);
   Tensor m = sub(max(axis, true).detach());
   if (dtype) m = m.cast(*dtype);
   Tensor e = m.exp();
@@ -84,7 +85,7 @@ Tensor Tensor::softmax(int axis, std::optional<DType> dtype) const {
 Tensor Tensor::log_softmax(int axis, std::optional<DType> dtype) const {
   if (ndim() == 0)
     return on_scalar("log_softmax", axis, [&](const Tensor& v) { return v.log_softmax(0, dtype); });
-  normalize_axis("log_softmax", axis);
+  detail::resolve_dim("log_softmax", *this, axis);
   Tensor m = sub(max(axis, true).detach());
   if (dtype) m = m.cast(*dtype);
   return m.sub(m.exp().sum(axis, true).log());
@@ -131,7 +132,7 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
 }
 
 Tensor Tensor::normalize(double p, int dim, double eps) const {
-  normalize_axis("normalize", dim);
+  detail::resolve_dim("normalize", *this, dim, detail::Dims::kExisting);
   Tensor norm = p == 0 ? ne(ConstValue(0)).sum(dim, true)
                        : abs().pow(ConstValue(p)).sum(dim, true).pow(ConstValue(1.0 / p));
   return div(norm.maximum(ConstValue(eps)));

@@ -10,7 +10,9 @@
 
 namespace tc {
 
+using detail::Dims;
 using detail::inverse;
+using detail::resolve_dim;
 
 std::vector<int64_t> Tensor::reduce_axes(const char* name, const Axes& axis) const {
   std::vector<int64_t> axes;
@@ -18,8 +20,8 @@ std::vector<int64_t> Tensor::reduce_axes(const char* name, const Axes& axis) con
     for (int i = 0; i < ndim(); i++) axes.push_back(i);
   } else {
     for (int a : *axis.axes) {
-      if (ndim() == 0 && (a == 0 || a == -1)) continue;  // a scalar's one "axis", as torch
-      int n = normalize_axis(name, a);
+      int n = resolve_dim(name, *this, a);
+      if (ndim() == 0) continue;  // a scalar's one "axis", as torch
       if (std::find(axes.begin(), axes.end(), n) == axes.end()) axes.push_back(n);
     }
   }
@@ -111,7 +113,7 @@ Tensor Tensor::logsumexp(Axes axis, bool keepdim) const {
 
 Tensor Tensor::argmax(std::optional<int> axis, bool keepdim) const {
   if (!axis) return flatten().argmax(0);
-  int a = normalize_axis("argmax", *axis);
+  int a = resolve_dim("argmax", *this, *axis, Dims::kExisting);
   int64_t n = shape()[a];
   if (n == 0)
     fail("Tensor.argmax: cannot take the argmax of an empty axis %d of shape %s", *axis,
@@ -126,7 +128,7 @@ Tensor Tensor::argmax(std::optional<int> axis, bool keepdim) const {
 }
 
 Tensor Tensor::argmin(std::optional<int> axis, bool keepdim) const {
-  if (axis) normalize_axis("argmin", *axis);
+  if (axis) resolve_dim("argmin", *this, *axis, Dims::kExisting);
   return inverse(*this).argmax(axis, keepdim);
 }
 

@@ -12,6 +12,7 @@ namespace tc {
 
 using detail::inverse;
 using detail::lowest;
+using detail::resolve_dim;
 using detail::split_last;
 
 namespace {
@@ -72,7 +73,7 @@ Tensor prefix_windows(const Tensor& x, ConstValue fill) {
 
 Tensor Tensor::cumsum(int axis) const {
   if (ndim() == 0) return on_scalar("cumsum", axis, [](const Tensor& v) { return v.cumsum(0); });
-  int a = normalize_axis("cumsum", axis);
+  int a = resolve_dim("cumsum", *this, axis);
   if (numel() == 0) return cast(sum_acc_dtype(dtype()));
   Tensor x = transpose(a, -1);
   return scan_windows(x, 0).sum(-2).transpose(a, -1);
@@ -80,20 +81,18 @@ Tensor Tensor::cumsum(int axis) const {
 
 Tensor Tensor::cummax(int axis) const {
   if (ndim() == 0) return on_scalar("cummax", axis, [](const Tensor& v) { return v.cummax(0); });
-  int a = normalize_axis("cummax", axis);
+  int a = resolve_dim("cummax", *this, axis);
   if (numel() == 0) return *this;
   Tensor x = transpose(a, -1);
   return scan_windows(x, lowest(dtype())).max(-2).transpose(a, -1);
 }
 
 std::pair<Tensor, Tensor> Tensor::cummin(int axis) const {
+  int a = resolve_dim("cummin", *this, axis);
   if (ndim() == 0) {
-    if (axis != 0 && axis != -1)
-      fail("Tensor.cummin: axis %d is out of range for a tensor of shape ()", axis);
     auto [values, indices] = reshape({1}).cummin(0);
     return {values.reshape({}), indices.reshape({})};
   }
-  int a = normalize_axis("cummin", axis);
   if (numel() == 0) return {*this, zeros(shape(), dtypes::int32)};
   // the running max of the order-reversing inverse, inverted back
   Tensor x = transpose(a, -1), inv = inverse(x);
@@ -104,30 +103,21 @@ std::pair<Tensor, Tensor> Tensor::cummin(int axis) const {
 std::pair<Tensor, Tensor> Tensor::cummax_with_indices(int axis) const {
   Tensor values = cummax(axis);
   if (ndim() == 0) return {values, zeros({}, dtypes::int32)};
-  int a = normalize_axis("cummax", axis);
+  int a = resolve_dim("cummax", *this, axis);
   if (numel() == 0) return {values, zeros(shape(), dtypes::int32)};
   Tensor indices = scan_indices(transpose(a, -1), values.transpose(a, -1).detach());
   return {values, indices.transpose(a, -1)};
 }
 
 Tensor Tensor::cumprod(int axis) const {
-  if (ndim() == 0) {
-    if (axis != 0 && axis != -1)
-      fail("Tensor.cumprod: axis %d is out of range for a tensor of shape ()", axis);
-    return *this;
-  }
-  int a = normalize_axis("cumprod", axis);
-  if (numel() == 0) return *this;
+  int a = resolve_dim("cumprod", *this, axis);
+  if (ndim() == 0 || numel() == 0) return *this;
   return prefix_windows(transpose(a, -1), 1).prod(-1).transpose(a, -1);
 }
 
 Tensor Tensor::logcumsumexp(int axis) const {
-  if (ndim() == 0) {
-    if (axis != 0 && axis != -1)
-      fail("Tensor.logcumsumexp: axis %d is out of range for a tensor of shape ()", axis);
-    return cast(least_upper_float(dtype()));
-  }
-  int a = normalize_axis("logcumsumexp", axis);
+  int a = resolve_dim("logcumsumexp", *this, axis);
+  if (ndim() == 0) return cast(least_upper_float(dtype()));
   Tensor x = transpose(a, -1).cast(least_upper_float(dtype()));
   if (numel() == 0) return x.transpose(a, -1);
   // log(sum_{j<=i} exp(x_j - m_i)) + m_i with m the running max (a constant for the gradient,

@@ -11,6 +11,7 @@
 
 namespace tc {
 
+using detail::resolve_dim;
 using detail::split_last;
 
 namespace {
@@ -44,7 +45,7 @@ Tensor comes_before(const Tensor& a, const Tensor& ia, const Tensor& b, const Te
 
 // The slice [b, e) of axis `axis` (negative counts from the end).
 Tensor slice(const Tensor& t, int axis, int64_t b, int64_t e) {
-  int a = axis < 0 ? axis + t.ndim() : axis;
+  int a = resolve_dim("sort", t, axis);
   std::vector<std::pair<int64_t, int64_t>> r;
   for (int i = 0; i < t.ndim(); i++)
     r.push_back(i == a ? std::make_pair(b, e) : std::make_pair(int64_t{0}, t.shape()[i]));
@@ -101,12 +102,8 @@ Tensor reverse_second_halves(const Tensor& p, int64_t block) {
 }  // namespace
 
 std::pair<Tensor, Tensor> Tensor::sort(int dim, bool descending) const {
-  if (ndim() == 0) {
-    if (dim != 0 && dim != -1)
-      fail("Tensor.sort: dim %d is out of range for a tensor of shape ()", dim);
-    return {*this, zeros({}, dtypes::int32)};
-  }
-  int a = normalize_axis("sort", dim);
+  int a = resolve_dim("sort", *this, dim);
+  if (ndim() == 0) return {*this, zeros({}, dtypes::int32)};
   int64_t n = shape()[a];
   if (numel() == 0) return {*this, zeros(shape(), dtypes::int32)};
   Tensor xt = transpose(a, -1);
@@ -162,7 +159,7 @@ Tensor Tensor::argsort(int dim, bool descending) const { return sort(dim, descen
 
 std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int dim, bool largest, bool sorted) const {
   (void)sorted;  // always sorted, which also satisfies sorted=false
-  int a = ndim() == 0 && (dim == 0 || dim == -1) ? 0 : normalize_axis("topk", dim);
+  int a = resolve_dim("topk", *this, dim);
   int64_t n = ndim() == 0 ? 1 : shape()[a];
   if (k < 0 || k > n)
     fail("Tensor.topk: k=%d is out of range [0, %d] for dim %d of shape %s", k, n, dim,

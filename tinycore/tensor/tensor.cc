@@ -31,8 +31,7 @@ int64_t Tensor::nbytes() const { return numel() * element_size(); }
 bool Tensor::is_floating_point() const { return dtypes::is_float(dtype()); }
 Shape Tensor::size() const { return shape(); }
 int64_t Tensor::size(int dim) const {
-  if (ndim() == 0) fail("Tensor.size: dimension %d of a 0-d tensor (it has no dimensions)", dim);
-  return shape()[normalize_axis("size", dim)];
+  return shape()[detail::resolve_dim("size", *this, dim, detail::Dims::kExisting)];
 }
 
 // ---------------------------------------------------------------- devices, clone, replace
