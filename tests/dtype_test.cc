@@ -1,9 +1,13 @@
 // dtypes: sizes, names, tinygrad's promotion lattice, and host-side casting rules.
+#include "tinycore/dtype.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <type_traits>
 
-#include "tinycore/dtype.h"
+#include "tinycore/dtype/visit.h"
 #include "tinycore/error.h"
 
 namespace tc {
@@ -72,6 +76,55 @@ TEST(DType, FloatAndSumDtypes) {
   EXPECT_EQ(sum_acc_dtype(dtypes::float16), dtypes::float32);
   EXPECT_EQ(sum_acc_dtype(dtypes::int64), dtypes::int64);
   EXPECT_EQ(sum_acc_dtype(dtypes::float64), dtypes::float64);
+}
+
+// Whether visit_dtype calls f with Want for `d`, its vector form and its pointer form.
+template <class Want>
+bool visits_as(DType d) {
+  auto is_want = []<class T>() { return std::is_same_v<T, Want>; };
+  return visit_dtype(d, is_want) && visit_dtype(d.vec(4), is_want) &&
+         visit_dtype(d.as_ptr(), is_want);
+}
+
+// visit_dtype calls the template with each dtype's host type: every dtype a tensor holds, index
+// as int64; void throws.
+TEST(DType, VisitCallsWithTheHostTypeOfEveryDtype) {
+  ASSERT_EQ(dtypes::all().size(), 13u);  // each of them below
+  EXPECT_TRUE(visits_as<bool>(dtypes::bool_));
+  EXPECT_TRUE(visits_as<int8_t>(dtypes::int8));
+  EXPECT_TRUE(visits_as<int16_t>(dtypes::int16));
+  EXPECT_TRUE(visits_as<int32_t>(dtypes::int32));
+  EXPECT_TRUE(visits_as<int64_t>(dtypes::int64));
+  EXPECT_TRUE(visits_as<uint8_t>(dtypes::uint8));
+  EXPECT_TRUE(visits_as<uint16_t>(dtypes::uint16));
+  EXPECT_TRUE(visits_as<uint32_t>(dtypes::uint32));
+  EXPECT_TRUE(visits_as<uint64_t>(dtypes::uint64));
+  EXPECT_TRUE(visits_as<_Float16>(dtypes::float16));
+  EXPECT_TRUE(visits_as<BFloat16Bits>(dtypes::bfloat16));
+  EXPECT_TRUE(visits_as<float>(dtypes::float32));
+  EXPECT_TRUE(visits_as<double>(dtypes::float64));
+  EXPECT_TRUE(visits_as<int64_t>(dtypes::index));
+  EXPECT_FALSE(visits_as<int32_t>(dtypes::uint32));
+  // the host type is as wide as the dtype's element
+  for (DType d : dtypes::all())
+    EXPECT_EQ(visit_dtype(d, []<class T>() { return static_cast<int>(sizeof(T)); }), d.itemsize())
+        << d.name();
+  // f's result comes back: the integer types' signedness and largest value, from the type
+  for (DType d : dtypes::all()) {
+    if (!dtypes::is_int(d)) continue;
+    EXPECT_EQ(visit_dtype(d, []<class T>() { return std::is_signed_v<T>; }),
+              !dtypes::is_unsigned(d))
+        << d.name();
+    EXPECT_EQ(visit_dtype(d,
+                          []<class T>() -> double {
+                            if constexpr (std::is_integral_v<T>)
+                              return std::numeric_limits<T>::max();
+                            return 0;
+                          }),
+              dtypes::max(d))
+        << d.name();
+  }
+  EXPECT_THROW(visit_dtype(dtypes::void_, []<class T>() { return 0; }), Error);
 }
 
 TEST(DType, CastValue) {

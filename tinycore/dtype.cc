@@ -5,7 +5,9 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <type_traits>
 
+#include "tinycore/dtype/visit.h"
 #include "tinycore/error.h"
 
 namespace tc {
@@ -175,16 +177,11 @@ DType sum_acc_dtype(DType d) {
 }
 
 int64_t cast_int(int64_t v, DType to) {
-  switch (to.scalar) {
-    case Scalar::Bool: return v != 0;
-    case Scalar::Int8: return static_cast<int8_t>(v);
-    case Scalar::Int16: return static_cast<int16_t>(v);
-    case Scalar::Int32: return static_cast<int32_t>(v);
-    case Scalar::UInt8: return static_cast<uint8_t>(v);
-    case Scalar::UInt16: return static_cast<uint16_t>(v);
-    case Scalar::UInt32: return static_cast<uint32_t>(v);
-    default: return v;
-  }
+  if (to.scalar == Scalar::Void) return v;
+  return visit_dtype(to, [&]<class T>() -> int64_t {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(v);  // bool: v != 0
+    return v;                                                       // floats: v as it is
+  });
 }
 
 namespace {

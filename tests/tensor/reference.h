@@ -14,10 +14,12 @@
 #include <limits>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "tinycore/dtype.h"
+#include "tinycore/dtype/visit.h"
 #include "tinycore/tensor.h"
 
 namespace tc {
@@ -293,20 +295,16 @@ inline float to_bf16(float f) {  // round to nearest even, as a bfloat16 value h
 
 // `v` as the nearest value `d` holds (ints: truncation toward zero, in range values only).
 inline double represent(double v, tc::DType d) {
-  switch (d.scalar) {
-    case tc::Scalar::Bool:
+  return tc::visit_dtype(d, [&]<class T>() -> double {
+    if constexpr (std::is_same_v<T, bool>)
       return v != 0 ? 1.0 : 0.0;
-    case tc::Scalar::Float16:
-      return static_cast<double>(static_cast<_Float16>(v));
-    case tc::Scalar::BFloat16:
+    else if constexpr (std::is_same_v<T, tc::BFloat16Bits>)
       return to_bf16(static_cast<float>(v));
-    case tc::Scalar::Float32:
-      return static_cast<float>(v);
-    case tc::Scalar::Float64:
-      return v;
-    default:
-      return std::trunc(v);
-  }
+    else if constexpr (std::is_integral_v<T>)
+      return std::trunc(v);  // in range values only
+    else
+      return static_cast<double>(static_cast<T>(v));  // float16, float32, float64
+  });
 }
 
 template <typename S>
@@ -319,53 +317,18 @@ inline std::vector<uint8_t> encode(const NDArray& a, tc::DType d) {
   std::vector<uint8_t> out(a.v.size() * static_cast<size_t>(d.itemsize()) + 1);
   for (size_t i = 0; i < a.v.size(); i++) {
     double x = a.v[i];
-    switch (d.scalar) {
-      case tc::Scalar::Bool:
+    tc::visit_dtype(d, [&]<class T>() {
+      if constexpr (std::is_same_v<T, bool>) {
         put<uint8_t>(out, i, x != 0);
-        break;
-      case tc::Scalar::Int8:
-        put(out, i, static_cast<int8_t>(x));
-        break;
-      case tc::Scalar::Int16:
-        put(out, i, static_cast<int16_t>(x));
-        break;
-      case tc::Scalar::Int32:
-        put(out, i, static_cast<int32_t>(x));
-        break;
-      case tc::Scalar::Int64:
-        put(out, i, static_cast<int64_t>(x));
-        break;
-      case tc::Scalar::UInt8:
-        put(out, i, static_cast<uint8_t>(x));
-        break;
-      case tc::Scalar::UInt16:
-        put(out, i, static_cast<uint16_t>(x));
-        break;
-      case tc::Scalar::UInt32:
-        put(out, i, static_cast<uint32_t>(x));
-        break;
-      case tc::Scalar::UInt64:
-        put(out, i, static_cast<uint64_t>(x));
-        break;
-      case tc::Scalar::Float16:
-        put(out, i, static_cast<_Float16>(x));
-        break;
-      case tc::Scalar::BFloat16: {
+      } else if constexpr (std::is_same_v<T, tc::BFloat16Bits>) {
         float f = to_bf16(static_cast<float>(x));
         uint32_t bits;
         std::memcpy(&bits, &f, 4);
         put(out, i, static_cast<uint16_t>(bits >> 16));
-        break;
+      } else {
+        put(out, i, static_cast<T>(x));
       }
-      case tc::Scalar::Float32:
-        put(out, i, static_cast<float>(x));
-        break;
-      case tc::Scalar::Float64:
-        put(out, i, x);
-        break;
-      default:
-        ADD_FAILURE() << "encode: unsupported dtype " << d.name();
-    }
+    });
   }
   return out;
 }

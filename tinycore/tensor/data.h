@@ -4,6 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "tinycore/dtype/visit.h"
+
 namespace tc {
 
 template <>
@@ -65,41 +67,20 @@ S load(const uint8_t* p, size_t i) {
 // Element i of raw memory holding `d`, converted to Elem.
 template <typename Elem>
 Elem element(const uint8_t* p, DType d, size_t i) {
-  switch (d.scalar) {
-    case Scalar::Bool:
+  return visit_dtype(d, [&]<class T>() -> Elem {
+    if constexpr (std::is_same_v<T, bool>) {
       return static_cast<Elem>(p[i] != 0);
-    case Scalar::Int8:
-      return static_cast<Elem>(load<int8_t>(p, i));
-    case Scalar::Int16:
-      return static_cast<Elem>(load<int16_t>(p, i));
-    case Scalar::Int32:
-      return static_cast<Elem>(load<int32_t>(p, i));
-    case Scalar::Int64:
-      return static_cast<Elem>(load<int64_t>(p, i));
-    case Scalar::UInt8:
-      return static_cast<Elem>(load<uint8_t>(p, i));
-    case Scalar::UInt16:
-      return static_cast<Elem>(load<uint16_t>(p, i));
-    case Scalar::UInt32:
-      return static_cast<Elem>(load<uint32_t>(p, i));
-    case Scalar::UInt64:
-      return static_cast<Elem>(load<uint64_t>(p, i));
-    case Scalar::Float16:
-      return static_cast<Elem>(static_cast<float>(load<_Float16>(p, i)));
-    case Scalar::BFloat16: {
+    } else if constexpr (std::is_same_v<T, BFloat16Bits>) {
       uint32_t bits = static_cast<uint32_t>(load<uint16_t>(p, i)) << 16;
       float f;
       std::memcpy(&f, &bits, 4);
       return static_cast<Elem>(f);
+    } else if constexpr (std::is_same_v<T, _Float16>) {
+      return static_cast<Elem>(static_cast<float>(load<_Float16>(p, i)));
+    } else {
+      return static_cast<Elem>(load<T>(p, i));
     }
-    case Scalar::Float32:
-      return static_cast<Elem>(load<float>(p, i));
-    case Scalar::Float64:
-      return static_cast<Elem>(load<double>(p, i));
-    default:
-      break;
-  }
-  throw Error("Tensor.data: tensor has no element dtype " + d.name());
+  });
 }
 
 }  // namespace detail
