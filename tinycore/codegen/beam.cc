@@ -17,6 +17,7 @@
 #include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/disk_cache.h"
+#include "tinycore/runtime/thread_pool.h"
 #include "tinycore/uop/printer.h"
 
 namespace tc::codegen {
@@ -242,8 +243,8 @@ KernelOpts beam_search(const LoweredKernel& plain, runtime::Device& device, int 
     for (const KernelOpts& o : candidates)
       if (seen.insert(o.key()).second) fresh.push_back(o);
     // compiled on every core first, then timed one at a time on a quiet machine
-    parallel_each(fresh.size(), device.compile_threads(),
-                  [&](size_t i) { build_kernel(plain, device, fresh[i]); });
+    runtime::parallel_for(static_cast<int>(fresh.size()), device.compile_threads(),
+                          [&](int i) { build_kernel(plain, device, fresh[i]); });
     std::vector<Timed> timed;
     int done = 0;
     double best = beam.empty() ? 0 : beam[0].ms;

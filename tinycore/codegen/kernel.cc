@@ -10,6 +10,7 @@
 #include "tinycore/codegen/merge_axes.h"
 #include "tinycore/codegen/saved_kernel.h"
 #include "tinycore/helpers.h"
+#include "tinycore/runtime/thread_pool.h"
 
 namespace tc::codegen {
 namespace {
@@ -102,8 +103,8 @@ std::vector<std::shared_ptr<const Kernel>> get_kernels(const std::vector<UOpRef>
     if (!(kernels[i] = KernelCache::get().find(asts[i], device))) missing.push_back(i);
   // BEAM times its candidates on the device: one search at a time
   int threads = getenv_int("BEAM") > 0 ? 1 : device.compile_threads();
-  parallel_each(missing.size(), threads,
-                [&](size_t j) { kernels[missing[j]] = get_kernel(asts[missing[j]], device); });
+  runtime::parallel_for(static_cast<int>(missing.size()), threads,
+                        [&](int j) { kernels[missing[j]] = get_kernel(asts[missing[j]], device); });
   return kernels;
 }
 

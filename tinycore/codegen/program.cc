@@ -1,14 +1,10 @@
 #include "tinycore/codegen/program.h"
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <fstream>
-#include <functional>
 #include <mutex>
-#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/apply_opts.h"
@@ -173,29 +169,6 @@ void drop_build_cache() {
   BuiltKernels& c = BuiltKernels::get();
   std::lock_guard<std::mutex> lock(c.mu);
   c.kernels.clear();
-}
-
-void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mu;
-  auto work = [&] {
-    for (size_t i; (i = next++) < n;) {
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (!error) error = std::current_exception();
-        next = n;  // the others stop early
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (int t = 1; t < std::min<int64_t>(threads, static_cast<int64_t>(n)); t++)
-    helpers.emplace_back(work);
-  work();
-  for (std::thread& h : helpers) h.join();
-  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace tc::codegen

@@ -3,7 +3,6 @@
 // which picks the opts and keeps kernels across runs, is kernel.h.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,8 +61,5 @@ std::shared_ptr<const Kernel> build_kernel(const LoweredKernel& plain, runtime::
                                            const KernelOpts& opts);
 // Drops the kernels build_kernel keeps (those in use live on).
 void drop_build_cache();
-// Runs fn(i) for each i in [0, n) on up to `threads` threads, the caller's among them (kernel
-// builds); the first exception is rethrown once all have stopped.
-void parallel_each(size_t n, int threads, const std::function<void(size_t)>& fn);
 
 }  // namespace tc::codegen

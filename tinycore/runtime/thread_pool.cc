@@ -1,9 +1,16 @@
 #include "tinycore/runtime/thread_pool.h"
 
-#include "tinycore/error.h"
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <utility>
+
 #include "tinycore/helpers.h"
 
 namespace tc::runtime {
+namespace {
+thread_local const ThreadPool* running_on = nullptr;  // the pool whose fn this thread runs
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; i++) workers_.emplace_back([this, i] { work(i); });
@@ -19,38 +26,63 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work(int index) {
+  running_on = this;
   long seen = 0;
   for (;;) {
-    const std::function<void(int)>* fn;
+    const std::function<void()>* run;
     {
       std::unique_lock<std::mutex> lock(mu_);
       start_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
-      if (index >= tasks_) continue;  // not needed for this launch
-      fn = fn_;
+      if (index >= tasks_) continue;  // not needed for this call
+      run = run_;
     }
-    (*fn)(index);
+    (*run)();
     std::lock_guard<std::mutex> lock(mu_);
     if (--pending_ == 0) done_.notify_one();
   }
 }
 
 void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
-  TC_CHECK(n >= 1 && n <= size(), "parallel_for of ", n, " shares on ", size(), " threads");
-  if (n == 1) return fn(0);
-  std::lock_guard<std::mutex> launch(launch_mu_);  // one launch at a time
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    tasks_ = n;
-    pending_ = n - 1;
-    generation_++;
+  std::atomic<int> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  const std::function<void()> run = [&] {  // each thread takes the next i until none is left
+    for (int i; (i = next++) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+        next = n;  // the others stop taking
+      }
+    }
+  };
+  int tasks = std::min(n, size());
+  if (tasks <= 1 || running_on == this) {  // nested: the pool's threads are busy with the caller
+    run();
+  } else {
+    std::lock_guard<std::mutex> launch(launch_mu_);  // one call at a time
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      run_ = &run;
+      tasks_ = tasks;
+      pending_ = tasks - 1;
+      generation_++;
+    }
+    start_.notify_all();
+    const ThreadPool* outer = std::exchange(running_on, this);
+    run();
+    running_on = outer;
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return pending_ == 0; });
   }
-  start_.notify_all();
-  fn(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  if (error) std::rethrow_exception(error);
+}
+
+void parallel_for(int n, int threads, const std::function<void(int)>& fn) {
+  ThreadPool(std::clamp(threads, 1, std::max(n, 1))).parallel_for(n, fn);
 }
 
 int cpu_threads() {
