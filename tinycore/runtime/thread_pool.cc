@@ -29,7 +29,7 @@ void ThreadPool::work(int index) {
   running_on = this;
   long seen = 0;
   for (;;) {
-    const std::function<void()>* run;
+    const std::function<void(int)>* run;
     {
       std::unique_lock<std::mutex> lock(mu_);
       start_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -38,18 +38,22 @@ void ThreadPool::work(int index) {
       if (index >= tasks_) continue;  // not needed for this call
       run = run_;
     }
-    (*run)();
+    (*run)(index);
     std::lock_guard<std::mutex> lock(mu_);
     if (--pending_ == 0) done_.notify_one();
   }
 }
 
 void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
-  std::atomic<int> next{0};
+  if (n == 1) return fn(0);  // a small kernel's one share: no bookkeeping
+  const int tasks = std::min(n, size());
+  std::atomic<int> next{tasks};
   std::exception_ptr error;
   std::mutex error_mu;
-  const std::function<void()> run = [&] {  // each thread takes the next i until none is left
-    for (int i; (i = next++) < n;) {
+  // Thread t runs i = t first (a kernel's share t is always core t's: what it wrote in the last
+  // kernel is still in that core's cache), then each takes the next i until none is left.
+  const std::function<void(int)> run = [&](int t) {
+    for (int i = t; i < n; i = next++) {
       try {
         fn(i);
       } catch (...) {
@@ -59,9 +63,8 @@ void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
       }
     }
   };
-  int tasks = std::min(n, size());
   if (tasks <= 1 || running_on == this) {  // nested: the pool's threads are busy with the caller
-    run();
+    for (int t = 0; t < tasks; t++) run(t);
   } else {
     std::lock_guard<std::mutex> launch(launch_mu_);  // one call at a time
     {
@@ -73,7 +76,7 @@ void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
     }
     start_.notify_all();
     const ThreadPool* outer = std::exchange(running_on, this);
-    run();
+    run(0);
     running_on = outer;
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [&] { return pending_ == 0; });

@@ -18,9 +18,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
-  // Runs fn(i) for every i in [0, n) on up to size() threads, the caller's among them, each
-  // taking the next i until none is left, and returns when all have finished. The first
-  // exception fn throws stops the taking and is rethrown here once every thread has stopped.
+  // Runs fn(i) for every i in [0, n) on up to size() threads, the caller's among them: thread t
+  // runs i = t, then each takes the next i until none is left; returns when all have finished. The
+  // first exception fn throws stops the taking and is rethrown here once every thread has stopped.
   //
   // It cannot deadlock: a call made from inside fn of a call on this pool (on a worker, or on the
   // caller while it runs its share) runs all its indices on its own thread, since waiting for the
@@ -37,7 +37,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex mu_, launch_mu_;
   std::condition_variable start_, done_;
-  const std::function<void()>* run_ = nullptr;  // the running call's loop
+  const std::function<void(int)>* run_ = nullptr;  // the running call's loop, per thread
   int tasks_ = 0, pending_ = 0;
   long generation_ = 0;
   bool stop_ = false;
