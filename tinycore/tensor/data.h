@@ -8,49 +8,23 @@
 
 namespace tc {
 
-template <>
-inline DType dtype_of<bool>() {
-  return dtypes::bool_;
-}
-template <>
-inline DType dtype_of<int8_t>() {
-  return dtypes::int8;
-}
-template <>
-inline DType dtype_of<int16_t>() {
-  return dtypes::int16;
-}
-template <>
-inline DType dtype_of<int32_t>() {
-  return dtypes::int32;
-}
-template <>
-inline DType dtype_of<int64_t>() {
-  return dtypes::int64;
-}
-template <>
-inline DType dtype_of<uint8_t>() {
-  return dtypes::uint8;
-}
-template <>
-inline DType dtype_of<uint16_t>() {
-  return dtypes::uint16;
-}
-template <>
-inline DType dtype_of<uint32_t>() {
-  return dtypes::uint32;
-}
-template <>
-inline DType dtype_of<uint64_t>() {
-  return dtypes::uint64;
-}
-template <>
-inline DType dtype_of<float>() {
-  return dtypes::float32;
-}
-template <>
-inline DType dtype_of<double>() {
-  return dtypes::float64;
+// The dtype that holds host type T (the inverse of visit_dtype, for the types a vector holds).
+template <typename T>
+DType dtype_of() {
+  // clang-format off
+  if constexpr (std::is_same_v<T, bool>) return dtypes::bool_;
+  else if constexpr (std::is_same_v<T, int8_t>) return dtypes::int8;
+  else if constexpr (std::is_same_v<T, int16_t>) return dtypes::int16;
+  else if constexpr (std::is_same_v<T, int32_t>) return dtypes::int32;
+  else if constexpr (std::is_same_v<T, int64_t>) return dtypes::int64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return dtypes::uint8;
+  else if constexpr (std::is_same_v<T, uint16_t>) return dtypes::uint16;
+  else if constexpr (std::is_same_v<T, uint32_t>) return dtypes::uint32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return dtypes::uint64;
+  else if constexpr (std::is_same_v<T, float>) return dtypes::float32;
+  else if constexpr (std::is_same_v<T, double>) return dtypes::float64;
+  else static_assert(sizeof(T) == 0, "no dtype holds this host type");
+  // clang-format on
 }
 
 namespace detail {
