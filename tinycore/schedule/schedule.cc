@@ -7,6 +7,7 @@
 #include "tinycore/error.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/device.h"
+#include "tinycore/schedule/layout.h"
 #include "tinycore/schedule/split_reduce.h"
 
 namespace tc::schedule {
@@ -153,10 +154,14 @@ class Scheduler {
     return out;
   }
 
-  // `n` computed in the kernel being built, its sources fused into it. The source of an expand
+  // `node` computed in the kernel being built, its sources fused into it. The source of an expand
   // that does arithmetic gets its own kernel (tinygrad's realize-before-expand): fused, each of
-  // its elements would be recomputed once per broadcast copy.
-  UOpRef compute(const UOpRef& n, bool top) {
+  // its elements would be recomputed once per broadcast copy. A reduce first gets the layouts of
+  // its operands (layout.h): chosen here, per reduce, not by rewriting the graph before scheduling,
+  // so that values realized stay marked on the graph's own nodes, which later schedules reuse.
+  UOpRef compute(const UOpRef& node, bool top) {
+    UOpRef laid = choose_layouts().rewrite(node);
+    const UOpRef& n = laid ? laid : node;
     if (n->op == Ops::REDUCE_AXIS)
       if (UOpRef s = split_reduces().rewrite(n)) return fuse(s, top);
     bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);

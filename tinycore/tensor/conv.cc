@@ -16,7 +16,6 @@
 #include "tinycore/gradient.h"
 #include "tinycore/tensor.h"
 #include "tinycore/tensor/internal.h"
-#include "tinycore/tensor/layout.h"
 
 namespace tc {
 
@@ -184,19 +183,9 @@ Tensor conv_winograd(const Tensor& x, const Tensor& weight, const std::optional<
   return add_bias(ret, bias, n).contiguous();
 }
 
-// The weight (cout, cin, *HW) read from a copy laid out in blocks of 32 output channels,
-// (cout/32, cin, *HW, 32) (or (cin, *HW, cout) when the channels per group are not a multiple of
-// 32), when there are enough output channels per group to fill SIMD lanes: consecutive output
-// channels are adjacent, so the conv kernel may put its lanes on cout whatever the spatial size
-// or stride, and the block a kernel's lanes read is one stream of memory (not a row every
-// cout floats, which would touch a page per step of the reduce).
-Tensor cout_blocked(const Tensor& weight, int64_t rcout) {
-  if (rcout < 8) return weight;
-  return blocked_copy(weight, 0, rcout % 32 == 0 ? 32 : weight.shape()[0]);
-}
-
 // The convolution as tinygrad writes it: the window view of x, broadcast against the weight and
-// summed over (cin, *HW). Without bias.
+// summed over (cin, *HW). Without bias. (The scheduler may read the weight from a copy in blocks of
+// output channels: schedule/layout.h.)
 Tensor conv_forward(const char* op, const Tensor& x, const Tensor& weight, const ConvArgs& a) {
   int64_t bs = x.shape()[0], cout = weight.shape()[0], cin = weight.shape()[1];
   size_t n = weight.ndim() - 2;
@@ -220,7 +209,7 @@ Tensor conv_forward(const char* op, const Tensor& x, const Tensor& weight, const
   ws.insert(ws.end(), n, 1);
   ws.push_back(cin);
   ws.insert(ws.end(), HW.begin(), HW.end());
-  Tensor prodt = xw.mul(cout_blocked(weight, rcout).reshape(ws));
+  Tensor prodt = xw.mul(weight.reshape(ws));
   if (a.dtype) prodt = prodt.cast(*a.dtype);
   std::vector<int> axes;
   for (size_t j = 0; j <= n; j++) axes.push_back(-1 - static_cast<int>(j));
@@ -229,24 +218,19 @@ Tensor conv_forward(const char* op, const Tensor& x, const Tensor& weight, const
   return prodt.sum(axes, true).reshape(out);
 }
 
-// `t` (bs, c, *spatial) read from a contiguous (bs, *spatial, c) copy: consecutive channels are
-// adjacent.
-Tensor channels_last(const Tensor& t) { return blocked_copy(t, 1, t.shape()[1]); }
-
 // The weight gradient of an ungrouped conv, sum over (batch, *positions) of the gradient times
 // the input windows. The kernel's output is laid out (*HW, cout, cin), its innermost axis reading
-// consecutive input channels of a channels-last copy of the input (SIMD lanes) and a register tile
-// over cout sharing each load; with fewer than 8 input channels (a first conv on images) the
-// other way around, (*HW, cin, cout) from a channels-last copy of the gradient. Then viewed as
-// (cout, cin, *HW).
+// consecutive input channels (SIMD lanes) and a register tile over cout sharing each load; with
+// fewer than 8 input channels (a first conv on images) the other way around, (*HW, cin, cout).
+// Then viewed as (cout, cin, *HW). (The scheduler reads the operand of the lane channels from a
+// channels-last copy: schedule/layout.h.)
 Tensor conv_weight_gradient(const ConvArgs& a, const Tensor& x, const Shape& HW, const Tensor& g) {
   int n = static_cast<int>(HW.size());
   int64_t bs = x.shape()[0], cin = x.shape()[1], cout = g.shape()[1];
   Shape oyx(g.shape().begin() + 2, g.shape().end());
   bool cin_lanes = cin >= 8 || cout < 8;
-  Tensor xs = cin_lanes ? channels_last(x) : x, gs = cin_lanes ? g : channels_last(g);
   // the windows (bs, cin, *oyx, *HW) as (*HW, cin, 1, bs, *oyx), g as (1.., 1, cout, bs, *oyx)
-  Tensor p = pool_view("conv2d", xs.pad(full_pads(xs, a.pads)), HW, a.stride, a.dilation);
+  Tensor p = pool_view("conv2d", x.pad(full_pads(x, a.pads)), HW, a.stride, a.dilation);
   std::vector<int> order, cout_first = {1, 0};
   for (int j = 0; j < n; j++) order.push_back(2 + n + j);
   order.insert(order.end(), {1, 0});
@@ -255,7 +239,7 @@ Tensor conv_weight_gradient(const ConvArgs& a, const Tensor& x, const Shape& HW,
   windows.insert(windows.end(), {cin, 1, bs});
   grads.insert(grads.end(), {1, cout, bs});
   for (Shape* s : {&windows, &grads}) s->insert(s->end(), oyx.begin(), oyx.end());
-  Tensor prod = p.permute(order).reshape(windows) * gs.permute(cout_first).reshape(grads);
+  Tensor prod = p.permute(order).reshape(windows) * g.permute(cout_first).reshape(grads);
   // (*HW, cin, cout, bs, *oyx) -> (*HW, other channels, bs, *oyx, lane channels), summed
   int lane = cin_lanes ? n : n + 1, other = cin_lanes ? n + 1 : n;
   std::vector<int> to_sum(n), axes, back = {cin_lanes ? n : n + 1, cin_lanes ? n + 1 : n};

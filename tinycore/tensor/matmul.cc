@@ -1,32 +1,21 @@
 // Products: dot, matmul, linear, sequential. A matmul is a broadcast multiply and a sum over the
-// shared axis; the scheduler fuses it into one kernel and nothing is materialized.
+// shared axis; the scheduler fuses it into one kernel and nothing is materialized but the blocked
+// copy of an operand that it may choose (schedule/layout.h).
 #include <algorithm>
 #include <vector>
 
 #include "tinycore/gradient.h"
 #include "tinycore/tensor.h"
-#include "tinycore/tensor/layout.h"
 
 namespace tc {
 namespace {
-
-// A matrix (..., K, N) read from a copy blocked by 32 columns, (..., N/32, K, 32), for a product
-// with many rows: the 32 columns a kernel's lanes read are one run of memory per panel, which
-// stays in cache (and in the TLB) while every row of the other operand streams past it, instead
-// of K rows a page apart, and which the lanes read whole whatever w's own layout (a transposed
-// weight, attention's keys). Small products read it as it is.
-Tensor blocked_columns(const Tensor& w, int64_t rows) {
-  int nd = w.ndim();
-  int64_t k = w.shape()[nd - 2], n = w.shape()[nd - 1];
-  if (rows < 64 || k < 64 || n < 64 || n % 32 != 0) return w;
-  return blocked_copy(w, nd - 1, 32);
-}
 
 // The gradients of y = x.dot(w), written as products themselves: dx = g.dot(wᵀ) and
 // dw = xᵀ.dot(g), with x's batch axes taken as rows when w is a matrix. Autograd through the
 // broadcast multiply and sum gives the same values, but as sums whose operands are both read
 // along the summed axis (dx of x @ Wᵀ reads W's rows), with no output axis for SIMD lanes: a
-// fifth of the speed. As products, each gets its operands blocked like any other.
+// fifth of the speed. As products, the scheduler lays out their operands like any other's
+// (schedule/layout.h).
 std::vector<UOpRef> dot_gradients(const UOpRef& ret, const UOpRef& grad) {
   Tensor x(ret->src[1]), w(ret->src[2]), g(grad);
   if (w.ndim() == 2) {
@@ -58,10 +47,7 @@ Tensor product(const Tensor& x, const Tensor& w, std::optional<DType> dtype) {
   xs.push_back(x.shape().back());
   ws.insert(ws.end(), ones, 1);
   ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
-  // the rows that stream past each block of w's columns
-  int64_t k = x.shape().back();
-  int64_t rows = dx >= 2 && dw > 2 ? x.shape()[dx - 2] : k == 0 ? 0 : x.numel() / k;
-  Tensor y = (dw >= 2 ? blocked_columns(w, rows) : w).reshape(ws);
+  Tensor y = w.reshape(ws);
   if (dw >= 2) y = y.transpose(-1, -2);
   Tensor prod = x.reshape(xs).mul(y);
   Tensor s = dtype ? prod.cast(*dtype).sum(-1) : prod.sum(-1);

@@ -1,0 +1,191 @@
+#include "tinycore/schedule/layout.h"
+
+#include <cstdint>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+namespace tc::schedule {
+namespace {
+
+// The node Tensor.reshape builds (a reshape of a reshape is one, an identity is none), so a copy
+// made here is the very graph the Tensor ops would make.
+UOpRef reshape(const UOpRef& u, const Shape& s) {
+  if (u->shape() == s) return u;
+  const UOpRef& base = u->op == Ops::RESHAPE ? u->src[0] : u;
+  return base->shape() == s ? base : UOp::make(Ops::RESHAPE, u->dtype, {base}, s);
+}
+
+// `t` read from a contiguous copy laid out as (size/block, the other axes in order, block) for
+// axis `axis` of length `size` (block divides it; block == size moves the axis last), viewed back
+// in t's shape: a kernel's SIMD lanes along that axis read one stream of memory per block (not one
+// element every row), whatever t's own layout.
+UOpRef blocked_copy(const UOpRef& t, int axis, int64_t block) {
+  const int64_t size = t->shape()[axis];
+  const bool split = block != size;  // else the axis only moves last
+  Shape cut = t->shape();
+  if (split) cut[axis] = size / block, cut.insert(cut.begin() + axis + 1, block);
+  const int inner = split ? axis + 1 : axis, cut_nd = static_cast<int>(cut.size());
+  std::vector<int64_t> order;  // the block index outermost, the other axes, the block innermost
+  if (split) order.push_back(axis);
+  for (int j = 0; j < cut_nd; j++)
+    if (j != inner && !(split && j == axis)) order.push_back(j);
+  order.push_back(inner);
+  std::vector<int64_t> back(order.size());
+  for (int j = 0; j < cut_nd; j++) back[order[j]] = j;
+  // (the rules never make an identity order, which Tensor.permute would skip)
+  UOpRef in = UOp::make(Ops::PERMUTE, t->dtype, {reshape(t, cut)}, order);
+  UOpRef copy = UOp::make(Ops::CONTIGUOUS, t->dtype, {in});
+  return reshape(UOp::make(Ops::PERMUTE, t->dtype, {copy}, back), t->shape());
+}
+
+// A walk down from a reduce, first to the product it sums (under its casts), then to one of the
+// product's operands, remembering the source taken at each step, so that the reduce can be rebuilt
+// with the node reached replaced.
+class Path {
+ public:
+  explicit Path(UOpRef r) : at_(std::move(r)) {
+    for (down(); skip(Ops::CAST);) continue;
+  }
+  const UOpRef& at() const { return at_; }
+  void down(size_t i = 0) { steps_.push_back({at_, i}), at_ = at_->src[i]; }
+  bool skip(Ops op) { return at_->op == op && (down(), true); }
+  UOpRef rebuild(UOpRef to) const {
+    for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+      std::vector<UOpRef> src = it->first->src;
+      src[it->second] = std::move(to);
+      to = it->first->replace(std::move(src));
+    }
+    return to;
+  }
+
+ private:
+  std::vector<std::pair<UOpRef, size_t>> steps_;
+  UOpRef at_;
+};
+
+// Whether the reduce `r` sums over exactly the axes [from, from + count).
+bool sums(const UOp& r, int64_t from, int64_t count) {
+  std::vector<int64_t> want = {static_cast<int64_t>(Ops::ADD)};
+  for (int64_t a = from; a < from + count; a++) want.push_back(a);
+  return r.arg_ints() == want;
+}
+bool multiplies(const UOp& u) { return u.op == Ops::MUL || u.op == Ops::AND; }  // AND: of bools
+
+// A reshape that only puts 1s before its source's shape (the first step of a broadcast).
+bool leading_ones(const UOp& u) {
+  if (u.op != Ops::RESHAPE) return false;
+  Shape out = u.shape();
+  while (out.size() > u.src[0]->shape().size() && out[0] == 1) out.erase(out.begin());
+  return out == u.src[0]->shape();
+}
+
+// ---------------------------------------------------------------- the rules
+
+// matmul (dot, linear, attention, and the gradients of a product, products too): x (..., M, K)
+// times w (..., K, N) is x[..., m, 1, k] * wᵀ[..., 1, n, k] summed over k. w is read from a copy
+// blocked by 32 columns, (..., N/32, K, 32), when K and N are at least 64, N is a multiple of 32
+// and at least 64 rows stream past each block (M, or every row of x when w is one matrix): the 32
+// columns a kernel's lanes read are one run of memory per panel, which stays in cache (and in the
+// TLB) while every row of x streams past it, instead of K rows a page apart, and which the lanes
+// read whole whatever w's own layout (a transposed weight, attention's keys). Small products read
+// w as it is: the copy would cost more than it saves.
+UOpRef matmul_columns(const UOpRef& r) {
+  Path p(r);
+  const Shape s = p.at()->shape();  // (..., M, N, K)
+  const int nd = static_cast<int>(s.size());
+  if (!multiplies(*p.at()) || nd < 3 || !sums(*r, nd - 1, 1)) return nullptr;
+  p.down(1);  // wᵀ as the multiply broadcast it
+  p.skip(Ops::EXPAND);
+  if (leading_ones(*p.at())) p.down();
+  p.skip(Ops::CAST);
+  const int wn = static_cast<int>(p.at()->shape().size());
+  if (p.at()->op != Ops::PERMUTE || wn < 3) return nullptr;
+  std::vector<int64_t> swap(wn - 2);  // the transpose of the last two axes
+  std::iota(swap.begin(), swap.end(), 0), swap.insert(swap.end(), {wn - 1, wn - 2});
+  if (p.at()->arg_ints() != swap) return nullptr;
+  p.down();
+  const Shape& ws = p.at()->shape();  // w's batch axes, 1, K, N
+  const int64_t k = ws[wn - 2], n = ws[wn - 1];
+  if (ws[wn - 3] != 1 || k < 64 || n < 64 || n % 32 != 0) return nullptr;
+  Shape w(ws);
+  w.erase(w.end() - 3);
+  if ((w.size() > 2 ? s[nd - 3] : shape_numel(s) / (n * k)) < 64) return nullptr;
+  return p.rebuild(reshape(blocked_copy(reshape(p.at(), w), wn - 2, 32), ws));
+}
+
+// conv (conv_transpose and the input gradient are convs): the window view of x, (bs, groups, rcout,
+// *oyx, cin, *HW), times the weight as (1, groups, rcout, 1.., cin, *HW), summed over (cin, *HW).
+// With at least 8 output channels per group, enough to fill SIMD lanes, the weight (cout, cin, *HW)
+// is read from a copy in blocks of 32 output channels, (cout/32, cin, *HW, 32) (or (cin, *HW,
+// cout) when the channels per group are not a multiple of 32): consecutive output channels are
+// adjacent, so the conv kernel may put its lanes on cout whatever the spatial size or stride, and
+// the block its lanes read is one stream of memory (not a row every cout floats, which would touch
+// a page per step of the reduce).
+UOpRef conv_output_channels(const UOpRef& r) {
+  Path p(r);
+  const Shape s = p.at()->shape();
+  const int nd = static_cast<int>(s.size()), n = (nd - 4) / 2;  // n spatial axes
+  if (!multiplies(*p.at()) || nd < 6 || nd % 2 != 0 || !sums(*r, n + 3, n + 1)) return nullptr;
+  p.down(1);  // the weight as the multiply broadcast it
+  p.skip(Ops::EXPAND);
+  p.skip(Ops::CAST);
+  const Shape& ws = p.at()->shape();
+  bool weight = ws.size() == s.size() && ws[0] == 1;
+  for (int i = 1; i < nd; i++) weight = weight && ws[i] == (i >= 3 && i < 3 + n ? 1 : s[i]);
+  if (!weight || ws[2] < 8) return nullptr;
+  Shape w = {ws[1] * ws[2]};
+  w.insert(w.end(), ws.begin() + 3 + n, ws.end());
+  return p.rebuild(reshape(blocked_copy(reshape(p.at(), w), 0, ws[2] % 32 == 0 ? 32 : w[0]), ws));
+}
+
+// conv's weight gradient (ungrouped): the gradient (bs, cout, *oyx) times the input's windows, as
+// (*HW, cin, cout, bs, *oyx), summed over (bs, *oyx) in the order (*HW, other channels, bs, *oyx,
+// lane channels): the Tensor op puts cin on the kernel's SIMD lanes, or cout with fewer than 8
+// input channels (a first conv on images), and a register tile over the other channels shares each
+// load. The operand carrying the lane channels, the input or the gradient (bs, c, *spatial), is
+// read from a channels-last copy, (bs, *spatial, c): consecutive channels are adjacent.
+UOpRef conv_weight_gradient_channels(const UOpRef& r) {
+  Path p(r);
+  if (p.at()->op != Ops::PERMUTE) return nullptr;
+  const std::vector<int64_t> to_sum = p.at()->arg_ints();
+  p.down();
+  const Shape s = p.at()->shape();
+  const int nd = static_cast<int>(s.size()), n = (nd - 3) / 2;  // n spatial axes
+  if (!multiplies(*p.at()) || nd < 5 || nd % 2 == 0 || !sums(*r, n + 1, n + 1)) return nullptr;
+  const int64_t lane = to_sum.back();  // n (cin) or n + 1 (cout)
+  if (lane != n && lane != n + 1) return nullptr;
+  std::vector<int64_t> order(nd), cout_first = {1, 0};
+  std::iota(order.begin(), order.end(), 0);
+  order.erase(order.begin() + lane), order.push_back(lane);
+  for (int j = 0; j < n; j++) cout_first.push_back(2 + j);
+  if (to_sum != order) return nullptr;
+  if (lane == n) {  // the input under its windows' views
+    p.down(0);
+    while (group::is_movement(p.at()->op) || p.at()->op == Ops::CAST) p.down();
+  } else {  // the gradient, as (1.., 1, cout, bs, *oyx)
+    p.down(1);
+    p.skip(Ops::EXPAND);
+    p.skip(Ops::CAST);
+    if (!p.skip(Ops::RESHAPE) || p.at()->op != Ops::PERMUTE || p.at()->arg_ints() != cout_first)
+      return nullptr;
+    p.down();
+  }
+  const Shape& t = p.at()->shape();  // (bs, lane channels, *spatial)
+  if (static_cast<int>(t.size()) != n + 2 || t[0] != s[n + 2] || t[1] != s[lane]) return nullptr;
+  return p.rebuild(blocked_copy(p.at(), 1, t[1]));
+}
+
+}  // namespace
+
+const PatternMatcher& choose_layouts() {
+  auto on_reduce = [](UOpRef (*rule)(const UOpRef&)) {
+    return PatternMatcher::Rule{UPat::op(Ops::REDUCE_AXIS).no_src_check().named("r"),
+                                [rule](const Captures& c) { return rule(c["r"]); }};
+  };
+  static const PatternMatcher pm({on_reduce(matmul_columns), on_reduce(conv_output_channels),
+                                  on_reduce(conv_weight_gradient_channels)});
+  return pm;
+}
+
+}  // namespace tc::schedule
