@@ -6,7 +6,8 @@ import os
 import re
 import sys
 
-BUDGET = 14700  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with the fuzz fixes)
+BUDGET = 14850  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
+# the fuzz fixes; 14,806 with three passes of issue 30: opts as rewrites, loops merged, operand layouts)
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
