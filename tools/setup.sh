@@ -9,6 +9,8 @@ packages=(
   libgtest-dev libgmock-dev llvm-19-dev libopenblas-dev nlohmann-json3-dev libcpp-httplib-dev clang libclang-rt-14-dev zlib1g-dev dataset-fashion-mnist fortunes
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   python3-pytest python3-numpy python3-dev pybind11-dev
+  # ONNX models (frontends/onnx) and ONNX's backend test data (tests/frontends)
+  libonnx-dev libprotobuf-dev libonnx-testdata
   # the reference of tinygrad's test_ops.py (tests/conformance)
   python3-torch
   # GPU languages without a GPU: OpenCL runs on PoCL (the CPU), HIP compiles with ROCm's hiprtc

@@ -1,0 +1,35 @@
+// ONNX operators as Tensor ops: a table from op type to the function that builds a node's outputs
+// from its inputs and attributes (tinygrad's onnx_ops). No operator has a kernel of its own.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "tinycore/tensor.h"
+
+namespace tc::onnx {
+
+// A node's inputs (nullopt for an omitted optional one) and what it reads of its attributes.
+struct NodeArgs {
+  const ::onnx::NodeProto& node;
+  std::vector<std::optional<Tensor>> inputs;
+  int64_t opset = 0;  // of the default domain
+
+  const Tensor& in(size_t i) const;  // throws naming the node where it is missing
+  bool has(size_t i) const { return i < inputs.size() && inputs[i].has_value(); }
+  const ::onnx::AttributeProto* attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  float attr_float(const std::string& name, float fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name) const;  // empty where absent
+  // An int64 input read on the host (a shape, axes): ONNX passes those as tensors.
+  std::vector<int64_t> host_ints(size_t i) const;
+};
+
+// Whether the importer maps `op_type` (of the default domain).
+bool supports(const std::string& op_type);
+// The node's outputs.
+std::vector<Tensor> run_node(const NodeArgs& args);
+
+}  // namespace tc::onnx

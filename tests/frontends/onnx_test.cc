@@ -1,0 +1,176 @@
+// The ONNX importer against ONNX's own backend tests (Debian's libonnx-testdata: a model, its
+// inputs and the outputs ONNX's reference computed): every node test whose operators the importer
+// maps must match at ONNX's tolerances (rtol 1e-3, atol 1e-7), but for those listed with a reason
+// in onnx_node_failures.txt. Bad files and unsupported operators are clear errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "frontends/onnx/ops.h"
+#include "frontends/onnx/proto.h"
+#include "frontends/onnx/runner.h"
+#include "tinycore/error.h"
+
+namespace tc::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
+
+// The known failures: a test name a line, then its reason.
+std::set<std::string> known_failures() {
+  std::set<std::string> out;
+  std::ifstream in(fs::path(TC_FIXTURE_DIR).parent_path() / "frontends/onnx_node_failures.txt");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.insert(line.substr(0, line.find(' ')));
+  return out;
+}
+
+// Where `got` differs from `want` beyond ONNX's tolerances, a message saying where; else empty.
+std::string mismatch(const Tensor& got, const Tensor& want) {
+  if (got.shape() != want.shape())
+    return "shape " + fmt_shape(got.shape()) + ", want " + fmt_shape(want.shape());
+  if (got.dtype() != want.dtype())
+    return "dtype " + got.dtype().name() + ", want " + want.dtype().name();
+  std::vector<double> g = got.cast(dtypes::float64).data<double>();
+  std::vector<double> w = want.cast(dtypes::float64).data<double>();
+  for (size_t i = 0; i < g.size(); i++) {
+    bool same = (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
+                std::abs(g[i] - w[i]) <= 1e-7 + 1e-3 * std::abs(w[i]);
+    if (!same)
+      return "element " + std::to_string(i) + ": " + std::to_string(g[i]) + ", want " +
+             std::to_string(w[i]);
+  }
+  return "";
+}
+
+// Runs one backend test: "" when every data set matches, else what went wrong.
+std::string run_test(const fs::path& dir) {
+  try {
+    OnnxRunner runner((dir / "model.onnx").string());
+    for (const auto& set : fs::directory_iterator(dir)) {
+      if (!set.is_directory()) continue;
+      std::map<std::string, Tensor> inputs;
+      for (size_t i = 0; i < runner.input_names().size(); i++)
+        inputs.emplace(
+            runner.input_names()[i],
+            to_tensor(read_tensor((set.path() / ("input_" + std::to_string(i) + ".pb")).string())));
+      std::map<std::string, Tensor> outputs = runner(inputs);
+      for (size_t i = 0; i < runner.output_names().size(); i++) {
+        Tensor want =
+            to_tensor(read_tensor((set.path() / ("output_" + std::to_string(i) + ".pb")).string()));
+        std::string m = mismatch(outputs.at(runner.output_names()[i]), want);
+        if (!m.empty())
+          return set.path().filename().string() + " output " + std::to_string(i) + ": " + m;
+      }
+    }
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// Whether the importer maps every operator of the test's model.
+bool supported(const fs::path& dir) {
+  ::onnx::ModelProto m = read_model((dir / "model.onnx").string());
+  for (const auto& n : m.graph().node())
+    if (!(n.domain().empty() || n.domain() == "ai.onnx") || !supports(n.op_type())) return false;
+  return true;
+}
+
+// Runs every test in `folder` whose operators the importer maps; each must match, but for the
+// known failures; prints the counts and returns how many passed.
+int run_folder(const fs::path& folder) {
+  std::set<std::string> known = known_failures();
+  int passed = 0, failed = 0, unsupported = 0;
+  std::vector<std::string> unexpected_passes;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    std::string name = entry.path().filename().string();
+    if (!fs::exists(entry.path() / "model.onnx") || !supported(entry.path())) {
+      unsupported++;
+      continue;
+    }
+    std::string error = run_test(entry.path());
+    if (known.contains(name)) {
+      if (error.empty()) unexpected_passes.push_back(name);
+      failed++;
+      continue;
+    }
+    EXPECT_EQ(error, "") << name;
+    error.empty() ? passed++ : failed++;
+  }
+  std::printf("ONNX %s tests: %d passed, %d failed, %d use an operator not mapped yet\n",
+              folder.filename().c_str(), passed, failed, unsupported);
+  EXPECT_TRUE(unexpected_passes.empty())
+      << "listed as failing but passing: " << unexpected_passes[0];
+  return passed;
+}
+
+TEST(OnnxBackend, NodeTestsOfSupportedOperatorsMatchOnnxsReference) {
+  if (!fs::exists(kNodeTests))
+    GTEST_SKIP() << kNodeTests << " is absent (apt install libonnx-testdata)";
+  // 604 of the 932 pass today: fewer means something that worked broke
+  EXPECT_GE(run_folder(kNodeTests), 604);
+}
+
+TEST(OnnxBackend, PytorchAndSimpleModelsOfSupportedOperatorsMatchOnnxsReference) {
+  const fs::path data = kNodeTests.parent_path();
+  if (!fs::exists(data / "pytorch-converted"))
+    GTEST_SKIP() << data << " is absent (apt install libonnx-testdata)";
+  EXPECT_GE(run_folder(data / "pytorch-converted") + run_folder(data / "pytorch-operator") +
+                run_folder(data / "simple"),
+            119);
+}
+
+TEST(OnnxErrors, ATruncatedModelIsAnErrorNamingTheFile) {
+  fs::path model = kNodeTests / "test_add" / "model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is absent (apt install libonnx-testdata)";
+  std::ifstream in(model, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::path cut = fs::temp_directory_path() / "tinycore_onnx_truncated.onnx";
+  std::ofstream(cut, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  try {
+    OnnxRunner r(cut.string());
+    ADD_FAILURE() << "a truncated model loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(cut.string()), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(OnnxRunner("/nonexistent/model.onnx"), Error);
+  fs::remove(cut);
+}
+
+TEST(OnnxErrors, AnUnsupportedOperatorNamesTheNodeBeforeAnythingRuns) {
+  fs::path model = kNodeTests / "test_lstm_defaults" / "model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is absent (apt install libonnx-testdata)";
+  try {
+    OnnxRunner r(model.string());
+    ADD_FAILURE() << "a model with an LSTM node loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(LSTM, opset"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OnnxRunnerApi, MissingAndUnknownInputsAreErrorsNamingThem) {
+  fs::path model = kNodeTests / "test_add" / "model.onnx";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is absent (apt install libonnx-testdata)";
+  OnnxRunner r(model.string());
+  ASSERT_EQ(r.input_names(), (std::vector<std::string>{"x", "y"}));
+  Tensor x = Tensor::full({3, 4, 5}, 1.5f), y = Tensor::full({3, 4, 5}, 2.0f);
+  std::vector<float> sum = r({{"x", x}, {"y", y}}).at("sum").data<float>();
+  EXPECT_EQ(sum, std::vector<float>(60, 3.5f));
+  try {
+    r({{"x", x}});
+    ADD_FAILURE() << "ran without input y";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'y'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(r({{"x", x}, {"y", y}, {"z", y}}), Error);
+}
+
+}  // namespace
+}  // namespace tc::onnx
