@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
+#include "frontends/onnx/layers.h"
 #include "frontends/onnx/proto.h"
 #include "tinycore/error.h"
 
@@ -72,67 +73,6 @@ Axes spatial(const Tensor& x) {
   std::vector<int> axes;
   for (int i = 2; i < x.ndim(); i++) axes.push_back(i);
   return Axes(axes);
-}
-
-// A conv's or pool's window attributes over the input's spatial axes, and the input padded as its
-// pads (or auto_pad) say: (begin, end) per axis, ONNX's pads being all begins then all ends.
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations;
-  std::vector<std::pair<int64_t, int64_t>> pads;  // every axis of the input
-};
-Window window(const NodeArgs& a, const Tensor& x, std::vector<int64_t> kernel) {
-  size_t n = kernel.size();
-  Window w{kernel, a.attr_ints("strides"), a.attr_ints("dilations"), {{0, 0}, {0, 0}}};
-  if (w.strides.empty()) w.strides.assign(n, 1);
-  if (w.dilations.empty()) w.dilations.assign(n, 1);
-  std::vector<int64_t> pads = a.attr_ints("pads");
-  std::string autopad = a.attr("auto_pad") ? a.attr("auto_pad")->s() : "NOTSET";
-  for (size_t i = 0; i < n; i++) {
-    int64_t in = x.shape()[2 + i], begin = 0, end = 0;
-    if (autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
-      int64_t out = (in + w.strides[i] - 1) / w.strides[i];
-      int64_t total = std::max<int64_t>(
-          0, (out - 1) * w.strides[i] + (kernel[i] - 1) * w.dilations[i] + 1 - in);
-      begin = autopad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
-    } else if (!pads.empty() && autopad != "VALID") {
-      begin = pads[i], end = pads[n + i];
-    }
-    w.pads.emplace_back(begin, end);
-  }
-  return w;
-}
-
-Tensor conv(const NodeArgs& a) {
-  const Tensor& x = a.in(0);
-  const Tensor& weight = a.in(1);
-  std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
-  Window w = window(a, x, kernel);
-  ConvOpts o{.groups = a.attr_int("group", 1), .stride = w.strides, .dilation = w.dilations};
-  std::optional<Tensor> bias;
-  if (a.has(2)) bias = a.in(2);
-  return x.pad(w.pads).conv2d(weight, bias, o);
-}
-
-// MaxPool (padding reads the dtype's lowest value) and AveragePool (padding counts as zeros where
-// count_include_pad, else the average is over the window's elements inside the input: the mean
-// of the zero-padded input over the mean of a padded field of ones).
-Tensor pool(const NodeArgs& a, bool max) {
-  const Tensor& x = a.in(0);
-  Window w = window(a, x, a.attr_ints("kernel_shape"));
-  PoolOpts o{.kernel_size = w.kernel,
-             .stride = w.strides,
-             .dilation = w.dilations,
-             .ceil_mode = a.attr_int("ceil_mode", 0) != 0};
-  if (max) {
-    ConstValue lowest = dtypes::is_float(x.dtype())
-                            ? ConstValue(-std::numeric_limits<double>::infinity())
-                            : ConstValue(static_cast<long>(dtypes::min(x.dtype())));
-    return x.pad(w.pads, lowest).max_pool2d(o);
-  }
-  Tensor mean = x.pad(w.pads).avg_pool2d(o);
-  if (a.attr_int("count_include_pad", 0)) return mean;
-  return mean.div(Tensor::full_like(x, 1.0f).pad(w.pads).avg_pool2d(o));
 }
 
 const absl::flat_hash_map<std::string, Op>& table() {
@@ -533,6 +473,133 @@ const absl::flat_hash_map<std::string, Op>& table() {
        [](const NodeArgs& a) { return std::vector{reduce_of(a, a.in(0).mul(a.in(0)), &Tensor::sum)}; }},
       {"ReduceLogSum",
        [](const NodeArgs& a) { return std::vector{reduce_of(a, a.in(0), &Tensor::sum).log()}; }},
+      {"NegativeLogLikelihoodLoss",
+       [](const NodeArgs& a) {
+         std::optional<Tensor> w;
+         if (a.has(2)) w = a.in(2);
+         return std::vector{nll_loss(a, a.in(0), a.in(1), w)};
+       }},
+      {"SoftmaxCrossEntropyLoss",  // the loss, and the log-probabilities it read
+       [](const NodeArgs& a) {
+         Tensor logp = a.in(0).log_softmax(1);
+         std::optional<Tensor> w;
+         if (a.has(2)) w = a.in(2);
+         return std::vector{nll_loss(a, logp, a.in(1), w), logp};
+       }},
+      {"TopK",  // values and int64 indices of the k largest (smallest) along axis, sorted
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         auto [values, indices] =
+             x.topk(a.host_ints(1).at(0), axis_of(a.attr_int("axis", -1), x.ndim()),
+                    a.attr_int("largest", 1) != 0);
+         return std::vector{values, indices.cast(dtypes::int64)};
+       }},
+      {"ScatterElements",
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         int axis = axis_of(a.attr_int("axis", 0), x.ndim());
+         Tensor idx = a.in(1).cast(dtypes::int64);
+         idx = idx.lt(0).where(idx.add(static_cast<long>(x.shape()[axis])), idx);
+         std::string r = a.attr("reduction") ? a.attr("reduction")->s() : "none";
+         if (r == "none") return std::vector{x.scatter(axis, idx, a.in(2))};
+         return std::vector{x.scatter_reduce(axis, idx, a.in(2), r == "add" ? "sum" : "prod")};
+       }},
+      {"Hardmax",  // 1 at the first maximum along axis, 0 elsewhere
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         int axis = axis_of(a.attr_int("axis", a.opset >= 13 ? -1 : 1), x.ndim());
+         Tensor flat = a.opset >= 13 ? x : x.flatten(axis).reshape({-1, x.flatten(axis).shape().back()});
+         int ax = a.opset >= 13 ? axis : 1;
+         Shape classes(flat.ndim(), 1);
+         classes[ax] = flat.shape()[ax];
+         Tensor hot = Tensor::arange(0, static_cast<double>(flat.shape()[ax]), 1, dtypes::int64)
+                          .reshape(classes)
+                          .eq(flat.argmax(ax, true).cast(dtypes::int64))
+                          .cast(x.dtype());
+         return std::vector{hot.reshape(x.shape())};
+       }},
+      {"DepthToSpace",
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         int64_t b = a.attr_int("blocksize", 1), n = x.shape()[0], c = x.shape()[1],
+                 h = x.shape()[2], w = x.shape()[3];
+         bool crd = a.attr("mode") && a.attr("mode")->s() == "CRD";
+         Tensor t = crd ? x.reshape({n, c / (b * b), b, b, h, w}).permute({0, 1, 4, 2, 5, 3})
+                        : x.reshape({n, b, b, c / (b * b), h, w}).permute({0, 3, 4, 1, 5, 2});
+         return std::vector{t.reshape({n, c / (b * b), h * b, w * b})};
+       }},
+      {"SpaceToDepth",
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         int64_t b = a.attr_int("blocksize", 1), n = x.shape()[0], c = x.shape()[1],
+                 h = x.shape()[2], w = x.shape()[3];
+         return std::vector{x.reshape({n, c, h / b, b, w / b, b})
+                                .permute({0, 3, 5, 1, 2, 4})
+                                .reshape({n, c * b * b, h / b, w / b})};
+       }},
+      {"EyeLike",
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         DType dt = a.attr("dtype") ? dtype_of_onnx(static_cast<int>(a.attr_int("dtype", 1)))
+                                    : x.dtype();
+         int64_t k = a.attr_int("k", 0), rows = x.shape()[0], cols = x.shape()[1];
+         Tensor r = Tensor::arange(0, static_cast<double>(rows), 1, dtypes::int64).reshape({rows, 1});
+         Tensor c = Tensor::arange(0, static_cast<double>(cols), 1, dtypes::int64).reshape({1, cols});
+         return std::vector{c.sub(r).eq(static_cast<long>(k)).cast(dt)};
+       }},
+      {"OneHot",  // indices (negative from the end), depth, (off, on) values; the new axis
+       [](const NodeArgs& a) {
+         Tensor idx = a.in(0).cast(dtypes::int64);
+         int64_t depth = static_cast<int64_t>(a.in(1).cast(dtypes::float64).data<double>().at(0));
+         idx = idx.lt(0).where(idx.add(static_cast<long>(depth)), idx);
+         int rank = idx.ndim() + 1, axis = axis_of(a.attr_int("axis", -1), rank);
+         Shape classes(rank, 1);
+         classes[axis] = depth;
+         Tensor hot = Tensor::arange(0, static_cast<double>(depth), 1, dtypes::int64)
+                          .reshape(classes)
+                          .eq(idx.unsqueeze(axis));
+         const Tensor& v = a.in(2);
+         return std::vector{hot.where(v.getitem({1L}), v.getitem({0L}))};
+       }},
+      {"Shrink",
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         double l = a.attr_float("lambd", 0.5f), b = a.attr_float("bias", 0.0f);
+         Tensor y = x.lt(-l).where(x.add(b), x.gt(l).where(x.sub(b), Tensor::full({}, 0, x.dtype())));
+         return std::vector{y.cast(x.dtype())};
+       }},
+      {"InstanceNormalization",
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         Shape c(x.ndim(), 1);
+         c[1] = x.shape()[1];
+         Axes axes = spatial(x);
+         Tensor mean = x.mean(axes, true), d = x.sub(mean);
+         Tensor inv = d.mul(d).mean(axes, true)
+                          .add(static_cast<double>(a.attr_float("epsilon", 1e-5f)))
+                          .sqrt()
+                          .reciprocal();
+         return std::vector{d.mul(inv).mul(a.in(1).reshape(c)).add(a.in(2).reshape(c))};
+       }},
+      {"MeanVarianceNormalization",
+       [](const NodeArgs& a) {
+         const Tensor& x = a.in(0);
+         std::vector<int64_t> given = a.attr_ints("axes");
+         std::vector<int> axes = {0, 2, 3};
+         if (!given.empty()) {
+           axes.clear();
+           for (int64_t ax : given) axes.push_back(axis_of(ax, x.ndim()));
+         }
+         Tensor mean = x.mean(Axes(axes), true), d = x.sub(mean);
+         return std::vector{d.div(d.mul(d).mean(Axes(axes), true).add(1e-9).sqrt())};
+       }},
+      {"CastLike", [](const NodeArgs& a) { return std::vector{a.in(0).cast(a.in(1).dtype())}; }},
+      {"BitShift",
+       [](const NodeArgs& a) {
+         bool left = a.attr("direction") && a.attr("direction")->s() == "LEFT";
+         return std::vector{left ? a.in(0).lshift(a.in(1)) : a.in(0).rshift(a.in(1))};
+       }},
+      {"ConvTranspose", [](const NodeArgs& a) { return std::vector{conv_transpose(a)}; }},
       // products
       {"MatMul", [](const NodeArgs& a) { return std::vector{a.in(0).matmul(a.in(1))}; }},
       {"Gemm",
