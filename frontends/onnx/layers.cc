@@ -19,10 +19,16 @@ struct Window {
 };
 Window window(const NodeArgs& a, const Tensor& x, std::vector<int64_t> kernel) {
   size_t n = kernel.size();
+  if (x.ndim() < 3)
+    fail("ONNX node '%s' (%s): the input must be (N, C, ...), got %s", a.node.name(),
+         a.node.op_type(), fmt_shape(x.shape()));
+  a.sized(kernel, x.ndim() - 2, "kernel_shape");
   Window w{kernel, a.attr_ints("strides"), a.attr_ints("dilations"), {{0, 0}, {0, 0}}};
   if (w.strides.empty()) w.strides.assign(n, 1);
   if (w.dilations.empty()) w.dilations.assign(n, 1);
+  a.sized(w.strides, n, "strides"), a.sized(w.dilations, n, "dilations");
   std::vector<int64_t> pads = a.attr_ints("pads");
+  if (!pads.empty()) a.sized(pads, 2 * n, "pads");
   std::string autopad = a.attr("auto_pad") ? a.attr("auto_pad")->s() : "NOTSET";
   for (size_t i = 0; i < n; i++) {
     int64_t in = x.shape()[2 + i], begin = 0, end = 0;
@@ -63,6 +69,10 @@ Tensor conv_transpose(const NodeArgs& a) {
   if (strides.empty()) strides.assign(n, 1);
   if (dilations.empty()) dilations.assign(n, 1);
   if (out_pad.empty()) out_pad.assign(n, 0);
+  a.sized(strides, n, "strides"), a.sized(dilations, n, "dilations");
+  a.sized(out_pad, n, "output_padding");
+  if (!pads.empty()) a.sized(pads, 2 * n, "pads");
+  if (!out_shape.empty() && out_shape.size() < n) a.sized(out_shape, n, "output_shape");
   std::string autopad = a.attr("auto_pad") ? a.attr("auto_pad")->s() : "NOTSET";
   ConvTransposeOpts o{.groups = a.attr_int("group", 1), .stride = strides, .dilation = dilations};
   Tensor y = x.conv_transpose2d(weight, std::nullopt, o);

@@ -204,6 +204,7 @@ const absl::flat_hash_map<std::string, Op>& table() {
        [](const NodeArgs& a) {
          const Tensor& x = a.in(0);
          std::vector<int64_t> perm = a.attr_ints("perm");
+         if (!perm.empty()) a.sized(perm, x.ndim(), "perm");
          std::vector<int> order;
          for (int i = 0; i < x.ndim(); i++)
            order.push_back(perm.empty() ? x.ndim() - 1 - i : static_cast<int>(perm[i]));
@@ -313,7 +314,7 @@ const absl::flat_hash_map<std::string, Op>& table() {
        }},
       {"Range",
        [](const NodeArgs& a) {
-         auto scalar = [&](size_t i) { return a.in(i).cast(dtypes::float64).data<double>().at(0); };
+         auto scalar = [&](size_t i) { return a.host_scalar(i); };
          return std::vector{Tensor::arange(scalar(0), scalar(1), scalar(2), a.in(0).dtype())};
        }},
       {"GatherElements",
@@ -352,6 +353,9 @@ const absl::flat_hash_map<std::string, Op>& table() {
          std::vector<int64_t> axes = inputs ? (a.has(3) ? a.host_ints(3) : std::vector<int64_t>{})
                                             : a.attr_ints("axes");
          std::vector<int64_t> steps = inputs && a.has(4) ? a.host_ints(4) : std::vector<int64_t>{};
+         a.sized(ends, starts.size(), "ends");
+         if (!axes.empty()) a.sized(axes, starts.size(), "axes");
+         if (!steps.empty()) a.sized(steps, starts.size(), "steps");
          std::vector<IndexItem> items(x.ndim(), IndexItem(Slice()));
          for (size_t i = 0; i < starts.size(); i++) {
            int axis = axes.empty() ? static_cast<int>(i) : axis_of(axes[i], x.ndim());
@@ -363,7 +367,7 @@ const absl::flat_hash_map<std::string, Op>& table() {
        [](const NodeArgs& a) { return std::vector{a.in(0).repeat(a.host_ints(1))}; }},
       {"Trilu",
        [](const NodeArgs& a) {
-         int64_t k = a.has(1) ? a.host_ints(1).at(0) : 0;
+         int64_t k = a.has(1) ? static_cast<int64_t>(a.host_scalar(1)) : 0;
          return std::vector{a.attr_int("upper", 1) ? a.in(0).triu(k) : a.in(0).tril(k)};
        }},
       {"PRelu",
@@ -398,13 +402,13 @@ const absl::flat_hash_map<std::string, Op>& table() {
        [](const NodeArgs& a) {
          std::vector<Tensor> xs;
          for (size_t i = 0; i < a.inputs.size(); i++) xs.push_back(a.in(i));
-         return std::vector{Tensor::einsum(a.attr("equation")->s(), xs)};
+         return std::vector{Tensor::einsum(a.attr_string("equation"), xs)};
        }},
       {"Dropout",  // inference: the identity, and a mask keeping everything
        [](const NodeArgs& a) {
          // training mode draws a random mask (its values are the runtime's), but for a ratio of 0
-         bool training = a.has(2) && a.in(2).cast(dtypes::int64).data<int64_t>().at(0);
-         double ratio = a.has(1) ? a.in(1).cast(dtypes::float64).data<double>().at(0) : 0.5;
+         bool training = a.has(2) && a.host_scalar(2) != 0;
+         double ratio = a.has(1) ? a.host_scalar(1) : 0.5;
          if (training && ratio != 0)
            fail("ONNX node '%s' (Dropout): training mode is not supported", a.node.name());
          return std::vector{a.in(0), Tensor::full_like(a.in(0), true, dtypes::bool_)};
@@ -412,7 +416,7 @@ const absl::flat_hash_map<std::string, Op>& table() {
       {"CumSum",
        [](const NodeArgs& a) {
          const Tensor& x = a.in(0);
-         int axis = axis_of(a.host_ints(1).at(0), x.ndim());
+         int axis = axis_of(static_cast<int64_t>(a.host_scalar(1)), x.ndim());
          Tensor y = a.attr_int("reverse", 0) ? x.flip({axis}) : x;
          Tensor c = y.cumsum(axis);
          if (a.attr_int("exclusive", 0)) c = c.sub(y);
@@ -455,10 +459,11 @@ const absl::flat_hash_map<std::string, Op>& table() {
          const Tensor& x = a.in(0);
          std::string mode = a.attr("mode") ? a.attr("mode")->s() : "constant";
          std::vector<int64_t> pads = a.opset >= 11 ? a.host_ints(1) : a.attr_ints("pads");
+         a.sized(pads, 2 * x.ndim(), "pads");
          std::vector<std::pair<int64_t, int64_t>> pairs(x.ndim(), {0, 0});
          for (int i = 0; i < x.ndim(); i++) pairs[i] = {pads[i], pads[x.ndim() + i]};
          if (mode != "constant") return std::vector{x.pad(pairs, mode == "edge" ? "replicate" : mode)};
-         double value = a.opset >= 11 ? (a.has(2) ? a.in(2).cast(dtypes::float64).data<double>().at(0) : 0.0)
+         double value = a.opset >= 11 ? (a.has(2) ? a.host_scalar(2) : 0.0)
                                       : a.attr_float("value", 0.0f);
          ConstValue v = dtypes::is_float(x.dtype()) ? ConstValue(value) : ConstValue(static_cast<long>(value));
          return std::vector{x.pad(pairs, v)};
@@ -490,7 +495,7 @@ const absl::flat_hash_map<std::string, Op>& table() {
        [](const NodeArgs& a) {
          const Tensor& x = a.in(0);
          auto [values, indices] =
-             x.topk(a.host_ints(1).at(0), axis_of(a.attr_int("axis", -1), x.ndim()),
+             x.topk(static_cast<int64_t>(a.host_scalar(1)), axis_of(a.attr_int("axis", -1), x.ndim()),
                     a.attr_int("largest", 1) != 0);
          return std::vector{values, indices.cast(dtypes::int64)};
        }},
@@ -550,7 +555,7 @@ const absl::flat_hash_map<std::string, Op>& table() {
       {"OneHot",  // indices (negative from the end), depth, (off, on) values; the new axis
        [](const NodeArgs& a) {
          Tensor idx = a.in(0).cast(dtypes::int64);
-         int64_t depth = static_cast<int64_t>(a.in(1).cast(dtypes::float64).data<double>().at(0));
+         int64_t depth = static_cast<int64_t>(a.host_scalar(1));
          idx = idx.lt(0).where(idx.add(static_cast<long>(depth)), idx);
          int rank = idx.ndim() + 1, axis = axis_of(a.attr_int("axis", -1), rank);
          Shape classes(rank, 1);
@@ -644,6 +649,27 @@ std::vector<int64_t> NodeArgs::host_ints(size_t i) const {
     fail("ONNX node '%s' (%s): input %d must be a 1-d integer tensor, got %s %s", node.name(),
          node.op_type(), i, t.dtype().name(), fmt_shape(t.shape()));
   return t.cast(dtypes::int64).data<int64_t>();
+}
+
+double NodeArgs::host_scalar(size_t i) const {
+  const Tensor& t = in(i);
+  if (t.numel() != 1)
+    fail("ONNX node '%s' (%s): input %d must hold one value, got %s", node.name(), node.op_type(),
+         i, fmt_shape(t.shape()));
+  return t.cast(dtypes::float64).data<double>()[0];
+}
+const std::vector<int64_t>& NodeArgs::sized(const std::vector<int64_t>& v, size_t n,
+                                            const char* what) const {
+  if (v.size() != n)
+    fail("ONNX node '%s' (%s): %s holds %d values, want %d", node.name(), node.op_type(), what,
+         v.size(), n);
+  return v;
+}
+std::string NodeArgs::attr_string(const std::string& name) const {
+  const auto* at = attr(name);
+  if (!at)
+    fail("ONNX node '%s' (%s): attribute '%s' is missing", node.name(), node.op_type(), name);
+  return at->s();
 }
 
 bool supports(const std::string& op_type) { return table().contains(op_type); }

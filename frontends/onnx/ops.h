@@ -23,8 +23,14 @@ struct NodeArgs {
   int64_t attr_int(const std::string& name, int64_t fallback) const;
   float attr_float(const std::string& name, float fallback) const;
   std::vector<int64_t> attr_ints(const std::string& name) const;  // empty where absent
+  std::string attr_string(const std::string& name) const;         // throws where absent
   // An int64 input read on the host (a shape, axes): ONNX passes those as tensors.
   std::vector<int64_t> host_ints(size_t i) const;
+  // A one-element input read on the host (a count, a ratio, a flag).
+  double host_scalar(size_t i) const;
+  // `v` (an attribute or input named `what`), checked to hold `n` values.
+  const std::vector<int64_t>& sized(const std::vector<int64_t>& v, size_t n,
+                                    const char* what) const;
 };
 
 // Whether the importer maps `op_type` (of the default domain).

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -168,6 +169,59 @@ TEST(OnnxErrors, AnUnsupportedOperatorNamesTheNodeBeforeAnythingRuns) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("(LSTM, opset"), std::string::npos) << e.what();
   }
+}
+
+// A one-node model `op` of input x (float, shape `shape`) to y, with `attrs` filled by the caller,
+// written to a temporary file.
+fs::path one_node_model(const std::string& op, const Shape& shape,
+                        const std::function<void(::onnx::NodeProto&)>& attrs) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  ::onnx::GraphProto* g = m.mutable_graph();
+  ::onnx::NodeProto* n = g->add_node();
+  n->set_name("node0"), n->set_op_type(op), n->add_input("x"), n->add_output("y");
+  attrs(*n);
+  ::onnx::ValueInfoProto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(::onnx::TensorProto::FLOAT);
+  for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  g->add_output()->set_name("y");
+  fs::path path = fs::temp_directory_path() / ("tinycore_onnx_" + op + ".onnx");
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+// Attributes of the wrong length are errors naming the node and the attribute, never reads past
+// them (a Transpose's perm, a MaxPool's kernel, strides and pads).
+TEST(OnnxErrors, AttributesOfTheWrongLengthAreErrorsNamingThem) {
+  auto expect_error = [](const fs::path& model, const Shape& shape, const std::string& want) {
+    OnnxRunner r(model.string());
+    try {
+      r({{"x", Tensor::full(shape, 1.0f)}}).at("y").realize();
+      ADD_FAILURE() << "ran " << model;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+    fs::remove(model);
+  };
+  expect_error(one_node_model("Transpose", {2, 3, 4},
+                              [](::onnx::NodeProto& n) {
+                                auto* at = n.add_attribute();
+                                at->set_name("perm"), at->add_ints(1), at->add_ints(0);
+                              }),
+               {2, 3, 4}, "node0' (Transpose): perm holds 2 values, want 3");
+  expect_error(one_node_model("MaxPool", {1, 1, 4, 4},
+                              [](::onnx::NodeProto& n) {
+                                auto* k = n.add_attribute();
+                                k->set_name("kernel_shape"), k->add_ints(2), k->add_ints(2);
+                                auto* p = n.add_attribute();
+                                p->set_name("pads"), p->add_ints(1);
+                              }),
+               {1, 1, 4, 4}, "(MaxPool): pads holds 1 values, want 4");
+  expect_error(one_node_model("MaxPool", {1, 1, 4, 4}, [](::onnx::NodeProto&) {}), {1, 1, 4, 4},
+               "(MaxPool): kernel_shape holds 0 values, want 2");
 }
 
 TEST(OnnxRunnerApi, MissingAndUnknownInputsAreErrorsNamingThem) {
