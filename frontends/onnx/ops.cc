@@ -68,6 +68,16 @@ Tensor arg_extreme(const NodeArgs& a, Tensor (Tensor::*f)(std::optional<int>, bo
   return first.sub(static_cast<long>(x.shape()[axis] - 1), /*reverse=*/true);
 }
 
+// Softmax or LogSoftmax along the node's axis; before opset 13, over the input flattened to 2-d
+// at the axis (default 1).
+Tensor softmax_like(const NodeArgs& a, Tensor (Tensor::*f)(int, std::optional<DType>) const) {
+  const Tensor& x = a.in(0);
+  int axis = axis_of(a.attr_int("axis", a.opset >= 13 ? -1 : 1), x.ndim());
+  if (a.opset >= 13) return (x.*f)(axis, std::nullopt);
+  Tensor flat = x.flatten(axis);
+  return (flat.reshape({-1, flat.shape().back()}).*f)(1, std::nullopt).reshape(x.shape());
+}
+
 // The spatial axes of an NC... tensor (a global pool's).
 Axes spatial(const Tensor& x) {
   std::vector<int> axes;
@@ -251,25 +261,9 @@ const absl::flat_hash_map<std::string, Op>& table() {
       {"ReduceMean", [](const NodeArgs& a) { return std::vector{reduce(a, &Tensor::mean)}; }},
       {"ReduceMax", [](const NodeArgs& a) { return std::vector{reduce(a, &Tensor::max)}; }},
       {"ReduceMin", [](const NodeArgs& a) { return std::vector{reduce(a, &Tensor::min)}; }},
-      {"Softmax",
-       [](const NodeArgs& a) {
-         const Tensor& x = a.in(0);
-         int axis = axis_of(a.attr_int("axis", a.opset >= 13 ? -1 : 1), x.ndim());
-         if (a.opset >= 13) return std::vector{x.softmax(axis)};
-         // before opset 13: over the input flattened to 2-d at `axis`
-         return std::vector{x.flatten(axis).reshape({-1, x.flatten(axis).shape().back()})
-                                .softmax(1)
-                                .reshape(x.shape())};
-       }},
+      {"Softmax", [](const NodeArgs& a) { return std::vector{softmax_like(a, &Tensor::softmax)}; }},
       {"LogSoftmax",
-       [](const NodeArgs& a) {
-         const Tensor& x = a.in(0);
-         int axis = axis_of(a.attr_int("axis", a.opset >= 13 ? -1 : 1), x.ndim());
-         if (a.opset >= 13) return std::vector{x.log_softmax(axis)};
-         return std::vector{x.flatten(axis).reshape({-1, x.flatten(axis).shape().back()})
-                                .log_softmax(1)
-                                .reshape(x.shape())};
-       }},
+       [](const NodeArgs& a) { return std::vector{softmax_like(a, &Tensor::log_softmax)}; }},
       {"ArgMax", [](const NodeArgs& a) { return std::vector{arg_extreme(a, &Tensor::argmax)}; }},
       {"ArgMin", [](const NodeArgs& a) { return std::vector{arg_extreme(a, &Tensor::argmin)}; }},
       {"GlobalAveragePool",
