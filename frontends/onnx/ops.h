@@ -26,6 +26,9 @@ struct NodeArgs {
   std::string attr_string(const std::string& name) const;         // throws where absent
   // An int64 input read on the host (a shape, axes): ONNX passes those as tensors.
   std::vector<int64_t> host_ints(size_t i) const;
+  // The axes of a reduce or (un)squeeze: input `input` from opset 13 (18 for most reduces), else
+  // the attribute; empty where neither is given.
+  std::vector<int64_t> axes(size_t input) const;
   // A one-element input read on the host (a count, a ratio, a flag).
   double host_scalar(size_t i) const;
   // `v` (an attribute or input named `what`), checked to hold `n` values.

@@ -1,0 +1,28 @@
+// The importer's operator table, filled by one file per topic (ops_<topic>.cc): each adds its
+// operators as functions from a node's inputs and attributes to its outputs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "frontends/onnx/ops.h"
+
+namespace tc::onnx {
+
+using Op = std::function<std::vector<Tensor>(const NodeArgs&)>;
+using OpTable = absl::flat_hash_map<std::string, Op>;
+
+// An axis attribute or input in [-rank, rank) as tinycore reads it.
+inline int axis_of(int64_t axis, int rank) {
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+void add_elementwise_ops(OpTable& t);
+void add_shape_ops(OpTable& t);
+void add_index_ops(OpTable& t);
+void add_reduce_ops(OpTable& t);
+void add_nn_ops(OpTable& t);
+
+}  // namespace tc::onnx
