@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a bounded time.
-# Usage: tools/fuzz.sh [seconds for the safetensors parser, default 60; infer's parsers get half]
+# Usage: tools/fuzz.sh [seconds for the safetensors parser, default 60; infer's parsers and the
+# ONNX importer get half]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
@@ -32,3 +33,22 @@ printf '\3Zm9vYmFy\r\nZm8=' >"$seeds/base64"
 clang++ "${flags[@]}" apps/infer/requests.cc tests/fuzz/infer_request_fuzz.cc \
   $(pkg-config --libs absl_str_format) -o "$out/infer_request_fuzz"
 run infer_request_fuzz infer_request 2048 $((secs / 2 > 0 ? secs / 2 : 1))
+
+# the ONNX importer (frontends/onnx, instrumented) over the release build of the core (not
+# instrumented: the target watches the importer). clang 15: clang 14 lacks x86's _Float16.
+seeds="$out/corpus/onnx"
+mkdir -p "$seeds"
+for t in add relu reshape_reduced_dims gather_0 slice conv_with_strides_padding \
+  constantofshape_int_zeros expand_dim_changed matmul_2d maxpool_2d_default concat_2d_axis_0 \
+  transpose_default split_equal_parts_1d reduce_sum_keepdims_example; do
+  model=/usr/share/libonnx-testdata/data/node/test_$t/model.onnx
+  [[ -f $model ]] && cp "$model" "$seeds/$t.onnx"
+done
+bash tools/build.sh release onnx_test >/dev/null
+libs=$(ninja -C out/release -t commands tests/onnx_test | tail -n 1 | tr ' ' '\n' |
+  grep -E '^-(l|L)' | grep -vE 'gtest|gmock' | tr '\n' ' ')
+# shellcheck disable=SC2086 # $libs is a list of flags
+clang++-15 "${flags[@]}" -DONNX_ML=1 -DONNX_NAMESPACE=onnx frontends/onnx/*.cc \
+  tests/fuzz/onnx_import_fuzz.cc out/release/obj/libtinycore.a -Wl,--start-group $libs \
+  -Wl,--end-group -o "$out/onnx_import_fuzz"
+run onnx_import_fuzz onnx 4096 $((secs / 2 > 0 ? secs / 2 : 1))

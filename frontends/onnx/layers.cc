@@ -11,6 +11,24 @@
 namespace tc::onnx {
 namespace {
 
+// Checks every value of the attribute `what` is at least `least`.
+void at_least(const NodeArgs& a, const std::vector<int64_t>& v, int64_t least, const char* what) {
+  for (int64_t x : v)
+    if (x < least)
+      fail("ONNX node '%s' (%s): %s holds %d, want values >= %d", a.node.name(), a.node.op_type(),
+           what, x, least);
+}
+
+// A conv's weight: (C_out, C_in / groups, k...) or, transposed, (C_in, C_out / groups, k...), of
+// the input's rank.
+const Tensor& weight_of(const NodeArgs& a) {
+  const Tensor& w = a.in(1);
+  if (w.ndim() != a.in(0).ndim() || w.ndim() < 3)
+    fail("ONNX node '%s' (%s): the weight %s must have the input's rank (%d) and a spatial axis",
+         a.node.name(), a.node.op_type(), fmt_shape(w.shape()), a.in(0).ndim());
+  return w;
+}
+
 // A conv's or pool's window attributes over the input's spatial axes, and the input padded as its
 // pads (or auto_pad) say: (begin, end) per axis, ONNX's pads being all begins then all ends.
 struct Window {
@@ -29,6 +47,8 @@ Window window(const NodeArgs& a, const Tensor& x, std::vector<int64_t> kernel) {
   a.sized(w.strides, n, "strides"), a.sized(w.dilations, n, "dilations");
   std::vector<int64_t> pads = a.attr_ints("pads");
   if (!pads.empty()) a.sized(pads, 2 * n, "pads");
+  at_least(a, kernel, 1, "kernel_shape"), at_least(a, w.strides, 1, "strides");
+  at_least(a, w.dilations, 1, "dilations"), at_least(a, pads, 0, "pads");
   std::string autopad = a.attr("auto_pad") ? a.attr("auto_pad")->s() : "NOTSET";
   for (size_t i = 0; i < n; i++) {
     int64_t in = x.shape()[2 + i], begin = 0, end = 0;
@@ -50,7 +70,7 @@ Window window(const NodeArgs& a, const Tensor& x, std::vector<int64_t> kernel) {
 
 Tensor conv(const NodeArgs& a) {
   const Tensor& x = a.in(0);
-  const Tensor& weight = a.in(1);
+  const Tensor& weight = weight_of(a);
   std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
   Window w = window(a, x, kernel);
   ConvOpts o{.groups = a.attr_int("group", 1), .stride = w.strides, .dilation = w.dilations};
@@ -61,7 +81,7 @@ Tensor conv(const NodeArgs& a) {
 
 Tensor conv_transpose(const NodeArgs& a) {
   const Tensor& x = a.in(0);
-  const Tensor& weight = a.in(1);
+  const Tensor& weight = weight_of(a);
   size_t n = weight.shape().size() - 2;
   std::vector<int64_t> strides = a.attr_ints("strides"), dilations = a.attr_ints("dilations"),
                        pads = a.attr_ints("pads"), out_pad = a.attr_ints("output_padding"),
@@ -72,6 +92,8 @@ Tensor conv_transpose(const NodeArgs& a) {
   a.sized(strides, n, "strides"), a.sized(dilations, n, "dilations");
   a.sized(out_pad, n, "output_padding");
   if (!pads.empty()) a.sized(pads, 2 * n, "pads");
+  at_least(a, strides, 1, "strides"), at_least(a, dilations, 1, "dilations");
+  at_least(a, pads, 0, "pads"), at_least(a, out_pad, 0, "output_padding");
   if (!out_shape.empty() && out_shape.size() < n) a.sized(out_shape, n, "output_shape");
   std::string autopad = a.attr("auto_pad") ? a.attr("auto_pad")->s() : "NOTSET";
   ConvTransposeOpts o{.groups = a.attr_int("group", 1), .stride = strides, .dilation = dilations};

@@ -8,14 +8,17 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "frontends/onnx/ops.h"
+#include "tinycore/error.h"
 
 namespace tc::onnx {
 
 using Op = std::function<std::vector<Tensor>(const NodeArgs&)>;
 using OpTable = absl::flat_hash_map<std::string, Op>;
 
-// An axis attribute or input in [-rank, rank) as tinycore reads it.
+// An axis attribute or input in [-rank, rank) as tinycore reads it, in [0, rank); throws for one
+// outside (run_node names the node).
 inline int axis_of(int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank) fail("axis %d is out of range for rank %d", axis, rank);
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 

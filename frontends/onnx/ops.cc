@@ -81,7 +81,13 @@ bool supports(const std::string& op_type) { return table().contains(op_type); }
 std::vector<Tensor> run_node(const NodeArgs& args) {
   auto it = table().find(args.node.op_type());
   TC_CHECK(it != table().end(), "ONNX op ", args.node.op_type(), " is not supported");
-  return it->second(args);
+  try {
+    return it->second(args);
+  } catch (const Error& e) {  // a Tensor op's error (a shape, an axis) named with its node
+    std::string_view what = e.what();
+    if (what.starts_with("ONNX node '")) throw;
+    fail("ONNX node '%s' (%s): %s", args.node.name(), args.node.op_type(), what);
+  }
 }
 
 }  // namespace tc::onnx

@@ -13,8 +13,11 @@ void add_shape_ops(OpTable& t) {
        [](const NodeArgs& a) {
          const Shape& s = a.in(0).shape();
          int rank = static_cast<int>(s.size());
-         int start = std::clamp(axis_of(a.attr_int("start", 0), rank), 0, rank);
-         int end = std::clamp(axis_of(a.attr_int("end", rank), rank), start, rank);
+         auto clamped = [&](int64_t i) {  // start and end outside the rank are clamped
+           return static_cast<int>(std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank));
+         };
+         int start = clamped(a.attr_int("start", 0));
+         int end = std::max(start, clamped(a.attr_int("end", rank)));
          std::vector<int64_t> v(s.begin() + start, s.begin() + end);
          return std::vector{
              Tensor::from_blob(v.data(), {static_cast<int64_t>(v.size())}, dtypes::int64)};
@@ -60,7 +63,8 @@ void add_shape_ops(OpTable& t) {
       {"Flatten",
        [](const NodeArgs& a) {
          const Tensor& x = a.in(0);
-         int axis = axis_of(a.attr_int("axis", 1), x.ndim());
+         int axis = a.attr_int("axis", 1) == x.ndim() ? x.ndim()  // the axis may be the rank
+                                                      : axis_of(a.attr_int("axis", 1), x.ndim());
          int64_t outer = 1;
          for (int i = 0; i < axis; i++) outer *= x.shape()[i];
          return std::vector{x.reshape({outer, -1})};

@@ -193,19 +193,21 @@ fs::path one_node_model(const std::string& op, const Shape& shape,
   return path;
 }
 
+// Runs a one_node_model on ones of `shape`, expecting an error that holds `want`.
+void expect_error(const fs::path& model, const Shape& shape, const std::string& want) {
+  OnnxRunner r(model.string());
+  try {
+    r({{"x", Tensor::full(shape, 1.0f)}}).at("y").realize();
+    ADD_FAILURE() << "ran " << model;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+  fs::remove(model);
+}
+
 // Attributes of the wrong length are errors naming the node and the attribute, never reads past
 // them (a Transpose's perm, a MaxPool's kernel, strides and pads).
 TEST(OnnxErrors, AttributesOfTheWrongLengthAreErrorsNamingThem) {
-  auto expect_error = [](const fs::path& model, const Shape& shape, const std::string& want) {
-    OnnxRunner r(model.string());
-    try {
-      r({{"x", Tensor::full(shape, 1.0f)}}).at("y").realize();
-      ADD_FAILURE() << "ran " << model;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-    }
-    fs::remove(model);
-  };
   expect_error(one_node_model("Transpose", {2, 3, 4},
                               [](::onnx::NodeProto& n) {
                                 auto* at = n.add_attribute();
@@ -222,6 +224,29 @@ TEST(OnnxErrors, AttributesOfTheWrongLengthAreErrorsNamingThem) {
                {1, 1, 4, 4}, "(MaxPool): pads holds 1 values, want 4");
   expect_error(one_node_model("MaxPool", {1, 1, 4, 4}, [](::onnx::NodeProto&) {}), {1, 1, 4, 4},
                "(MaxPool): kernel_shape holds 0 values, want 2");
+}
+
+// Values no model means, found by the importer's fuzzer (tests/fuzz/onnx_import_fuzz.cc), are
+// errors naming the node: an axis past the rank, a window of stride 0, a weight of rank 2. They
+// read out of bounds or divided by zero before.
+TEST(OnnxErrors, OutOfRangeValuesAreErrorsNamingTheNode) {
+  auto gather = [](::onnx::NodeProto& n) {
+    n.add_input("x");
+    auto* at = n.add_attribute();
+    at->set_name("axis"), at->set_i(3);
+  };
+  expect_error(one_node_model("Gather", {2, 3}, gather), {2, 3},
+               "node0' (Gather): axis 3 is out of range for rank 2");
+  auto pool = [](::onnx::NodeProto& n) {
+    auto* k = n.add_attribute();
+    k->set_name("kernel_shape"), k->add_ints(2), k->add_ints(2);
+    auto* st = n.add_attribute();
+    st->set_name("strides"), st->add_ints(1), st->add_ints(0);
+  };
+  expect_error(one_node_model("MaxPool", {1, 1, 4, 4}, pool), {1, 1, 4, 4},
+               "(MaxPool): strides holds 0, want values >= 1");
+  expect_error(one_node_model("Conv", {2, 2}, [](::onnx::NodeProto& n) { n.add_input("x"); }),
+               {2, 2}, "(Conv): the weight (2, 2) must have the input's rank (2)");
 }
 
 TEST(OnnxRunnerApi, MissingAndUnknownInputsAreErrorsNamingThem) {
