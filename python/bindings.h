@@ -19,6 +19,7 @@ void bind_tensor(py::module_& m);      // construction, data, autograd, realize
 void bind_tensor_ops(py::module_& m);  // the operations
 void bind_runtime(py::module_& m);     // Device, GlobalCounters, TinyJit, Variable
 void bind_nn(py::module_& m);          // layers, optimizers, state dicts
+void bind_onnx(py::module_& m);        // the ONNX importer's OnnxRunner
 
 // A dtype argument: a DType, a name ("float32", "half", ...) or a numpy dtype.
 DType to_dtype(py::handle h);

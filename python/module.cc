@@ -37,6 +37,8 @@ PyObject* python_type_of(const std::string& msg) {
       {"must be an int or have", PyExc_ValueError},  // a pool's or conv's padding length
       {"is not supported (use constant", PyExc_NotImplementedError},  // a pad mode
       {"needs a scalar src", PyExc_TypeError},
+      {"ONNX: cannot open", PyExc_FileNotFoundError},
+      {"not a valid ONNX model", PyExc_ValueError},
   };
   for (const ErrorRule& r : rules)
     if (msg.find(r.phrase) != std::string::npos) return r.type;
@@ -65,4 +67,5 @@ PYBIND11_MODULE(_C, m) {
   bind_tensor_ops(m);
   bind_runtime(m);
   bind_nn(m);
+  bind_onnx(m);
 }

@@ -8,11 +8,14 @@ packages=(
   libabsl-dev libeigen3-dev libyaml-cpp-dev libstb-dev
   libgtest-dev libgmock-dev llvm-19-dev libopenblas-dev nlohmann-json3-dev libcpp-httplib-dev clang libclang-rt-14-dev clang-15 zlib1g-dev dataset-fashion-mnist fortunes
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  # OpenCV's DNN module: the ONNX anchor of bench's onnx suite (bench builds without it too)
+  libopencv-dnn-dev
   python3-pytest python3-numpy python3-dev pybind11-dev
   # ONNX models (frontends/onnx) and ONNX's backend test data (tests/frontends)
   libonnx-dev libprotobuf-dev libonnx-testdata
-  # the reference of tinygrad's test_ops.py (tests/conformance)
-  python3-torch
+  # the reference of tinygrad's test_ops.py (tests/conformance); torchvision exports bench's
+  # onnx suite's models and made the ONNX model fixtures
+  python3-torch python3-torchvision
   # GPU languages without a GPU: OpenCL runs on PoCL (the CPU), HIP compiles with ROCm's hiprtc
   pocl-opencl-icd ocl-icd-libopencl1 opencl-c-headers libamdhip64-dev rocm-device-libs
 )

@@ -4,7 +4,6 @@
 // vendor's figures where the GPU is known, and cuBLAS on CUDA. Prints a line a case and, at the
 // end, a Markdown table; --json writes one object a case, --plot a PNG chart. `bench --help`
 // lists the options.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -28,6 +28,8 @@
 #include "apps/bench/device_peak.h"
 #include "apps/bench/measure.h"
 #include "apps/bench/model_suite.h"
+#include "apps/bench/onnx_suite.h"
+#include "apps/bench/process.h"
 #include "apps/bench/report.h"
 #include "datasets/idx.h"
 #include "datasets/image_folder.h"
@@ -56,52 +58,12 @@ using bench::now;
 using bench::print;
 using bench::random;
 using bench::Result;
+using bench::run_again;
+using bench::TempFolder;
 using bench::time_ms;
 
 // The anchors (Eigen, OpenBLAS, STREAM) run on the host: they are measured beside the CPU device.
 bool on_cpu() { return device().language() == tc::runtime::Language::kLlvm; }
-
-// A fresh folder under the system's temporary one, removed with everything in it at the end of
-// its scope (also when a suite throws).
-struct TempFolder {
-  std::string path;
-  explicit TempFolder(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / (name + std::to_string(getpid()))) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempFolder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-// Runs this program again with `args` (argv[0] first) and this process's environment with `env`
-// ("NAME=value") set, and waits for it: true when it exits with 0. Its argv and environment are
-// built before the fork, since the child of a process with threads may only exec.
-bool run_again(const std::vector<std::string>& args, const std::vector<std::string>& env) {
-  std::vector<std::string> vars = env;
-  for (char** e = environ; *e; e++) {
-    std::string var = *e;
-    std::string name = var.substr(0, var.find('=') + 1);
-    if (std::none_of(env.begin(), env.end(),
-                     [&](const std::string& v) { return v.compare(0, name.size(), name) == 0; }))
-      vars.push_back(var);
-  }
-  std::vector<char*> argv, envp;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  for (const std::string& v : vars) envp.push_back(const_cast<char*>(v.c_str()));
-  argv.push_back(nullptr), envp.push_back(nullptr);
-  std::fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execve("/proc/self/exe", argv.data(), envp.data());
-    _exit(127);
-  }
-  int status = 0;
-  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
-}
 
 // A step of `n` tiny kernels (one elementwise op each on 16 floats), run with and without the
 // JIT: per-kernel overheads, the first call's time, and replays per second.
@@ -369,8 +331,12 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
                      every available device, each in a process of its own, and merges the results
                      into one JSON, one table and one chart
   --suite LIST       comma-separated suites (default: all of them):
-                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model
+                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,onnx
+                     (onnx: ResNet-50 and MobileNetV2 exported by PyTorch, beside PyTorch and
+                     OpenCV's DNN module; needs python3-torch and python3-torchvision; skipped
+                     with --small)
                      (the peaks and bandwidths of the device are always measured)
+  --onnx-batch LIST  comma-separated batch sizes of the onnx suite (default: 1,8)
   --small            tiny sizes that run in seconds (the smoke test); without it, the model suite
                      runs full sizes on an accelerator and about a minute's worth on a CPU
   --json FILE        writes the cases as a JSON list: suite, case, device, time_ms, gflops or
@@ -384,7 +350,8 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
 
 struct Options {
   std::vector<std::string> suites = {"gemm", "conv",   "elementwise", "reduce", "softmax",
-                                     "jit",  "loader", "infer",       "model"};
+                                     "jit",  "loader", "infer",       "model",  "onnx"};
+  std::vector<int64_t> onnx_batches = {1, 8};
   std::string device, json, plot, markdown;
   bool small = false, table = true;
   bool want(const char* suite) const {
@@ -606,6 +573,12 @@ int run_on_device(const Options& o) {
     for (const Result& r : infer_suite(small)) results.push_back(r);
   if (o.want("model"))
     for (const Result& r : bench::model_suite(small)) results.push_back(r);
+  if (o.want("onnx")) {
+    if (small)  // full-size models only: their compile alone is more than the smoke test's run
+      std::printf("onnx: skipped with --small\n");
+    else
+      for (const Result& r : bench::onnx_suite(o.onnx_batches)) results.push_back(r);
+  }
 
   bench::Rows rows = bench::Rows::array();
   for (const Result& r : results) rows.push_back(bench::to_json(r, name));
@@ -658,12 +631,23 @@ int main(int argc, char** argv) {
       out = argv[++i];
       return true;
     };
-    std::string suites;
+    std::string suites, batches;
     if (a == "--help" || a == "-h") {
       std::printf(kUsage, absl::StrJoin(tc::runtime::available_devices(), ", ").c_str());
       return 0;
     } else if (a == "--suite" && value(suites)) {
       o.suites = absl::StrSplit(suites, ',');
+    } else if (a == "--onnx-batch" && value(batches)) {
+      o.onnx_batches.clear();
+      for (absl::string_view b : absl::StrSplit(batches, ',')) {
+        int64_t n = 0;
+        if (!absl::SimpleAtoi(b, &n) || n < 1) {
+          std::fprintf(stderr, "bench: --onnx-batch wants batch sizes >= 1, not '%s'\n",
+                       std::string(b).c_str());
+          return 2;
+        }
+        o.onnx_batches.push_back(n);
+      }
     } else if ((a == "--json" && value(o.json)) || (a == "--plot" && value(o.plot)) ||
                (a == "--markdown" && value(o.markdown)) || (a == "--device" && value(o.device))) {
     } else if (a == "--small") {
@@ -704,6 +688,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (const char* answer = std::getenv(kFirstStepEnv)) return first_step_child(answer);
+    if (const char* answer = std::getenv(bench::kOnnxFirstRunEnv))
+      return bench::onnx_first_run_child(answer);
     if (o.device == "all") return run_on_all_devices(o, o.small);
     // Before anything asks for the default device, so every tensor lands there.
     if (!o.device.empty()) tc::runtime::set_default_device(o.device);

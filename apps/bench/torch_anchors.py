@@ -9,6 +9,14 @@ one JSON object.
   torch_anchors.py --resnet FILE --side S --reps N
       torchvision's resnet18 with those weights, batch 1, SxS: ms per image (median), and the
       logits of a fixed input (tinycore checks them)
+  torch_anchors.py --onnx-export DIR
+      torchvision's resnet50 and mobilenet_v2 (random weights and batchnorm statistics, seed 0)
+      into DIR as NAME.onnx
+      (opset 10, input "input", output "output", the batch axis dynamic) and NAME.pt (the state
+      dict), unless there already: the models of bench's onnx suite
+  torch_anchors.py --onnx-model NAME --dir DIR --batch B --reps N
+      that model with the weights in DIR/NAME.pt, batch B, 224x224: ms per batch (median), and
+      the logits of a fixed input (tinycore checks them)
   torch_anchors.py --mnist-train BATCH --steps N
       training steps of tinygrad's beautiful_mnist convnet (Adam, lr 1e-3) on random images, as
       ../shared/reference/torch_mnist.py runs it: the first step's seconds and the median step's
@@ -25,6 +33,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/fixtures"))
+from torch_fixture import random_batchnorm  # noqa: E402
 from torch_gpt import GPT  # noqa: E402
 
 DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "I32": torch.int32,
@@ -65,7 +74,14 @@ def resnet(path, side, reps):
   import torchvision
   model = torchvision.models.resnet18().eval()
   model.load_state_dict(load_safetensors(path), strict=False)  # no num_batches_tracked in ours
-  x = torch.linspace(-1, 1, 3 * side * side).reshape(1, 3, side, side)
+  ms, logits = inference(model, 1, side, reps)
+  return {"resnet_ms": ms, "resnet_logits": logits}
+
+
+def inference(model, batch, side, reps):
+  """The median ms of `reps` runs of `model` after 2, on torch.linspace(-1, 1) as a batch of
+  images, and the first image's first 8 logits."""
+  x = torch.linspace(-1, 1, batch * 3 * side * side).reshape(batch, 3, side, side)
   times = []
   with torch.inference_mode():
     for _ in range(reps + 2):
@@ -73,7 +89,41 @@ def resnet(path, side, reps):
       logits = model(x)
       times.append(time.perf_counter() - t0)
   times = sorted(times[2:])
-  return {"resnet_ms": times[len(times) // 2] * 1e3, "resnet_logits": logits[0, :8].tolist()}
+  return times[len(times) // 2] * 1e3, logits[0, :8].tolist()
+
+
+ONNX_MODELS = ("resnet50", "mobilenet_v2")
+
+
+def onnx_export(folder):
+  import torchvision
+  os.makedirs(folder, exist_ok=True)
+  for name in ONNX_MODELS:
+    path = os.path.join(folder, name + ".onnx")
+    if os.path.exists(path):
+      continue
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)().eval()
+    # random batchnorm statistics and affines: with the initial ones every folded conv bias is 0,
+    # the export shares them through Identity nodes, and OpenCV 4.6 cannot read those
+    random_batchnorm(model)
+    torch.save(model.state_dict(), os.path.join(folder, name + ".pt"))
+    # written beside, then renamed: an interrupted export leaves no half model in the cache
+    # opset 10: OpenCV 4.6 reads Clip (MobileNetV2's ReLU6) only with its bounds as attributes,
+    # which opset 11 made inputs
+    torch.onnx.export(model, torch.zeros(1, 3, 224, 224), path + ".part", opset_version=10,
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    os.replace(path + ".part", path)
+  return {"onnx_models": [os.path.join(folder, n + ".onnx") for n in ONNX_MODELS]}
+
+
+def onnx_model(name, folder, batch, reps):
+  import torchvision
+  model = getattr(torchvision.models, name)().eval()
+  model.load_state_dict(torch.load(os.path.join(folder, name + ".pt")))
+  ms, logits = inference(model, batch, 224, reps)
+  return {"onnx_ms": ms, "onnx_logits": logits}
 
 
 def median_step_s(step, steps):
@@ -135,6 +185,9 @@ def main():
   p.add_argument("--resnet")
   p.add_argument("--side", type=int, default=224)
   p.add_argument("--reps", type=int, default=10)
+  p.add_argument("--onnx-export", metavar="DIR")
+  p.add_argument("--onnx-model", choices=ONNX_MODELS)
+  p.add_argument("--dir")
   p.add_argument("--mnist-train", type=int, metavar="BATCH")
   p.add_argument("--gpt-train", metavar="SHAPE")
   p.add_argument("--batch", type=int, default=8)
@@ -146,6 +199,10 @@ def main():
     out.update(gpt(a.gpt, [int(v) for v in a.gpt_shape.split(",")], a.tokens))
   if a.resnet:
     out.update(resnet(a.resnet, a.side, a.reps))
+  if a.onnx_export:
+    out.update(onnx_export(a.onnx_export))
+  if a.onnx_model:
+    out.update(onnx_model(a.onnx_model, a.dir, a.batch, a.reps))
   if a.mnist_train:
     out.update(mnist_train(a.mnist_train, a.steps))
   if a.gpt_train:

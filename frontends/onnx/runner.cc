@@ -1,12 +1,16 @@
 #include "frontends/onnx/runner.h"
 
+#include <utility>
+
 #include "frontends/onnx/ops.h"
 #include "frontends/onnx/proto.h"
 #include "tinycore/error.h"
 
 namespace tc::onnx {
 
-OnnxRunner::OnnxRunner(const std::string& path) : model_(read_model(path)) {
+OnnxRunner::OnnxRunner(const std::string& path) : OnnxRunner(read_model(path)) {}
+
+OnnxRunner::OnnxRunner(::onnx::ModelProto model) : model_(std::move(model)) {
   for (const auto& o : model_.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
   const ::onnx::GraphProto& g = model_.graph();

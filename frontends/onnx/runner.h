@@ -17,6 +17,8 @@ class OnnxRunner {
   // Throws tc::Error for a file that is not an ONNX model, or a node whose operator (or domain)
   // the importer does not map, naming the node, its op type and opset.
   explicit OnnxRunner(const std::string& path);
+  // The same for a model already parsed (from bytes in memory, or built by a program).
+  explicit OnnxRunner(::onnx::ModelProto model);
 
   // The graph's inputs that are not initializers, and its outputs, in the model's order.
   const std::vector<std::string>& input_names() const { return inputs_; }

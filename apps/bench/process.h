@@ -1,0 +1,24 @@
+// bench's own processes: this program run again in a child (a cold cache, another device), and
+// the scratch folders those runs use.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// A fresh folder under the system's temporary one, removed with everything in it at the end of
+// its scope (also when a suite throws).
+struct TempFolder {
+  std::string path;
+  explicit TempFolder(const std::string& name);
+  ~TempFolder();
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+};
+
+// Runs this program again with `args` (argv[0] first) and this process's environment with `env`
+// ("NAME=value") set, and waits for it: true when it exits with 0.
+bool run_again(const std::vector<std::string>& args, const std::vector<std::string>& env);
+
+}  // namespace bench
