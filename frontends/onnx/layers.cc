@@ -143,6 +143,42 @@ Tensor pool(const NodeArgs& a, bool max) {
   return mean.div(Tensor::full_like(x, 1.0f).pad(w.pads).avg_pool2d(o));
 }
 
+std::pair<Tensor, Tensor> max_pool_with_indices(const NodeArgs& a) {
+  const Tensor& x = a.in(0);
+  Window w = window(a, x, a.attr_ints("kernel_shape"));
+  size_t n = w.kernel.size();
+  std::vector<int64_t> pads;  // tinycore's order: the last axis's (begin, end) first
+  for (size_t i = n; i-- > 0;)
+    pads.push_back(w.pads[2 + i].first), pads.push_back(w.pads[2 + i].second);
+  PoolOpts o{.kernel_size = w.kernel,
+             .stride = w.strides,
+             .dilation = w.dilations,
+             .padding = pads,
+             .ceil_mode = a.attr_int("ceil_mode", 0) != 0};
+  auto [y, at] = x.max_pool2d_with_indices(o);
+  Tensor idx = at.cast(dtypes::int64);  // row-major within the input's plane
+  Shape spatial(x.shape().begin() + 2, x.shape().end());
+  if (a.attr_int("storage_order", 0)) {  // column-major: the first spatial axis varies fastest
+    Tensor rest = idx, col = Tensor::zeros_like(idx);
+    int64_t below = shape_numel(spatial);
+    for (size_t i = 0, stride = 1; i < n; i++) {  // coordinate i of the row-major index
+      below /= spatial[i];
+      Tensor c = rest.idiv(Tensor::full({}, static_cast<long>(below), dtypes::int64));
+      rest = rest.sub(c.mul(static_cast<long>(below)));
+      col = col.add(c.mul(static_cast<long>(stride)));
+      stride *= static_cast<size_t>(spatial[i]);
+    }
+    idx = col;
+  }
+  // ONNX's indices run over the whole flattened (N, C, spatial...) input
+  Shape lead(x.ndim(), 1);
+  lead[0] = x.shape()[0], lead[1] = x.shape()[1];
+  Tensor planes = Tensor::arange(0, static_cast<double>(lead[0] * lead[1]), 1, dtypes::int64)
+                      .mul(static_cast<long>(shape_numel(spatial)))
+                      .reshape(lead);
+  return {y, idx.add(planes)};
+}
+
 Tensor nll_loss(const NodeArgs& a, const Tensor& logp, const Tensor& target,
                 const std::optional<Tensor>& weight) {
   Shape classes_shape(logp.ndim(), 1);

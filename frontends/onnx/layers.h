@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "frontends/onnx/ops.h"
 
@@ -16,6 +17,9 @@ Tensor conv_transpose(const NodeArgs& a);
 // MaxPool (padding reads the dtype's lowest value) and AveragePool (padding counts as zeros where
 // count_include_pad, else the average is over the window's elements inside the input).
 Tensor pool(const NodeArgs& a, bool max);
+// MaxPool with its Indices output: int64 indices into the flattened (N, C, spatial...) input,
+// padding not counted, row-major (storage_order 0) or column-major within each plane.
+std::pair<Tensor, Tensor> max_pool_with_indices(const NodeArgs& a);
 // NegativeLogLikelihoodLoss of log-probabilities (N, C, d...) at targets (N, d...), with the
 // node's weight, ignore_index and reduction.
 Tensor nll_loss(const NodeArgs& a, const Tensor& logp, const Tensor& target,

@@ -27,5 +27,6 @@ void add_shape_ops(OpTable& t);
 void add_index_ops(OpTable& t);
 void add_reduce_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
+void add_image_ops(OpTable& t);
 
 }  // namespace tc::onnx

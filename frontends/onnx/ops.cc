@@ -15,6 +15,7 @@ const OpTable& table() {
     add_index_ops(*ops);
     add_reduce_ops(*ops);
     add_nn_ops(*ops);
+    add_image_ops(*ops);
     return ops;
   }();
   return *t;

@@ -23,12 +23,26 @@ void add_nn_ops(OpTable& t) {
        [](const NodeArgs& a) { return std::vector{a.in(0).max(spatial(a.in(0)), true)}; }},
       {"BatchNormalization",
        [](const NodeArgs& a) {
-         if (a.attr_int("training_mode", 0))
-           fail("ONNX node '%s' (BatchNormalization): training_mode is not supported",
-                a.node.name());
          const Tensor& x = a.in(0);
          Shape c(x.ndim(), 1);
          c[1] = x.shape()[1];
+         if (a.attr_int("training_mode", 0)) {
+           // Y from the batch's mean and (population) variance; the running statistics moved
+           // toward them by 1 - momentum
+           std::vector<int> axes = {0};
+           for (int i = 2; i < x.ndim(); i++) axes.push_back(i);
+           Tensor mean = x.mean(Axes(axes)), d = x.sub(mean.reshape(c));
+           Tensor var = d.mul(d).mean(Axes(axes));
+           double m = a.attr_float("momentum", 0.9f);
+           Tensor y = d.mul(var.add(static_cast<double>(a.attr_float("epsilon", 1e-5f)))
+                                .sqrt()
+                                .reciprocal()
+                                .reshape(c))
+                          .mul(a.in(1).reshape(c))
+                          .add(a.in(2).reshape(c));
+           return std::vector{y, a.in(3).mul(m).add(mean.mul(1 - m)).cast(a.in(3).dtype()),
+                              a.in(4).mul(m).add(var.mul(1 - m)).cast(a.in(4).dtype())};
+         }
          Tensor inv = a.in(4)
                           .reshape(c)
                           .add(static_cast<double>(a.attr_float("epsilon", 1e-5f)))
@@ -40,8 +54,10 @@ void add_nn_ops(OpTable& t) {
       {"Conv", [](const NodeArgs& a) { return std::vector{conv(a)}; }},
       {"MaxPool",
        [](const NodeArgs& a) {
-         if (a.node.output_size() > 1 && !a.node.output(1).empty())
-           fail("ONNX node '%s' (MaxPool): the Indices output is not supported", a.node.name());
+         if (a.node.output_size() > 1 && !a.node.output(1).empty()) {
+           auto [y, indices] = max_pool_with_indices(a);
+           return std::vector{y, indices};
+         }
          return std::vector{pool(a, true)};
        }},
       {"AveragePool", [](const NodeArgs& a) { return std::vector{pool(a, false)}; }},
