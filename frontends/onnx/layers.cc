@@ -49,13 +49,16 @@ Window window(const NodeArgs& a, const Tensor& x, std::vector<int64_t> kernel) {
 }  // namespace
 
 Tensor conv(const NodeArgs& a) {
-  const Tensor& x = a.in(0);
-  const Tensor& weight = a.in(1);
+  std::optional<Tensor> bias;
+  if (a.has(2)) bias = a.in(2);
+  return conv(a, a.in(0), a.in(1), bias);
+}
+
+Tensor conv(const NodeArgs& a, const Tensor& x, const Tensor& weight,
+            const std::optional<Tensor>& bias) {
   std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
   Window w = window(a, x, kernel);
   ConvOpts o{.groups = a.attr_int("group", 1), .stride = w.strides, .dilation = w.dilations};
-  std::optional<Tensor> bias;
-  if (a.has(2)) bias = a.in(2);
   return x.pad(w.pads).conv2d(weight, bias, o);
 }
 

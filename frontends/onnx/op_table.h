@@ -24,5 +24,7 @@ void add_shape_ops(OpTable& t);
 void add_index_ops(OpTable& t);
 void add_reduce_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
+void add_quantize_ops(OpTable& t);
+void add_signal_ops(OpTable& t);
 
 }  // namespace tc::onnx

@@ -15,6 +15,8 @@ const OpTable& table() {
     add_index_ops(*ops);
     add_reduce_ops(*ops);
     add_nn_ops(*ops);
+    add_quantize_ops(*ops);
+    add_signal_ops(*ops);
     return ops;
   }();
   return *t;
