@@ -26,5 +26,6 @@ void add_reduce_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
 void add_quantize_ops(OpTable& t);
 void add_signal_ops(OpTable& t);
+void add_linalg_ops(OpTable& t);
 
 }  // namespace tc::onnx

@@ -17,6 +17,7 @@ const OpTable& table() {
     add_nn_ops(*ops);
     add_quantize_ops(*ops);
     add_signal_ops(*ops);
+    add_linalg_ops(*ops);
     return ops;
   }();
   return *t;
