@@ -27,5 +27,6 @@ void add_nn_ops(OpTable& t);
 void add_quantize_ops(OpTable& t);
 void add_signal_ops(OpTable& t);
 void add_linalg_ops(OpTable& t);
+void add_text_ops(OpTable& t);
 
 }  // namespace tc::onnx

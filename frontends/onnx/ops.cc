@@ -18,6 +18,7 @@ const OpTable& table() {
     add_quantize_ops(*ops);
     add_signal_ops(*ops);
     add_linalg_ops(*ops);
+    add_text_ops(*ops);
     return ops;
   }();
   return *t;
