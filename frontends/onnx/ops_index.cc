@@ -107,6 +107,24 @@ Tensor gather_nd(const NodeArgs& a) {
   return x.getitem(items);
 }
 
+// x at the positions `idx` along `axis` (numpy's take).
+Tensor take(const Tensor& x, int axis, const Tensor& idx) {
+  std::vector<IndexItem> items(axis, IndexItem(Slice()));
+  items.emplace_back(idx);
+  return x.getitem(items);
+}
+
+// Input 0 and the node's axis attribute, checked; without one the flattened input and axis 0.
+std::pair<Tensor, int> input_along_axis(const NodeArgs& a) {
+  if (!a.attr("axis")) return {a.in(0).flatten(), 0};
+  const Tensor& x = a.in(0);
+  int axis = axis_of(a.attr_int("axis", 0), x.ndim());
+  if (axis < 0 || axis >= x.ndim())
+    fail("ONNX node '%s' (%s): axis %d is out of range for shape %s", a.node.name(),
+         a.node.op_type(), a.attr_int("axis", 0), fmt_shape(x.shape()));
+  return {x, axis};
+}
+
 // The positions along `axis` of a realized bool condition that are true (Compress).
 std::vector<int64_t> true_positions(const Tensor& condition) {
   std::vector<uint8_t> c = condition.cast(dtypes::uint8).data<uint8_t>();
@@ -119,15 +137,7 @@ std::vector<int64_t> true_positions(const Tensor& condition) {
 // Unique: the distinct slices of x along `axis` (the flattened x without one) and, as int64, the
 // index of each one's first occurrence, each slice's position in the output, and their counts.
 std::vector<Tensor> unique(const NodeArgs& a) {
-  Tensor x = a.in(0);
-  int axis = 0;
-  if (a.attr("axis"))
-    axis = axis_of(a.attr_int("axis", 0), x.ndim());
-  else
-    x = x.flatten();
-  if (axis < 0 || axis >= x.ndim())
-    fail("ONNX node '%s' (Unique): axis %d is out of range for shape %s", a.node.name(),
-         a.attr_int("axis", 0), fmt_shape(x.shape()));
+  auto [x, axis] = input_along_axis(a);
   int64_t n = x.shape()[axis];
   // one row a slice: the axis moved to the front
   std::vector<int> order{axis};
@@ -153,10 +163,8 @@ std::vector<Tensor> unique(const NodeArgs& a) {
     inverse.push_back(position[row(i)]);
     counts[inverse.back()]++;
   }
-  std::vector<IndexItem> items(axis, IndexItem(Slice()));
-  items.emplace_back(Tensor::from_vector(firsts));
-  return {x.getitem(items), Tensor::from_vector(firsts), Tensor::from_vector(inverse),
-          Tensor::from_vector(counts)};
+  return {take(x, axis, Tensor::from_vector(firsts)), Tensor::from_vector(firsts),
+          Tensor::from_vector(inverse), Tensor::from_vector(counts)};
 }
 
 // ReverseSequence: along the time axis, each batch entry's first sequence_lens[b] steps reversed,
@@ -194,9 +202,7 @@ void add_index_ops(OpTable& t) {
        [](const NodeArgs& a) {
          const Tensor& x = a.in(0);
          int axis = axis_of(a.attr_int("axis", 0), x.ndim());
-         std::vector<IndexItem> items(axis, IndexItem(Slice()));
-         items.emplace_back(wrapped(index_input(a), x.shape()[axis]));
-         return std::vector{x.getitem(items)};
+         return std::vector{take(x, axis, wrapped(index_input(a), x.shape()[axis]))};
        }},
       {"ScatterElements", [](const NodeArgs& a) { return std::vector{scatter_elements(a)}; }},
       {"Scatter", [](const NodeArgs& a) { return std::vector{scatter_elements(a)}; }},
@@ -204,19 +210,12 @@ void add_index_ops(OpTable& t) {
       {"ScatterND", [](const NodeArgs& a) { return std::vector{scatter_nd(a)}; }},
       {"Compress",
        [](const NodeArgs& a) {
-         Tensor x = a.in(0);
-         int axis = 0;
-         if (a.attr("axis"))
-           axis = axis_of(a.attr_int("axis", 0), x.ndim());
-         else
-           x = x.flatten();
+         auto [x, axis] = input_along_axis(a);
          const Tensor& c = a.in(1);
-         if (axis < 0 || axis >= x.ndim() || c.ndim() != 1 || c.shape()[0] > x.shape()[axis])
+         if (c.ndim() != 1 || c.shape()[0] > x.shape()[axis])
            fail("ONNX node '%s' (Compress): a condition of shape %s does not fit axis %d of %s",
                 a.node.name(), fmt_shape(c.shape()), a.attr_int("axis", 0), fmt_shape(x.shape()));
-         std::vector<IndexItem> items(axis, IndexItem(Slice()));
-         items.emplace_back(Tensor::from_vector(true_positions(c)));
-         return std::vector{x.getitem(items)};
+         return std::vector{take(x, axis, Tensor::from_vector(true_positions(c)))};
        }},
       {"NonZero",  // (rank, count) int64 coordinates in row-major order
        [](const NodeArgs& a) { return std::vector{a.in(0).nonzero().cast(dtypes::int64).t()}; }},
