@@ -171,10 +171,12 @@ TEST(OnnxErrors, AnUnsupportedOperatorNamesTheNodeBeforeAnythingRuns) {
   }
 }
 
-// A one-node model `op` of input x (float, shape `shape`) to y, with `attrs` filled by the caller,
-// written to a temporary file.
+// A one-node model `op` of input x (float, shape `shape`) and then the constant inputs `consts`
+// (one without a name is an omitted input) to y, with `attrs` filled by the caller, written to a
+// temporary file.
 fs::path one_node_model(const std::string& op, const Shape& shape,
-                        const std::function<void(::onnx::NodeProto&)>& attrs) {
+                        const std::function<void(::onnx::NodeProto&)>& attrs,
+                        const std::vector<::onnx::TensorProto>& consts = {}) {
   ::onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
@@ -182,6 +184,10 @@ fs::path one_node_model(const std::string& op, const Shape& shape,
   ::onnx::NodeProto* n = g->add_node();
   n->set_name("node0"), n->set_op_type(op), n->add_input("x"), n->add_output("y");
   attrs(*n);
+  for (const ::onnx::TensorProto& c : consts) {
+    n->add_input(c.name());
+    if (!c.name().empty()) *g->add_initializer() = c;
+  }
   ::onnx::ValueInfoProto* in = g->add_input();
   in->set_name("x");
   auto* tt = in->mutable_type()->mutable_tensor_type();
@@ -193,19 +199,22 @@ fs::path one_node_model(const std::string& op, const Shape& shape,
   return path;
 }
 
+// Runs `model` on an x of ones in `shape`, which must fail with an error containing `want`; then
+// removes the model.
+void expect_error(const fs::path& model, const Shape& shape, const std::string& want) {
+  OnnxRunner r(model.string());
+  try {
+    r({{"x", Tensor::full(shape, 1.0f)}}).at("y").realize();
+    ADD_FAILURE() << "ran " << model;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+  fs::remove(model);
+}
+
 // Attributes of the wrong length are errors naming the node and the attribute, never reads past
 // them (a Transpose's perm, a MaxPool's kernel, strides and pads).
 TEST(OnnxErrors, AttributesOfTheWrongLengthAreErrorsNamingThem) {
-  auto expect_error = [](const fs::path& model, const Shape& shape, const std::string& want) {
-    OnnxRunner r(model.string());
-    try {
-      r({{"x", Tensor::full(shape, 1.0f)}}).at("y").realize();
-      ADD_FAILURE() << "ran " << model;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-    }
-    fs::remove(model);
-  };
   expect_error(one_node_model("Transpose", {2, 3, 4},
                               [](::onnx::NodeProto& n) {
                                 auto* at = n.add_attribute();
@@ -222,6 +231,85 @@ TEST(OnnxErrors, AttributesOfTheWrongLengthAreErrorsNamingThem) {
                {1, 1, 4, 4}, "(MaxPool): pads holds 1 values, want 4");
   expect_error(one_node_model("MaxPool", {1, 1, 4, 4}, [](::onnx::NodeProto&) {}), {1, 1, 4, 4},
                "(MaxPool): kernel_shape holds 0 values, want 2");
+}
+
+// A constant input `name` of int64 or float `values` in `shape`.
+::onnx::TensorProto constant(const std::string& name, const std::vector<double>& values,
+                             const Shape& shape, bool is_float) {
+  ::onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(is_float ? ::onnx::TensorProto::FLOAT : ::onnx::TensorProto::INT64);
+  for (int64_t d : shape) t.add_dims(d);
+  for (double v : values)
+    is_float ? t.add_float_data(static_cast<float>(v)) : t.add_int64_data(static_cast<int64_t>(v));
+  return t;
+}
+::onnx::TensorProto int64s(const std::string& name, const std::vector<double>& values,
+                           const Shape& shape) {
+  return constant(name, values, shape, false);
+}
+::onnx::TensorProto floats(const std::string& name, const std::vector<double>& values,
+                           const Shape& shape) {
+  return constant(name, values, shape, true);
+}
+
+// An int attribute `name` of `value`.
+std::function<void(::onnx::NodeProto&)> int_attr(const std::string& name, int64_t value) {
+  return [=](::onnx::NodeProto& n) {
+    auto* at = n.add_attribute();
+    at->set_name(name), at->set_type(::onnx::AttributeProto::INT), at->set_i(value);
+  };
+}
+
+// The quantization, index, signal, linear-algebra and text operators name what does not fit in
+// a malformed node: shapes, dtypes, axes.
+TEST(OnnxErrors, MalformedQuantizeIndexSignalAndTextNodesAreErrorsNamingWhatIsWrong) {
+  auto none = [](::onnx::NodeProto&) {};
+  expect_error(one_node_model("QuantizeLinear", {2, 4}, none, {floats("s", {1, 1, 1}, {3})}),
+               {2, 4}, "(QuantizeLinear): a scale or zero point of shape (3,) does not fit axis 1");
+  expect_error(one_node_model("DequantizeLinear", {2}, none, {floats("s", {1}, {})}), {2},
+               "(DequantizeLinear): the input must be an integer tensor, got float");
+  expect_error(one_node_model("MatMulInteger", {2, 2}, none, {floats("b", {1, 1}, {1, 2})}), {2, 2},
+               "(MatMulInteger): input 0 must be uint8 or int8, got float");
+  expect_error(one_node_model("GatherND", {2, 2}, none, {int64s("i", {0, 0, 0}, {1, 3})}), {2, 2},
+               "(GatherND): indices of shape (1, 3) do not index data of shape (2, 2)");
+  expect_error(one_node_model("ScatterND", {2, 2}, none,
+                              {int64s("i", {0}, {1, 1}), floats("u", {1, 2, 3}, {1, 3})}),
+               {2, 2}, "(ScatterND): updates of shape (1, 3) do not fit indices (1, 1)");
+  expect_error(
+      one_node_model("Compress", {2, 3}, int_attr("axis", 0), {int64s("c", {1, 0, 1}, {3})}),
+      {2, 3}, "(Compress): a condition of shape (3,) does not fit axis 0 of (2, 3)");
+  expect_error(one_node_model("Unique", {2, 3}, int_attr("axis", 5)), {2, 3},
+               "(Unique): axis 5 is out of range for shape (2, 3)");
+  expect_error(one_node_model("ReverseSequence", {4, 2}, none, {int64s("l", {1, 2, 3}, {3})}),
+               {4, 2}, "(ReverseSequence): sequence_lens (3,) does not fit axes 0 (time) and 1");
+  expect_error(one_node_model("DFT", {1, 4, 3}, none), {1, 4, 3},
+               "(DFT): the signal's last axis must hold 1 (real) or 2 (complex) values");
+  expect_error(
+      one_node_model("STFT", {1, 4, 1}, none,
+                     {int64s("step", {1}, {}), ::onnx::TensorProto(), int64s("length", {8}, {})}),
+      {1, 4, 1}, "(STFT): frames of 8 (window none) do not fit a signal of shape");
+  expect_error(one_node_model("Det", {2, 3}, none), {2, 3},
+               "(Det): the input must be float square matrices (..., n, n), got float (2, 3)");
+  expect_error(one_node_model("TfIdfVectorizer", {4}, none), {4},
+               "(TfIdfVectorizer): the input must be 1-d or 2-d integers, got float");
+}
+
+// Det pivots on the largest remaining value: zeros on the diagonal, a batch of matrices, a
+// singular one.
+TEST(OnnxOps, DetOfMatricesThatNeedRowSwaps) {
+  fs::path model = one_node_model("Det", {3, 3, 3}, [](::onnx::NodeProto&) {});
+  OnnxRunner r(model.string());
+  Tensor x = Tensor::from_vector(std::vector<float>{0, 2, 1, 1, 0, 3, 2, 1, 0,   // 13
+                                                    0, 0, 1, 0, 1, 0, 1, 0, 0,   // -1
+                                                    1, 2, 3, 2, 4, 6, 0, 1, 1},  // 0
+                                 Shape{3, 3, 3});
+  std::vector<float> d = r({{"x", x}}).at("y").data<float>();
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_NEAR(d[0], 13, 1e-5);
+  EXPECT_NEAR(d[1], -1, 1e-6);
+  EXPECT_NEAR(d[2], 0, 1e-6);
+  fs::remove(model);
 }
 
 TEST(OnnxRunnerApi, MissingAndUnknownInputsAreErrorsNamingThem) {
