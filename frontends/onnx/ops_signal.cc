@@ -80,10 +80,13 @@ Complex complex_parts(const NodeArgs& a, const Tensor& x) {
 Tensor dft_node(const NodeArgs& a) {
   const Tensor& x = a.in(0);
   Complex parts = complex_parts(a, x);
-  int axis = axis_of(a.attr_int("axis", 1), x.ndim());
+  // the axis: an attribute (1 by default) until opset 20, then input 2 (-2 by default)
+  int64_t given = a.opset >= 20 ? (a.has(2) ? static_cast<int64_t>(a.host_scalar(2)) : -2)
+                                : a.attr_int("axis", 1);
+  int axis = axis_of(given, x.ndim());
   if (axis < 0 || axis >= x.ndim() - 1)
     fail("ONNX node '%s' (DFT): axis %d is out of range for a signal of shape %s", a.node.name(),
-         a.attr_int("axis", 1), fmt_shape(x.shape()));
+         given, fmt_shape(x.shape()));
   auto to_last = [&](const Tensor& t) { return t.transpose(axis, -1); };
   parts.re = to_last(parts.re);
   if (parts.im) parts.im = to_last(*parts.im);
