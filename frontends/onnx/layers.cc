@@ -21,11 +21,10 @@ void at_least(const NodeArgs& a, const std::vector<int64_t>& v, int64_t least, c
 
 // A conv's weight: (C_out, C_in / groups, k...) or, transposed, (C_in, C_out / groups, k...), of
 // the input's rank.
-const Tensor& weight_of(const NodeArgs& a) {
-  const Tensor& w = a.in(1);
-  if (w.ndim() != a.in(0).ndim() || w.ndim() < 3)
+const Tensor& checked_weight(const NodeArgs& a, const Tensor& x, const Tensor& w) {
+  if (w.ndim() != x.ndim() || w.ndim() < 3)
     fail("ONNX node '%s' (%s): the weight %s must have the input's rank (%d) and a spatial axis",
-         a.node.name(), a.node.op_type(), fmt_shape(w.shape()), a.in(0).ndim());
+         a.node.name(), a.node.op_type(), fmt_shape(w.shape()), x.ndim());
   return w;
 }
 
@@ -69,19 +68,23 @@ Window window(const NodeArgs& a, const Tensor& x, std::vector<int64_t> kernel) {
 }  // namespace
 
 Tensor conv(const NodeArgs& a) {
-  const Tensor& x = a.in(0);
-  const Tensor& weight = weight_of(a);
+  std::optional<Tensor> bias;
+  if (a.has(2)) bias = a.in(2);
+  return conv(a, a.in(0), a.in(1), bias);
+}
+
+Tensor conv(const NodeArgs& a, const Tensor& x, const Tensor& weight,
+            const std::optional<Tensor>& bias) {
+  checked_weight(a, x, weight);
   std::vector<int64_t> kernel(weight.shape().begin() + 2, weight.shape().end());
   Window w = window(a, x, kernel);
   ConvOpts o{.groups = a.attr_int("group", 1), .stride = w.strides, .dilation = w.dilations};
-  std::optional<Tensor> bias;
-  if (a.has(2)) bias = a.in(2);
   return x.pad(w.pads).conv2d(weight, bias, o);
 }
 
 Tensor conv_transpose(const NodeArgs& a) {
   const Tensor& x = a.in(0);
-  const Tensor& weight = weight_of(a);
+  const Tensor& weight = checked_weight(a, x, a.in(1));
   size_t n = weight.shape().size() - 2;
   std::vector<int64_t> strides = a.attr_ints("strides"), dilations = a.attr_ints("dilations"),
                        pads = a.attr_ints("pads"), out_pad = a.attr_ints("output_padding"),

@@ -10,6 +10,10 @@
 namespace tc::onnx {
 
 Tensor conv(const NodeArgs& a);
+// Conv of `x` by `weight` (plus `bias`) with the node's window attributes: the quantized
+// convolutions pass their inputs with the zero points taken off.
+Tensor conv(const NodeArgs& a, const Tensor& x, const Tensor& weight,
+            const std::optional<Tensor>& bias);
 // ConvTranspose: the full transposed convolution (no padding), grown by output_padding at the
 // end of each axis, then cut by the pads (or those auto_pad or output_shape imply: SAME_UPPER puts
 // the larger half at the end), then the bias.

@@ -28,5 +28,9 @@ void add_index_ops(OpTable& t);
 void add_reduce_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
 void add_image_ops(OpTable& t);
+void add_quantize_ops(OpTable& t);
+void add_signal_ops(OpTable& t);
+void add_linalg_ops(OpTable& t);
+void add_text_ops(OpTable& t);
 
 }  // namespace tc::onnx

@@ -16,6 +16,10 @@ const OpTable& table() {
     add_reduce_ops(*ops);
     add_nn_ops(*ops);
     add_image_ops(*ops);
+    add_quantize_ops(*ops);
+    add_signal_ops(*ops);
+    add_linalg_ops(*ops);
+    add_text_ops(*ops);
     return ops;
   }();
   return *t;
