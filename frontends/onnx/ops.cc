@@ -99,6 +99,13 @@ double NodeArgs::host_scalar(size_t i) const {
          i, fmt_shape(t.shape()));
   return t.cast(dtypes::float64).data<double>()[0];
 }
+int64_t NodeArgs::host_int(size_t i) const {
+  std::vector<int64_t> v = host_ints(i);
+  if (v.size() != 1)
+    fail("ONNX node '%s' (%s): input %d must hold one value, got %d", node.name(), node.op_type(),
+         i, v.size());
+  return v[0];
+}
 const std::vector<int64_t>& NodeArgs::sized(const std::vector<int64_t>& v, size_t n,
                                             const char* what) const {
   if (v.size() != n)

@@ -44,6 +44,8 @@ struct NodeArgs {
   std::vector<int64_t> axes(size_t input) const;
   // A one-element input read on the host (a count, a ratio, a flag).
   double host_scalar(size_t i) const;
+  // A one-element integer input read exactly (a position, a trip count).
+  int64_t host_int(size_t i) const;
   // `v` (an attribute or input named `what`), checked to hold `n` values.
   const std::vector<int64_t>& sized(const std::vector<int64_t>& v, size_t n,
                                     const char* what) const;

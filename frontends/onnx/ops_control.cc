@@ -47,7 +47,7 @@ Tensor stack_scan(const NodeArgs& a, Sequence parts, int64_t axis, bool reverse)
 
 std::vector<Value> loop(const NodeArgs& a) {
   std::optional<int64_t> trips;
-  if (a.has(0)) trips = static_cast<int64_t>(a.host_scalar(0));
+  if (a.has(0)) trips = a.host_int(0);
   bool cond = !a.has(1) || a.host_scalar(1) != 0;
   std::vector<Value> carried;
   for (size_t i = 2; i < a.inputs.size(); i++) carried.push_back(a.value(i));

@@ -85,6 +85,14 @@ const Tensor& shaped(const NodeArgs& a, size_t i, const Shape& shape) {
   return t;
 }
 
+// Direction d's initial state from input i (initial_h, initial_c), else zeros.
+Tensor initial(const NodeArgs& a, size_t i, int d, int dirs, int64_t batch, int64_t hidden) {
+  if (!a.has(i)) return Tensor::zeros({batch, hidden}, a.in(0).dtype());
+  if (a.attr_int("layout", 0) != 0)  // (batch, dirs, hidden)
+    return shaped(a, i, {batch, dirs, hidden}).getitem({Slice(), static_cast<long>(d)});
+  return shaped(a, i, {dirs, batch, hidden}).getitem({static_cast<long>(d)});
+}
+
 // A recurrent layer of `gates` gates: reads X, W, R, B, sequence_lens, initial_h (and initial_c
 // for the `states` = 2 of an LSTM), unrolls `cell` over time and directions, and returns Y,
 // Y_h (and Y_c) in the layout asked.
@@ -103,6 +111,8 @@ std::vector<Tensor> recurrent(const NodeArgs& a, int gates, int states,
   int dirs = direction == "bidirectional" ? 2 : 1;
   int64_t hidden = a.in(2).ndim() == 3 ? a.in(2).shape()[2] : 0;
   if (a.attr("hidden_size")) hidden = a.attr_int("hidden_size", 0);
+  if (hidden < 1 || hidden > (int64_t{1} << 30))
+    fail("ONNX node '%s' (%s): hidden size %d", a.node.name(), a.node.op_type(), hidden);
   int64_t gh = gates * hidden;
   const Tensor& w = shaped(a, 1, {dirs, gh, input});
   const Tensor& r = shaped(a, 2, {dirs, gh, hidden});
@@ -126,29 +136,16 @@ std::vector<Tensor> recurrent(const NodeArgs& a, int gates, int states,
     }
     if (states == 2 && a.has(7))
       dir.p = shaped(a, 7, {dirs, 3 * hidden}).getitem({static_cast<long>(d)});
-    if (clip > 0)
-      dir.act = [&] {
-        std::vector<Activation> clipped;
-        for (const Activation& f : dir.act)
-          clipped.push_back([f, clip](const Tensor& v) { return f(v.clip(-clip, clip)); });
-        return clipped;
-      }();
+    // clip bounds the gates' inputs (f and g), not an LSTM's cell state on its way to h
+    for (size_t k = 0; clip > 0 && k < dir.act.size() && k < 2; k++)
+      dir.act[k] = [f = dir.act[k], clip](const Tensor& v) { return f(v.clip(-clip, clip)); };
     // a reverse direction reads each entry's steps from its last: step t is len - 1 - t
     bool reverse = direction == "reverse" || d == 1;
     Tensor len = lens ? *lens : Tensor::full({1, batch}, static_cast<long>(seq), dtypes::int64);
-    Tensor order =
-        reverse ? steps.lt(len).where(len.sub(1L).sub(steps), steps) : steps.expand({seq, batch});
+    Tensor order = steps.lt(len).where(len.sub(1L).sub(steps), steps);  // (seq, batch)
     if (reverse) xw = xw.gather(0, order.unsqueeze(2).expand({seq, batch, gh}));
     State state;
-    for (int s = 0; s < states; s++) {
-      size_t i = 5 + s;
-      state.push_back(
-          a.has(i)
-              ? shaped(a, i, batch_first ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden})
-                    .getitem(batch_first ? std::vector<IndexItem>{Slice(), static_cast<long>(d)}
-                                         : std::vector<IndexItem>{static_cast<long>(d)})
-              : Tensor::zeros({batch, hidden}, x.dtype()));
-    }
+    for (int s = 0; s < states; s++) state.push_back(initial(a, 5 + s, d, dirs, batch, hidden));
     std::vector<Tensor> y;
     for (int64_t t = 0; t < seq; t++) {
       State next = cell(xw.getitem({static_cast<long>(t)}), state, dir);

@@ -8,8 +8,8 @@ namespace {
 // Input i, a position in a sequence of n tensors (negative from the end), checked to lie in
 // [0, n - 1], or [0, n] where `past_end` (an insert at the back).
 size_t position(const NodeArgs& a, size_t i, size_t n, bool past_end) {
-  auto p = static_cast<int64_t>(a.host_scalar(i));
-  auto size = static_cast<int64_t>(n), at = p < 0 ? p + size : p;
+  int64_t p = a.host_int(i), size = static_cast<int64_t>(n);
+  int64_t at = p < 0 ? p + size : p;
   if (at < 0 || at > size - (past_end ? 0 : 1))
     fail("ONNX node '%s' (%s): position %d is out of range for a sequence of %d tensors",
          a.node.name(), a.node.op_type(), p, n);
@@ -31,9 +31,7 @@ Sequence split_to_sequence(const NodeArgs& a) {
       for (Tensor& t : out) t = t.squeeze(axis);
     return out;
   }
-  std::vector<int64_t> sizes = a.in(1).ndim() == 0
-                                   ? std::vector<int64_t>{static_cast<int64_t>(a.host_scalar(1))}
-                                   : a.host_ints(1);
+  std::vector<int64_t> sizes = a.host_ints(1);  // a 0-d split: pieces of that size
   if (a.in(1).ndim() == 0) {
     if (sizes[0] <= 0)
       fail("ONNX node '%s' (SplitToSequence): split %d is not positive", a.node.name(), sizes[0]);
@@ -41,7 +39,8 @@ Sequence split_to_sequence(const NodeArgs& a) {
   }
   int64_t total = 0;
   for (int64_t s : sizes) {
-    if (s < 0) fail("ONNX node '%s' (SplitToSequence): split size %d", a.node.name(), s);
+    if (s < 0 || s > n)
+      fail("ONNX node '%s' (SplitToSequence): split size %d for %d", a.node.name(), s, n);
     total += s;
   }
   if (total != n)
