@@ -1,5 +1,6 @@
 #include "frontends/onnx/ops.h"
 
+#include "frontends/onnx/graph.h"
 #include "frontends/onnx/op_table.h"
 #include "tinycore/error.h"
 
@@ -20,16 +21,52 @@ const OpTable& table() {
     add_signal_ops(*ops);
     add_linalg_ops(*ops);
     add_text_ops(*ops);
+    add_recurrent_ops(*ops);
+    return ops;
+  }();
+  return *t;
+}
+const ValueOpTable& value_table() {
+  static const ValueOpTable* t = [] {
+    auto* ops = new ValueOpTable;
+    add_sequence_ops(*ops);
+    add_control_ops(*ops);
     return ops;
   }();
   return *t;
 }
 
+// Input i as the plain (not optional) tensor or sequence `get` reads, else an error naming what
+// it is.
+template <typename T>
+const T& plain(const NodeArgs& a, size_t i, const T* (Value::*get)() const, const char* want) {
+  const Value& v = a.value(i);
+  if (!(v.*get)() || v.is_optional())
+    fail("ONNX node '%s' (%s): input %d is %s, want %s", a.node.name(), a.node.op_type(), i,
+         v.kind(), want);
+  return *(v.*get)();
+}
+
 }  // namespace
 
-const Tensor& NodeArgs::in(size_t i) const {
+const Value& NodeArgs::value(size_t i) const {
   if (!has(i)) fail("ONNX node '%s' (%s): input %d is missing", node.name(), node.op_type(), i);
   return *inputs[i];
+}
+const Tensor& NodeArgs::in(size_t i) const { return plain(*this, i, &Value::tensor, "a tensor"); }
+const Sequence& NodeArgs::sequence(size_t i) const {
+  return plain(*this, i, &Value::sequence, "a sequence");
+}
+std::vector<Value> NodeArgs::run_graph(const std::string& name,
+                                       const std::vector<Value>& values) const {
+  const auto* g = attr(name);
+  if (!g || !g->has_g())
+    fail("ONNX node '%s' (%s): graph attribute '%s' is missing", node.name(), node.op_type(), name);
+  if (g->g().input_size() != static_cast<int>(values.size()))
+    fail("ONNX node '%s' (%s): its graph '%s' takes %d inputs, want %d", node.name(),
+         node.op_type(), name, g->g().input_size(), values.size());
+  TC_CHECK(scope, "ONNX: a node with a subgraph runs in a scope");
+  return run_subgraph(g->g(), *scope, values, opset);
 }
 
 const ::onnx::AttributeProto* NodeArgs::attr(const std::string& name) const {
@@ -67,6 +104,13 @@ double NodeArgs::host_scalar(size_t i) const {
          i, fmt_shape(t.shape()));
   return t.cast(dtypes::float64).data<double>()[0];
 }
+int64_t NodeArgs::host_int(size_t i) const {
+  std::vector<int64_t> v = host_ints(i);
+  if (v.size() != 1)
+    fail("ONNX node '%s' (%s): input %d must hold one value, got %d", node.name(), node.op_type(),
+         i, v.size());
+  return v[0];
+}
 const std::vector<int64_t>& NodeArgs::sized(const std::vector<int64_t>& v, size_t n,
                                             const char* what) const {
   if (v.size() != n)
@@ -81,13 +125,18 @@ std::string NodeArgs::attr_string(const std::string& name) const {
   return at->s();
 }
 
-bool supports(const std::string& op_type) { return table().contains(op_type); }
+bool supports(const std::string& op_type) {
+  return table().contains(op_type) || value_table().contains(op_type);
+}
 
-std::vector<Tensor> run_node(const NodeArgs& args) {
-  auto it = table().find(args.node.op_type());
-  TC_CHECK(it != table().end(), "ONNX op ", args.node.op_type(), " is not supported");
+std::vector<Value> run_node(const NodeArgs& args) {
   try {
-    return it->second(args);
+    if (auto v = value_table().find(args.node.op_type()); v != value_table().end())
+      return v->second(args);
+    auto it = table().find(args.node.op_type());
+    TC_CHECK(it != table().end(), "ONNX op ", args.node.op_type(), " is not supported");
+    std::vector<Tensor> outs = it->second(args);
+    return std::vector<Value>(outs.begin(), outs.end());
   } catch (const Error& e) {  // a Tensor op's error (a shape, an axis) named with its node
     std::string_view what = e.what();
     if (what.starts_with("ONNX node '")) throw;

@@ -6,19 +6,32 @@
 #include <string>
 #include <vector>
 
+#include "frontends/onnx/value.h"
 #include "onnx/onnx_pb.h"
 #include "tinycore/tensor.h"
 
 namespace tc::onnx {
 
+class Scope;
+
 // A node's inputs (nullopt for an omitted optional one) and what it reads of its attributes.
 struct NodeArgs {
   const ::onnx::NodeProto& node;
-  std::vector<std::optional<Tensor>> inputs;
-  int64_t opset = 0;  // of the default domain
+  std::vector<std::optional<Value>> inputs;
+  int64_t opset = 0;             // of the default domain
+  const Scope* scope = nullptr;  // the values the node's subgraphs see
 
-  const Tensor& in(size_t i) const;  // throws naming the node where it is missing
+  // Input i as a tensor; throws naming the node where it is missing or not a tensor.
+  const Tensor& in(size_t i) const;
   bool has(size_t i) const { return i < inputs.size() && inputs[i].has_value(); }
+  // Input i of any kind (a tensor, a sequence, an optional); throws where it is missing.
+  const Value& value(size_t i) const;
+  // Input i as a sequence; throws naming the node where it is missing or not a sequence.
+  const Sequence& sequence(size_t i) const;
+  // The graph attribute `name` (a branch, a loop body) run on `inputs`, bound to its inputs in
+  // order; it sees the values of the graph this node is in. Throws where it is absent or takes
+  // another count of inputs.
+  std::vector<Value> run_graph(const std::string& name, const std::vector<Value>& inputs) const;
   const ::onnx::AttributeProto* attr(const std::string& name) const;
   int64_t attr_int(const std::string& name, int64_t fallback) const;
   float attr_float(const std::string& name, float fallback) const;
@@ -31,6 +44,8 @@ struct NodeArgs {
   std::vector<int64_t> axes(size_t input) const;
   // A one-element input read on the host (a count, a ratio, a flag).
   double host_scalar(size_t i) const;
+  // A one-element integer input read exactly (a position, a trip count).
+  int64_t host_int(size_t i) const;
   // `v` (an attribute or input named `what`), checked to hold `n` values.
   const std::vector<int64_t>& sized(const std::vector<int64_t>& v, size_t n,
                                     const char* what) const;
@@ -39,6 +54,6 @@ struct NodeArgs {
 // Whether the importer maps `op_type` (of the default domain).
 bool supports(const std::string& op_type);
 // The node's outputs.
-std::vector<Tensor> run_node(const NodeArgs& args);
+std::vector<Value> run_node(const NodeArgs& args);
 
 }  // namespace tc::onnx

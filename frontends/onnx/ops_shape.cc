@@ -8,7 +8,6 @@ namespace tc::onnx {
 
 void add_shape_ops(OpTable& t) {
   t.insert({
-      {"Identity", [](const NodeArgs& a) { return std::vector{a.in(0)}; }},
       {"Shape",
        [](const NodeArgs& a) {
          const Shape& s = a.in(0).shape();

@@ -1,6 +1,7 @@
 #include "frontends/onnx/proto.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -34,7 +35,107 @@ std::vector<T> values(const Field& field, int64_t n, const std::string& name) {
   return std::vector<T>(field.begin(), field.end());
 }
 
+namespace fs = std::filesystem;
+
+// The external file's bytes for tensor t (its external_data's location, offset and length).
+std::string external_bytes(const ::onnx::TensorProto& t, const std::string& folder) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() == "offset" || kv.key() == "length") {
+      char* end = nullptr;
+      long long v = std::strtoll(kv.value().c_str(), &end, 10);
+      if (kv.value().empty() || *end != 0 || v < 0)
+        fail("ONNX: tensor '%s' has a bad external %s '%s'", t.name(), kv.key(), kv.value());
+      (kv.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (location.empty())
+    fail("ONNX: tensor '%s' keeps its data externally but names no location", t.name());
+  if (folder.empty())
+    fail(
+        "ONNX: tensor '%s' keeps its data in external file '%s', but the model has no folder to "
+        "read it from",
+        t.name(), location);
+  fs::path rel = fs::path(location).lexically_normal();
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory() || rel.empty() ||
+      *rel.begin() == "..")
+    fail("ONNX: tensor '%s': external data location '%s' is not inside the model's folder",
+         t.name(), location);
+  std::error_code base_ec, file_ec, size_ec;
+  fs::path base = fs::canonical(folder, base_ec);
+  fs::path file = fs::weakly_canonical(fs::path(folder) / rel, file_ec);
+  auto inside = std::mismatch(base.begin(), base.end(), file.begin(), file.end()).first;
+  if (base_ec || file_ec || inside != base.end())  // a symlink that leads out
+    fail("ONNX: tensor '%s': external data location '%s' is not inside the model's folder",
+         t.name(), location);
+  uintmax_t size = fs::file_size(file, size_ec);
+  std::ifstream in(file, std::ios::binary);
+  if (size_ec || !fs::is_regular_file(file) || !in)
+    fail("ONNX: tensor '%s': cannot open external data file '%s'", t.name(), location);
+  if (length < 0) length = static_cast<int64_t>(size) - offset;
+  if (static_cast<uintmax_t>(offset) + static_cast<uintmax_t>(length) > size || length < 0)
+    fail(
+        "ONNX: tensor '%s': external data file '%s' holds %d bytes, short of offset %d + length %d",
+        t.name(), location, size, offset, length);
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  if (!in) fail("ONNX: tensor '%s': cannot read external data file '%s'", t.name(), location);
+  return bytes;
+}
+
+void read_external(::onnx::TensorProto& t, const std::string& folder) {
+  if (t.data_location() != ::onnx::TensorProto::EXTERNAL) return;
+  t.set_raw_data(external_bytes(t, folder));
+  t.clear_external_data();
+  t.set_data_location(::onnx::TensorProto::DEFAULT);
+}
+
 }  // namespace
+
+void read_external_data(::onnx::GraphProto& g, const std::string& folder) {
+  for (::onnx::TensorProto& t : *g.mutable_initializer()) read_external(t, folder);
+  for (::onnx::NodeProto& n : *g.mutable_node())
+    for (::onnx::AttributeProto& a : *n.mutable_attribute()) {
+      if (a.has_t()) read_external(*a.mutable_t(), folder);
+      for (::onnx::TensorProto& t : *a.mutable_tensors()) read_external(t, folder);
+      if (a.has_g()) read_external_data(*a.mutable_g(), folder);
+      for (::onnx::GraphProto& sub : *a.mutable_graphs()) read_external_data(sub, folder);
+    }
+}
+
+Value to_value(const ::onnx::SequenceProto& s) {
+  if (s.sequence_values_size() || s.map_values_size() || s.optional_values_size() ||
+      s.sparse_tensor_values_size())
+    fail("ONNX: sequence '%s' holds values that are not tensors (only tensors are read)", s.name());
+  Sequence out;
+  for (const ::onnx::TensorProto& t : s.tensor_values()) out.push_back(to_tensor(t));
+  return out;
+}
+
+Value to_value(const ::onnx::OptionalProto& o) {
+  switch (o.elem_type()) {
+    case ::onnx::OptionalProto::UNDEFINED:
+      return Value::none();
+    case ::onnx::OptionalProto::TENSOR:
+      return o.has_tensor_value() ? Value::optional(to_tensor(o.tensor_value())) : Value::none();
+    case ::onnx::OptionalProto::SEQUENCE:
+      return o.has_sequence_value() ? Value::optional(to_value(o.sequence_value())) : Value::none();
+    default:
+      fail("ONNX: optional '%s' holds a value of type %d (only tensors and sequences are read)",
+           o.name(), o.elem_type());
+  }
+}
+
+Value read_value(const std::string& path, const ::onnx::TypeProto& type) {
+  if (type.has_sequence_type())
+    return to_value(parse<::onnx::SequenceProto>(path, "ONNX sequence"));
+  if (type.has_optional_type())
+    return to_value(parse<::onnx::OptionalProto>(path, "ONNX optional"));
+  return to_tensor(read_tensor(path));
+}
 
 ::onnx::ModelProto read_model(const std::string& path) {
   return parse<::onnx::ModelProto>(path, "ONNX model");
@@ -82,7 +183,8 @@ DType dtype_of_onnx(int data_type) {
 
 Tensor to_tensor(const ::onnx::TensorProto& t) {
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL)
-    fail("ONNX: tensor '%s' keeps its data in an external file (not read yet)", t.name());
+    fail("ONNX: tensor '%s' keeps its data in an external file (read_external_data reads it)",
+         t.name());
   Shape shape(t.dims().begin(), t.dims().end());
   int64_t n = 1;
   for (int64_t d : shape) {

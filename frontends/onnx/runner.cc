@@ -1,71 +1,63 @@
 #include "frontends/onnx/runner.h"
 
-#include <utility>
+#include <filesystem>
 
-#include "frontends/onnx/ops.h"
+#include "frontends/onnx/graph.h"
 #include "frontends/onnx/proto.h"
 #include "tinycore/error.h"
 
 namespace tc::onnx {
 
-OnnxRunner::OnnxRunner(const std::string& path) : OnnxRunner(read_model(path)) {}
+namespace {
 
-OnnxRunner::OnnxRunner(::onnx::ModelProto model) : model_(std::move(model)) {
+// The folder external data is read from: the model file's (the working folder for a bare name).
+std::string folder_of(const std::string& path) {
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+}  // namespace
+
+OnnxRunner::OnnxRunner(const std::string& path) : OnnxRunner(read_model(path), folder_of(path)) {}
+
+OnnxRunner::OnnxRunner(const ::onnx::ModelProto& model, const std::string& folder) : model_(model) {
   for (const auto& o : model_.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+  check_graph(model_.graph(), opset_);
+  read_external_data(*model_.mutable_graph(), folder);
   const ::onnx::GraphProto& g = model_.graph();
-  for (const ::onnx::NodeProto& n : g.node()) {
-    bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (!default_domain || !supports(n.op_type()))
-      fail("ONNX node '%s' (%s%s, opset %d) is not supported", n.name(),
-           default_domain ? "" : n.domain() + ".", n.op_type(), opset_);
-  }
   for (const ::onnx::TensorProto& t : g.initializer())
     initializers_.emplace(t.name(), to_tensor(t));
-  for (const auto& in : g.input()) {
-    if (initializers_.contains(in.name())) continue;
-    if (!in.type().has_tensor_type())
-      fail(
-          "ONNX: the model's input '%s' is not a tensor (sequences, maps and optionals are not "
-          "supported)",
-          in.name());
-    inputs_.push_back(in.name());
-  }
+  for (const auto& in : g.input())
+    if (!initializers_.contains(in.name())) inputs_.push_back(in.name());
   for (const auto& out : g.output()) outputs_.push_back(out.name());
+}
+
+std::map<std::string, Value> OnnxRunner::run(const std::map<std::string, Value>& inputs) const {
+  Scope scope;
+  for (const auto& [name, t] : initializers_) scope.set(name, t);
+  for (const std::string& name : inputs_) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) fail("ONNX: the model's input '%s' is not given", name);
+    scope.set(name, it->second);
+  }
+  for (const auto& [name, v] : inputs)
+    if (!scope.find(name)) fail("ONNX: the model has no input '%s'", name);
+  std::vector<Value> outs = run_graph(model_.graph(), scope, opset_);
+  std::map<std::string, Value> out;
+  for (size_t i = 0; i < outputs_.size(); i++) out.emplace(outputs_[i], outs[i]);
+  return out;
 }
 
 std::map<std::string, Tensor> OnnxRunner::operator()(
     const std::map<std::string, Tensor>& inputs) const {
-  std::map<std::string, Tensor> values = initializers_;
-  for (const std::string& name : inputs_) {
-    auto it = inputs.find(name);
-    if (it == inputs.end()) fail("ONNX: the model's input '%s' is not given", name);
-    values.insert_or_assign(name, it->second);
-  }
-  for (const auto& [name, t] : inputs)
-    if (!values.contains(name)) fail("ONNX: the model has no input '%s'", name);
-  for (const ::onnx::NodeProto& n : model_.graph().node()) {
-    NodeArgs args{n, {}, opset_};
-    for (const std::string& in : n.input()) {
-      if (in.empty()) {
-        args.inputs.emplace_back();
-        continue;
-      }
-      auto it = values.find(in);
-      if (it == values.end())
-        fail("ONNX node '%s' (%s): input '%s' is made by no earlier node", n.name(), n.op_type(),
-             in);
-      args.inputs.emplace_back(it->second);
-    }
-    std::vector<Tensor> outs = run_node(args);
-    for (int i = 0; i < n.output_size() && i < static_cast<int>(outs.size()); i++)
-      if (!n.output(i).empty()) values.insert_or_assign(n.output(i), outs[i]);
-  }
+  std::map<std::string, Value> outs =
+      run(std::map<std::string, Value>(inputs.begin(), inputs.end()));
   std::map<std::string, Tensor> out;
-  for (const std::string& name : outputs_) {
-    auto it = values.find(name);
-    if (it == values.end()) fail("ONNX: the graph's output '%s' is made by no node", name);
-    out.emplace(name, it->second);
+  for (const auto& [name, v] : outs) {
+    if (!v.tensor() || v.is_optional())
+      fail("ONNX: the graph's output '%s' is %s, not a tensor (read it with run)", name, v.kind());
+    out.emplace(name, *v.tensor());
   }
   return out;
 }

@@ -1,12 +1,14 @@
-// tinygrad's OnnxRunner: an ONNX model as a lazy Tensor graph. Built from a file, it checks every
-// node's operator before anything runs; called with the graph's inputs by name, it returns its
-// outputs by name, unrealized (fused and compiled like any Tensor graph when read).
+// tinygrad's OnnxRunner: an ONNX model as a lazy Tensor graph. Built from a file or a parsed
+// ModelProto, it checks every node's operator (in subgraphs too) before anything runs; called
+// with the graph's inputs by name, it returns its outputs by name, unrealized (fused and compiled
+// like any Tensor graph when read).
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "frontends/onnx/value.h"
 #include "onnx/onnx_pb.h"
 #include "tinycore/tensor.h"
 
@@ -15,17 +17,23 @@ namespace tc::onnx {
 class OnnxRunner {
  public:
   // Throws tc::Error for a file that is not an ONNX model, or a node whose operator (or domain)
-  // the importer does not map, naming the node, its op type and opset.
+  // the importer does not map, naming the node, its op type and opset. Initializers kept in
+  // external files are read from the model's folder.
   explicit OnnxRunner(const std::string& path);
-  // The same for a model already parsed (from bytes in memory, or built by a program).
-  explicit OnnxRunner(::onnx::ModelProto model);
+  // A model parsed elsewhere (the Python binding's bytes); external data is read from `folder`,
+  // and is an error where it is empty.
+  explicit OnnxRunner(const ::onnx::ModelProto& model, const std::string& folder = "");
 
   // The graph's inputs that are not initializers, and its outputs, in the model's order.
   const std::vector<std::string>& input_names() const { return inputs_; }
   const std::vector<std::string>& output_names() const { return outputs_; }
+  const ::onnx::ModelProto& model() const { return model_; }
 
-  // The outputs for `inputs` (every input name, a tensor of the declared dtype and rank).
+  // The outputs for `inputs` (every input name, a tensor of the declared dtype and rank); an
+  // output that is not a tensor is an error naming it.
   std::map<std::string, Tensor> operator()(const std::map<std::string, Tensor>& inputs) const;
+  // The same for inputs and outputs of any kind: tensors, sequences, optionals.
+  std::map<std::string, Value> run(const std::map<std::string, Value>& inputs) const;
 
  private:
   ::onnx::ModelProto model_;
