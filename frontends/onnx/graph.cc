@@ -1,5 +1,7 @@
 #include "frontends/onnx/graph.h"
 
+#include <algorithm>
+
 #include "frontends/onnx/ops.h"
 #include "frontends/onnx/proto.h"
 #include "tinycore/error.h"
@@ -32,6 +34,20 @@ void check_graph(const ::onnx::GraphProto& g, int64_t opset) {
   });
 }
 
+namespace {
+
+// Whether node n's outputs are constants (Value::constant): a shape, or computed from constants
+// only. A node with a subgraph is not: its body may read any value of the graph.
+bool makes_constants(const ::onnx::NodeProto& n, const NodeArgs& args) {
+  if (n.op_type() == "Shape" || n.op_type() == "Size") return true;
+  for (const ::onnx::AttributeProto& a : n.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return false;
+  return std::all_of(args.inputs.begin(), args.inputs.end(),
+                     [](const std::optional<Value>& v) { return !v || v->constant(); });
+}
+
+}  // namespace
+
 std::vector<Value> run_graph(const ::onnx::GraphProto& g, Scope& scope, int64_t opset) {
   for (const ::onnx::NodeProto& n : g.node()) {
     NodeArgs args{n, {}, opset, &scope};
@@ -47,8 +63,9 @@ std::vector<Value> run_graph(const ::onnx::GraphProto& g, Scope& scope, int64_t 
       args.inputs.emplace_back(*v);
     }
     std::vector<Value> outs = run_node(args);
+    bool constant = makes_constants(n, args);
     for (int i = 0; i < n.output_size() && i < static_cast<int>(outs.size()); i++)
-      if (!n.output(i).empty()) scope.set(n.output(i), outs[i]);
+      if (!n.output(i).empty()) scope.set(n.output(i), outs[i].set_constant(constant));
   }
   std::vector<Value> out;
   for (const ::onnx::ValueInfoProto& o : g.output()) {
@@ -63,7 +80,8 @@ std::vector<Value> run_subgraph(const ::onnx::GraphProto& g, const Scope& outer,
                                 const std::vector<Value>& inputs, int64_t opset) {
   TC_CHECK(static_cast<int>(inputs.size()) == g.input_size(), "ONNX: a subgraph's inputs");
   Scope scope(&outer);
-  for (const ::onnx::TensorProto& t : g.initializer()) scope.set(t.name(), to_tensor(t));
+  for (const ::onnx::TensorProto& t : g.initializer())
+    scope.set(t.name(), Value(to_tensor(t)).set_constant(true));
   for (int i = 0; i < g.input_size(); i++) scope.set(g.input(i).name(), inputs[i]);
   return run_graph(g, scope, opset);
 }

@@ -2,6 +2,7 @@
 
 #include "frontends/onnx/graph.h"
 #include "frontends/onnx/op_table.h"
+#include "tinycore/engine/realize.h"
 #include "tinycore/error.h"
 
 namespace tc::onnx {
@@ -94,15 +95,26 @@ std::vector<int64_t> NodeArgs::host_ints(size_t i) const {
   if (dtypes::is_float(t.dtype()) || t.ndim() > 1)
     fail("ONNX node '%s' (%s): input %d must be a 1-d integer tensor, got %s %s", node.name(),
          node.op_type(), i, t.dtype().name(), fmt_shape(t.shape()));
-  return t.cast(dtypes::int64).data<int64_t>();
+  return host_read<int64_t>(i);
 }
+template <typename T>
+std::vector<T> NodeArgs::host_read(size_t i) const {
+  // a constant input is read outside a TinyJit capture: its value is the same on every replay
+  std::optional<engine::LaunchCapture::Pause> pause;
+  if (value(i).constant()) pause.emplace();
+  return in(i).cast(dtype_of<T>()).template data<T>();
+}
+
+template std::vector<int64_t> NodeArgs::host_read<int64_t>(size_t) const;
+template std::vector<double> NodeArgs::host_read<double>(size_t) const;
+template std::vector<float> NodeArgs::host_read<float>(size_t) const;
 
 double NodeArgs::host_scalar(size_t i) const {
   const Tensor& t = in(i);
   if (t.numel() != 1)
     fail("ONNX node '%s' (%s): input %d must hold one value, got %s", node.name(), node.op_type(),
          i, fmt_shape(t.shape()));
-  return t.cast(dtypes::float64).data<double>()[0];
+  return host_read<double>(i)[0];
 }
 int64_t NodeArgs::host_int(size_t i) const {
   std::vector<int64_t> v = host_ints(i);

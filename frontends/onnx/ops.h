@@ -46,6 +46,9 @@ struct NodeArgs {
   double host_scalar(size_t i) const;
   // A one-element integer input read exactly (a position, a trip count).
   int64_t host_int(size_t i) const;
+  // Input i's values as T on the host (outside a TinyJit capture where the input is constant).
+  template <typename T>
+  std::vector<T> host_read(size_t i) const;
   // `v` (an attribute or input named `what`), checked to hold `n` values.
   const std::vector<int64_t>& sized(const std::vector<int64_t>& v, size_t n,
                                     const char* what) const;

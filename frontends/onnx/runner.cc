@@ -35,7 +35,7 @@ OnnxRunner::OnnxRunner(const ::onnx::ModelProto& model, const std::string& folde
 
 std::map<std::string, Value> OnnxRunner::run(const std::map<std::string, Value>& inputs) const {
   Scope scope;
-  for (const auto& [name, t] : initializers_) scope.set(name, t);
+  for (const auto& [name, t] : initializers_) scope.set(name, Value(t).set_constant(true));
   for (const std::string& name : inputs_) {
     auto it = inputs.find(name);
     if (it == inputs.end()) fail("ONNX: the model's input '%s' is not given", name);

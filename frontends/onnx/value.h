@@ -30,11 +30,16 @@ class Value {
   Value element() const;
   // "a tensor", "a sequence", "an optional tensor", "an empty optional" ...: what errors name.
   std::string kind() const;
+  // Whether it is computed from initializers, constants and shapes only, never from the graph's
+  // inputs' values: a TinyJit step may read it on the host (replay sees the same value).
+  bool constant() const { return constant_; }
+  Value& set_constant(bool c) { return constant_ = c, *this; }
 
  private:
   Value() = default;
   std::variant<std::monostate, Tensor, Sequence> v_;
   bool optional_ = false;
+  bool constant_ = false;
 };
 
 }  // namespace tc::onnx

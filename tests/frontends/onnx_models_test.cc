@@ -9,6 +9,7 @@
 
 #include "frontends/onnx/runner.h"
 #include "tests/tensor/fixture.h"
+#include "tinycore/jit/jit.h"
 
 namespace tc::onnx {
 namespace {
@@ -39,6 +40,27 @@ TEST(OnnxModels, TorchvisionMobileNetV2) {
 
 TEST(OnnxModels, TransformerEncoderLayer) {
   expect_model_matches("transformer", "transformer", "x");
+}
+
+// Under TinyJit (tinygrad's way to serve a model): the transformer computes its heads' shapes
+// from Shape nodes and reads them on the host, which a capture allows for constants only. Its
+// replays match plain runs on new inputs of the capture's shape, and PyTorch on the fixture's.
+TEST(OnnxModels, TransformerReplaysUnderTinyJit) {
+  const tcfix::Case& c = tcfix::fixture("onnx_models", "transformer");
+  OnnxRunner runner(model_path("transformer"));
+  TinyJit step([&](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{runner({{"x", x[0]}}).at("out")};
+  });
+  Tensor x = c["x"].tensor();
+  for (int call = 0; call < 4; call++) {
+    Tensor input = x.mul(1.0 + 0.25 * call).contiguous().realize();
+    std::vector<float> want = runner({{"x", input}}).at("out").data<float>();
+    std::vector<float> got = step({input})[0].data<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], kTol) << call << " " << i;
+  }
+  EXPECT_TRUE(step.captured());
+  tcfix::expect_matches(step({x.contiguous().realize()})[0], c["out"], kTol, kTol);
 }
 
 // One model, exported once, on token batches of three shapes (its batch and sequence axes are

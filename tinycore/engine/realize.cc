@@ -27,6 +27,10 @@ LaunchCapture::LaunchCapture(std::vector<Launch>* launches, std::vector<UOpRef>*
 }
 LaunchCapture::~LaunchCapture() { capturing = nullptr, capturing_marked = nullptr; }
 bool LaunchCapture::active() { return capturing != nullptr; }
+LaunchCapture::Pause::Pause() : launches_(capturing), marked_(capturing_marked) {
+  capturing = nullptr, capturing_marked = nullptr;
+}
+LaunchCapture::Pause::~Pause() { capturing = launches_, capturing_marked = marked_; }
 
 namespace {
 // The kernels of `items`, those not built yet built together (on several threads where the

@@ -49,6 +49,21 @@ class LaunchCapture {
   LaunchCapture(const LaunchCapture&) = delete;
   LaunchCapture& operator=(const LaunchCapture&) = delete;
   static bool active();
+
+  // While alive, the capture running on this thread (if any) is suspended: launches are not
+  // recorded and host reads are allowed. For values computed only from constants that a step
+  // reads on the host (an ONNX model's shapes): replay reads their buffers as constants.
+  class Pause {
+   public:
+    Pause();
+    ~Pause();
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+
+   private:
+    std::vector<Launch>* launches_;
+    std::vector<UOpRef>* marked_;
+  };
 };
 
 // While alive, each schedule run on this thread frees the values it computed only on the way to
