@@ -5,6 +5,19 @@
 #include "tinycore/error.h"
 
 namespace tc::onnx {
+namespace {
+
+TensorSpec spec_of(const ::onnx::ValueInfoProto& v) {
+  TensorSpec s{v.name(), dtypes::void_, {}, false};
+  if (!v.type().has_tensor_type()) return s;
+  const auto& t = v.type().tensor_type();
+  if (t.elem_type() != ::onnx::TensorProto::UNDEFINED) s.dtype = dtype_of_onnx(t.elem_type());
+  s.ranked = t.has_shape();
+  for (const auto& d : t.shape().dim()) s.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return s;
+}
+
+}  // namespace
 
 OnnxRunner::OnnxRunner(const std::string& path) : model_(read_model(path)) {
   for (const auto& o : model_.opset_import())
@@ -26,8 +39,12 @@ OnnxRunner::OnnxRunner(const std::string& path) : model_(read_model(path)) {
           "supported)",
           in.name());
     inputs_.push_back(in.name());
+    input_specs_.push_back(spec_of(in));
   }
-  for (const auto& out : g.output()) outputs_.push_back(out.name());
+  for (const auto& out : g.output()) {
+    outputs_.push_back(out.name());
+    output_specs_.push_back(spec_of(out));
+  }
 }
 
 std::map<std::string, Tensor> OnnxRunner::operator()(
