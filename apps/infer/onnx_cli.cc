@@ -70,7 +70,7 @@ Tensor image_input(const OnnxCliArgs& a, const onnx::TensorSpec& spec) {
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<float> x;
   try {
-    x = decode_image(bytes, channels, h, w);
+    x = decode_image(bytes, channels, h, w, {.max_bytes = int64_t{1} << 30, .max_side = 1 << 15});
   } catch (const Error& e) {
     fail("%s: %s", a.image, e.what());
   }

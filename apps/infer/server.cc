@@ -258,7 +258,10 @@ struct Server::Impl {
   void classify_loop();
   void generate_loop();
   void tensor_loop();
-  void run_tensors(const std::vector<std::shared_ptr<TensorJob>>& batch);
+  // Each request's outputs, its inputs stacked along axis 0 with the others'; nullopt when the
+  // outputs do not keep that axis (then they cannot be split by request).
+  std::optional<std::vector<NamedArrays>> run_tensors(
+      const std::vector<std::shared_ptr<TensorJob>>& batch);
   void routes();
 
   // Waits for queued jobs, then takes up to `max` of them that fit(first, other), once `max` are
@@ -466,18 +469,26 @@ void Server::Impl::tensor_loop() {
   while (take_batch(tensors, v2_batchable ? opt.max_batch : 1, stackable, batch)) {
     if (batch.empty()) continue;
     Clock::time_point t0 = Clock::now();
+    std::vector<NamedArrays> outputs;
     try {
-      run_tensors(batch);
+      std::optional<std::vector<NamedArrays>> stacked = run_tensors(batch);
+      if (!stacked)  // the model does not keep axis 0: one by one (a lone request always splits)
+        for (const auto& job : batch) outputs.push_back(std::move((*run_tensors({job}))[0]));
+      else
+        outputs = std::move(*stacked);
     } catch (...) {
       for (const auto& job : batch) job->result.set_exception(std::current_exception());
       continue;
     }
+    // Counted before any client has its answer, so that its next /metrics shows the step.
     metrics.record_step(static_cast<int64_t>(batch.size()), 0, seconds_between(t0, Clock::now()));
+    for (size_t i = 0; i < batch.size(); i++) batch[i]->result.set_value(std::move(outputs[i]));
   }
   refuse_queued(tensors);
 }
 
-void Server::Impl::run_tensors(const std::vector<std::shared_ptr<TensorJob>>& batch) {
+std::optional<std::vector<NamedArrays>> Server::Impl::run_tensors(
+    const std::vector<std::shared_ptr<TensorJob>>& batch) {
   std::map<std::string, Tensor> in;
   int64_t rows = 0;  // stacked: every input has a first dimension
   if (batch.size() > 1)
@@ -493,24 +504,15 @@ void Server::Impl::run_tensors(const std::vector<std::shared_ptr<TensorJob>>& ba
     in.emplace(first.name, t.host == t.dtype ? x : x.cast(t.dtype));
   }
   NamedArrays out = onnx->run(in);
-  if (batch.size() == 1) {
-    batch[0]->result.set_value(std::move(out));
-    return;
-  }
-  // Each request's rows of every output; a model that does not keep axis 0 runs them one by one.
+  if (batch.size() == 1) return std::vector<NamedArrays>{std::move(out)};
   for (const auto& [name, a] : out)
-    if (a.shape.empty() || a.shape[0] != rows) {
-      for (const auto& job : batch) try {
-          run_tensors({job});
-        } catch (...) {
-          job->result.set_exception(std::current_exception());
-        }
-      return;
-    }
+    if (a.shape.empty() || a.shape[0] != rows) return std::nullopt;
+  // Each request's rows of every output.
+  std::vector<NamedArrays> split;
   int64_t row = 0;
   for (const auto& job : batch) {
     int64_t n = job->inputs[0].shape[0];
-    NamedArrays mine;
+    NamedArrays& mine = split.emplace_back();
     for (const auto& [name, a] : out) {
       size_t row_bytes = a.data.size() / static_cast<size_t>(rows);
       HostArray part{
@@ -520,8 +522,8 @@ void Server::Impl::run_tensors(const std::vector<std::shared_ptr<TensorJob>>& ba
       mine.emplace_back(name, std::move(part));
     }
     row += n;
-    job->result.set_value(std::move(mine));
   }
+  return split;
 }
 
 // Continuous batching: queued completions start whenever a slot is free, every active slot

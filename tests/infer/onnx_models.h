@@ -114,4 +114,20 @@ inline std::string identity_image() {
   return save(m, "identity_image");
 }
 
+// y = x summed over axis 0 (keepdims), x float [batch, 3], y declared [batch, 3] though it has one
+// row: requests cannot be split out of a stacked run, so the server runs them one by one.
+inline std::string sum_rows() {
+  ::onnx::ModelProto m = model_with_opset(11);
+  auto* g = m.mutable_graph();
+  g->set_name("sum_rows");
+  add_node(g, "ReduceSum", {"x"}, "y");
+  auto* axes = g->mutable_node(0)->add_attribute();
+  axes->set_name("axes");
+  axes->set_type(::onnx::AttributeProto::INTS);
+  axes->add_ints(0);
+  declare(g->add_input(), "x", ::onnx::TensorProto::FLOAT, {-1, 3});
+  declare(g->add_output(), "y", ::onnx::TensorProto::FLOAT, {-1, 3});
+  return save(m, "sum_rows");
+}
+
 }  // namespace onnxmodels

@@ -235,4 +235,28 @@ TEST(FixedShapeServer, RunsRequestsOneByOne) {
                "input 'a': expected an integer in INT64's range, got 1.5");
 }
 
+// Batched requests whose outputs do not keep axis 0 cannot be split: each is run again alone.
+TEST(SumRowsServer, OutputsThatDropAxis0AreRunOneByOne) {
+  Serving s(onnxmodels::sum_rows(), options());
+  from_clients(s, 8, 2, [](httplib::Client& c, int t, int i) {
+    int rows = 1 + (t + i) % 3;
+    std::vector<float> x;
+    for (int v = 0; v < rows * 3; v++) x.push_back(static_cast<float>(t * 10 + i * 100 + v));
+    Json body = {
+        {"inputs", {{{"name", "x"}, {"shape", {rows, 3}}, {"datatype", "FP32"}, {"data", x}}}}};
+    auto res = c.Post("/v2/models/sum_rows/infer", body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    Json y = Json::parse(res->body)["outputs"][0];
+    EXPECT_EQ(y["shape"], Json({1, 3}));
+    for (int j = 0; j < 3; j++) {
+      double sum = 0;
+      for (int r = 0; r < rows; r++) sum += x[static_cast<size_t>(r * 3 + j)];
+      EXPECT_EQ(y["data"][j].get<double>(), sum);
+    }
+  });
+  auto c = client(s);
+  EXPECT_LT(scrape(*c)["infer_batch_size_bucket{le=\"1\"}"], 16) << "8 clients never ran together";
+}
+
 }  // namespace
