@@ -19,16 +19,17 @@ cp tests/fixtures/torch_state.safetensors "$out/corpus/safetensors/" 2>/dev/null
 clang++ "${flags[@]}" nn/safetensors.cc tests/fuzz/safetensors_fuzz.cc -o "$out/safetensors_fuzz"
 run safetensors_fuzz safetensors 4096 "$secs"
 
-# infer serve's request bodies; the first byte picks the parser: 0 classify JSON, 1 classify raw
-# bytes, 2 completion JSON, 3 base64 (see the target).
+# infer serve's request bodies; the first byte picks the parser (its value mod 5): 0 classify JSON,
+# 1 classify raw bytes, 2 completion JSON, 3 base64, 4 v2 infer JSON (see the target).
 seeds="$out/corpus/infer_request"
 mkdir -p "$seeds"
 printf '\0{"image": "iVBORw0KGgo=", "topk": 3}' >"$seeds/classify_json"
 printf '\0{"image": "data:image/png;base64,Zm9vYmE=", "topk": null, "model": "m"}' >"$seeds/classify_data_url"
-printf '\5\x89PNG\r\n\x1a\n' >"$seeds/classify_raw"
+printf '\6\x89PNG\r\n\x1a\n' >"$seeds/classify_raw"
 printf '\2{"prompt": "the quick", "max_tokens": 8, "temperature": 0.7, "top_k": 40, "top_p": 0.9, "seed": 7, "stream": true}' >"$seeds/completion"
 printf '\2{"prompt": "a", "n": 1, "stop": [], "logit_bias": {}, "echo": false}' >"$seeds/completion_neutral"
 printf '\3Zm9vYmFy\r\nZm8=' >"$seeds/base64"
+printf '\4{"id": "a", "inputs": [{"name": "x", "shape": [2, 4], "datatype": "FP32", "data": [[1, 2, 3, 4], [5, 6, 7, 8.5]]}, {"name": "ids", "shape": [2], "datatype": "INT64", "data": [-1, 9007199254740993]}, {"name": "mask", "shape": [], "datatype": "BOOL", "data": [true]}], "outputs": [{"name": "z"}]}' >"$seeds/v2_infer"
 # requests.cc's errors are formatted by absl (tinycore/error.h).
 clang++ "${flags[@]}" apps/infer/requests.cc tests/fuzz/infer_request_fuzz.cc \
   $(pkg-config --libs absl_str_format) -o "$out/infer_request_fuzz"

@@ -1,8 +1,5 @@
 #include "apps/infer/classifier.h"
 
-#include <stb/stb_image.h>
-#include <stb/stb_image_resize.h>
-
 #include <algorithm>
 #include <numeric>
 
@@ -37,37 +34,10 @@ void Classifier::warm_up() {
 }
 
 std::vector<float> Classifier::preprocess(std::string_view bytes, const ImageLimits& limits) const {
-  if (bytes.empty()) fail("image: the body is empty");
-  if (static_cast<int64_t>(bytes.size()) > limits.max_bytes)
-    throw ImageTooLarge(absl::StrFormat("image: %d bytes is more than the limit of %d",
-                                        bytes.size(), limits.max_bytes));
-  auto data = reinterpret_cast<const stbi_uc*>(bytes.data());
-  int len = static_cast<int>(bytes.size()), w = 0, h = 0, comp = 0;
-  if (!stbi_info_from_memory(data, len, &w, &h, &comp))
-    fail("image: not a decodable image (PNG, JPEG, BMP, GIF, TGA, PNM, PSD, HDR): %s",
-         stbi_failure_reason());
-  if (w > limits.max_side || h > limits.max_side)
-    throw ImageTooLarge(absl::StrFormat("image: %dx%d is larger than the limit of %dx%d", w, h,
-                                        limits.max_side, limits.max_side));
-  int channels = static_cast<int>(channels_);
-  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-      stbi_load_from_memory(data, len, &w, &h, &comp, channels), stbi_image_free);
-  if (!pixels) fail("image: decoding failed: %s", stbi_failure_reason());
-  int side = static_cast<int>(side_);
-  std::vector<stbi_uc> resized(static_cast<size_t>(side * side * channels));
-  if (w == side && h == side)
-    std::copy_n(pixels.get(), resized.size(), resized.begin());
-  else if (!stbir_resize_uint8(pixels.get(), w, h, 0, resized.data(), side, side, 0, channels))
-    fail("image: resizing %dx%d to %dx%d failed", w, h, side, side);
-  // stb gives rows of interleaved channels (HWC); the model takes planes (CHW).
+  std::vector<float> out = decode_image(bytes, channels_, side_, side_, limits);
   const config::DataConfig& d = run_.config.data;
-  std::vector<float> out(resized.size());
-  for (int c = 0; c < channels; c++)
-    for (int p = 0; p < side * side; p++) {
-      float v = resized[static_cast<size_t>(p * channels + c)];
-      out[static_cast<size_t>(c * side * side + p)] =
-          d.normalize ? static_cast<float>((v / 255.0 - d.mean) / d.std) : v;
-    }
+  if (d.normalize)
+    for (float& v : out) v = static_cast<float>((v / 255.0 - d.mean) / d.std);
   return out;
 }
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "apps/infer/image_input.h"
 #include "apps/infer/run_files.h"
-#include "tinycore/error.h"
 #include "tinycore/jit/jit.h"
 
 namespace tc::infer {
@@ -21,18 +21,6 @@ struct ClassScore {
   int64_t index = 0;
   std::string label;  // the data set's class name ("Ankle boot"), or the index as text
   double prob = 0;
-};
-
-// What preprocess throws for an image over the limits (other bad bytes: a plain tc::Error), so a
-// server can answer 413 rather than 422.
-class ImageTooLarge : public Error {
- public:
-  using Error::Error;
-};
-
-struct ImageLimits {
-  int64_t max_bytes = 16 << 20;  // encoded size
-  int64_t max_side = 4096;       // width and height, checked before decoding
 };
 
 class Classifier {

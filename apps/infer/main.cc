@@ -3,6 +3,9 @@
 //   infer --run DIR --text PROMPT [--max-tokens N] [--temperature T] [--top-k K] [--top-p P]
 //         [--seed S]
 //   infer serve --run DIR [--host H] [--port P] [server options]
+//   infer --model M.onnx (--input [NAME=]FILE.npy ... | --image FILE [--size HxW] [--mean r,g,b]
+//         [--std r,g,b]) [--output DIR]
+//   infer serve --model M.onnx [--name NAME] [server options]
 #include <signal.h>
 
 #include <cmath>
@@ -17,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "apps/infer/classifier.h"
 #include "apps/infer/generator.h"
+#include "apps/infer/onnx_cli.h"
 #include "apps/infer/server.h"
 #include "tinycore/error.h"
 #include "tinycore/runtime/device.h"
@@ -32,6 +36,9 @@ void usage(FILE* f) {
       "       infer --run DIR --text PROMPT [--max-tokens N] [--temperature T] [--top-k K]\n"
       "             [--top-p P] [--seed S]\n"
       "       infer serve --run DIR [--host H] [--port P] [server options]\n"
+      "       infer --model M.onnx (--input [NAME=]FILE.npy ... | --image FILE [--size HxW]\n"
+      "             [--mean r,g,b] [--std r,g,b]) [--output DIR]\n"
+      "       infer serve --model M.onnx [--name NAME] [server options]\n"
       "\n"
       "Runs the model of a finished train run (DIR holds its config.yaml and "
       "model.safetensors).\n"
@@ -49,6 +56,18 @@ void usage(FILE* f) {
       "  --top-p P          sample from the smallest set holding probability P (default 1)\n"
       "  --seed S           sampling seed (default 0): equal seeds give equal text\n"
       "\n"
+      "  --model FILE       run an ONNX model instead: prints each output (name, dtype, shape, "
+      "values)\n"
+      "  --input [NAME=]F   an input from a .npy file (repeatable; NAME may be left out when the "
+      "model\n"
+      "                     has one input)\n"
+      "  --image FILE       with --model: an image as the NCHW float32 input, batch 1, scaled to "
+      "0..1\n"
+      "  --size HxW         its size (or N for NxN; default: the input's declared size)\n"
+      "  --mean r,g,b       subtracted per channel after scaling (default 0)\n"
+      "  --std r,g,b        divided by per channel (default 1)\n"
+      "  --output DIR       save the outputs as DIR/<name>.npy instead of printing them\n"
+      "\n"
       "serve: an HTTP server with POST /v1/classify, POST /v1/completions (OpenAI-shaped, "
       "stream: true\n"
       "for server-sent events), GET /healthz and GET /metrics (Prometheus).\n"
@@ -65,6 +84,11 @@ void usage(FILE* f) {
       "  --timeout S        seconds a request may wait and run, and a socket may stall "
       "(default 30)\n"
       "  --threads N        HTTP worker threads (default 16)\n"
+      "  --name NAME        the name an ONNX model is served under (default: its file name)\n"
+      "serve --model answers KServe's Open Inference Protocol v2 (as Triton): GET "
+      "/v2/health/ready,\n"
+      "GET /v2/models/NAME (inputs and outputs), POST /v2/models/NAME/infer; and /healthz, "
+      "/metrics.\n"
       "\n"
       "  --device NAME      where the model runs: CPU, CUDA, CL, HIP (default: DEVICE, else the\n"
       "                     fastest available)\n"
@@ -132,6 +156,19 @@ int generate(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+int run_model(const std::map<std::string, std::string>& a, const std::vector<std::string>& inputs) {
+  auto get = [&](const char* k) { return a.count(k) ? a.at(k) : std::string(); };
+  tc::infer::run_onnx_cli({.model = a.at("--model"),
+                           .inputs = inputs,
+                           .image = get("--image"),
+                           .size = get("--size"),
+                           .mean = get("--mean"),
+                           .std = get("--std"),
+                           .output_dir = get("--output")},
+                          stdout);
+  return 0;
+}
+
 int serve(const std::map<std::string, std::string>& a) {
   tc::infer::ServerOptions o;
   auto get = [&](const char* k) { return a.count(k) ? &a.at(k) : nullptr; };
@@ -145,6 +182,7 @@ int serve(const std::map<std::string, std::string>& a) {
   if (auto v = get("--max-tokens")) o.max_tokens = to_int("--max-tokens", *v);
   if (auto v = get("--timeout")) o.request_timeout_s = to_double("--timeout", *v);
   if (auto v = get("--threads")) o.threads = static_cast<int>(to_int("--threads", *v));
+  if (auto v = get("--name")) o.model_name = *v;
   if (o.port < 0 || o.port > 65535) fail("--port: expected 0..65535, got %d", o.port);
   if (o.max_batch < 1 || o.queue_limit < 1 || o.max_body_bytes < 1 || o.image.max_side < 1 ||
       o.max_tokens < 1 || o.threads < 1 || !(o.request_timeout_s > 0) || o.batch_wait_ms < 0)
@@ -157,8 +195,9 @@ int serve(const std::map<std::string, std::string>& a) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  tc::infer::Server server(a.at("--run"), o);
-  std::fprintf(stderr, "infer: serving %s on http://%s:%d\n", a.at("--run").c_str(), o.host.c_str(),
+  const std::string& source = a.count("--model") ? a.at("--model") : a.at("--run");
+  tc::infer::Server server(source, o);
+  std::fprintf(stderr, "infer: serving %s on http://%s:%d\n", source.c_str(), o.host.c_str(),
                server.port());
   std::thread stopper([&] {
     int sig = 0;
@@ -179,9 +218,12 @@ int main(int argc, char** argv) {
       "--max-tokens",    "--temperature", "--top-k",          "--top-p",
       "--seed",          "--host",        "--port",           "--max-batch",
       "--batch-wait-ms", "--queue",       "--max-body-bytes", "--max-image-side",
-      "--timeout",       "--threads",     "--device"};
+      "--timeout",       "--threads",     "--device",         "--model",
+      "--input",         "--output",      "--size",           "--mean",
+      "--std",           "--name"};
   bool serving = argc > 1 && std::string(argv[1]) == "serve";
   std::map<std::string, std::string> args;
+  std::vector<std::string> inputs;  // --input, the one flag that repeats
   for (int i = serving ? 2 : 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -196,10 +238,21 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "infer: %s needs a value\n", argv[i]);
       return 2;
     }
-    args[a] = argv[++i];
+    if (a == "--input")
+      inputs.push_back(argv[++i]);
+    else
+      args[a] = argv[++i];
   }
-  std::string mode = serving ? "serve" : args.count("--image") ? "image" : "text";
-  if (!args.count("--run") || (!serving && args.count("--image") == args.count("--text"))) {
+  const bool onnx = args.count("--model");
+  if (onnx) {
+    if (args.count("--run") || args.count("--text") ||
+        (!serving && inputs.empty() && !args.count("--image"))) {
+      std::fprintf(stderr,
+                   "infer: give --model FILE with --input [NAME=]FILE.npy or --image FILE, or "
+                   "serve --model FILE (infer --help)\n");
+      return 2;
+    }
+  } else if (!args.count("--run") || (!serving && args.count("--image") == args.count("--text"))) {
     std::fprintf(stderr,
                  "infer: give --run DIR and one of --image FILE or --text PROMPT, or serve --run "
                  "DIR (infer --help)\n");
@@ -207,8 +260,13 @@ int main(int argc, char** argv) {
   }
   try {
     if (args.count("--device")) tc::runtime::set_default_device(args["--device"]);
-    if (mode == "serve") return serve(args);
-    return mode == "image" ? classify(args) : generate(args);
+    if (serving) return serve(args);
+    if (onnx) return run_model(args, inputs);
+    return args.count("--image") ? classify(args) : generate(args);
+  } catch (const tc::Error& e) {
+    std::fprintf(stderr, "infer: %s\n", e.what());
+    // With --model every tc::Error is about what was given (the model, an input, an argument).
+    return onnx ? 2 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "infer: %s\n", e.what());
     return 1;

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -143,6 +144,139 @@ std::string printable(char c) {
   return hex;
 }
 
+// How a datatype's JSON values are read: its element bytes and kind.
+struct V2Type {
+  const char* name;
+  int bytes;
+  char kind;  // 'b' bool, 'i' signed, 'u' unsigned, 'f' float (FP16 and BF16 read as FP32)
+};
+constexpr V2Type kV2Types[] = {
+    {"BOOL", 1, 'b'},   {"INT8", 1, 'i'},  {"INT16", 2, 'i'},  {"INT32", 4, 'i'},
+    {"INT64", 8, 'i'},  {"UINT8", 1, 'u'}, {"UINT16", 2, 'u'}, {"UINT32", 4, 'u'},
+    {"UINT64", 8, 'u'}, {"FP16", 4, 'f'},  {"BF16", 4, 'f'},   {"FP32", 4, 'f'},
+    {"FP64", 8, 'f'},
+};
+
+const V2Type* v2_type(std::string_view name) {
+  for (const V2Type& t : kV2Types)
+    if (name == t.name) return &t;
+  return nullptr;
+}
+
+std::string fmt_dims(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string quoted_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "'" : ", '") + n + "'";
+  return s;
+}
+
+// Appends one JSON value to `out` as `t` lays it out; throws naming the input otherwise.
+void append_value(const Json& v, const V2Type& t, const std::string& what, std::string& out) {
+  auto range_error = [&] {
+    bad(what, std::string("expected ") +
+                  (t.kind == 'b'   ? "true or false"
+                   : t.kind == 'f' ? "a number in " + std::string(t.name) + "'s range"
+                                   : "an integer in " + std::string(t.name) + "'s range") +
+                  ", got " + describe(v));
+  };
+  char buf[8] = {};
+  if (t.kind == 'b') {
+    if (!v.is_boolean()) range_error();
+    buf[0] = v.get<bool>() ? 1 : 0;
+  } else if (t.kind == 'f') {
+    if (!v.is_number()) range_error();
+    double x = v.get<double>();
+    if (t.bytes == 8) {
+      std::memcpy(buf, &x, 8);
+    } else {
+      if (!(std::fabs(x) <= std::numeric_limits<float>::max())) range_error();
+      float f = static_cast<float>(x);
+      std::memcpy(buf, &f, 4);
+    }
+  } else {
+    if (!v.is_number_integer()) range_error();
+    const int bits = 8 * t.bytes;
+    uint64_t u = 0;  // two's complement bits, little-endian on the hosts we run on
+    if (v.is_number_unsigned()) {
+      u = v.get<uint64_t>();
+      uint64_t max = t.kind == 'u' ? (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1)
+                                   : (uint64_t{1} << (bits - 1)) - 1;
+      if (u > max) range_error();
+    } else {
+      int64_t x = v.get<int64_t>();
+      if (t.kind == 'u' || (bits < 64 && x < -(int64_t{1} << (bits - 1)))) range_error();
+      u = static_cast<uint64_t>(x);
+    }
+    std::memcpy(buf, &u, static_cast<size_t>(t.bytes));
+  }
+  out.append(buf, static_cast<size_t>(t.bytes));
+}
+
+// The leaves of `data` (flat, or nested no deeper than the shape's rank) appended in order; stops
+// past `limit` values (the caller reports the count).
+void append_values(const Json& data, const V2Type& t, size_t depth, size_t rank, size_t limit,
+                   const std::string& what, std::string& out, size_t& count) {
+  for (const Json& v : data) {
+    if (count > limit) return;
+    if (v.is_array()) {
+      if (depth >= rank)
+        bad(what, "data is nested deeper than the shape's " + std::to_string(rank) + " dimensions");
+      append_values(v, t, depth + 1, rank, limit, what, out, count);
+    } else {
+      if (++count <= limit) append_value(v, t, what, out);
+    }
+  }
+}
+
+// The request's input `in` checked against the model's `spec`.
+V2Tensor v2_input(const Json& in, const V2Tensor& spec, const std::string& what) {
+  V2Tensor r{spec.name, "", {}, ""};
+  const Json* datatype = field(in, "datatype");
+  if (!datatype || !datatype->is_string())
+    bad(what, "datatype: expected a string such as \"FP32\"" +
+                  (datatype ? ", got " + describe(*datatype) : std::string(", it is missing")));
+  r.datatype = datatype->get<std::string>();
+  if (!spec.datatype.empty() && r.datatype != spec.datatype)
+    bad(what, "datatype " + describe(*datatype) + " does not match the model's " + spec.datatype);
+  const V2Type* t = v2_type(r.datatype);
+  if (!t) bad(what, "datatype " + describe(*datatype) + " is not supported");
+  const Json* shape = field(in, "shape");
+  if (!shape || !shape->is_array())
+    bad(what, "shape: expected an array of dimensions" +
+                  (shape ? ", got " + describe(*shape) : std::string(", it is missing")));
+  if (shape->size() > 32) bad(what, "shape: more than 32 dimensions");
+  int64_t n = 1;
+  for (const Json& d : *shape) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() < 1 || d.get<uint64_t>() > (1u << 30))
+      bad(what, "shape: expected dimensions in 1..2^30, got " + describe(d));
+    r.shape.push_back(d.get<int64_t>());
+    if (n > (int64_t{1} << 40) / r.shape.back()) bad(what, "shape: too many elements");
+    n *= r.shape.back();
+  }
+  bool fits = spec.shape.size() == r.shape.size();
+  for (size_t i = 0; fits && i < r.shape.size(); i++)
+    fits = spec.shape[i] == -1 || spec.shape[i] == r.shape[i];
+  if (!fits)
+    bad(what, "shape " + fmt_dims(r.shape) + " does not fit the model's " + fmt_dims(spec.shape));
+  const Json* data = field(in, "data");
+  if (!data || !data->is_array())
+    bad(what, "data: expected an array of values" +
+                  (data ? ", got " + describe(*data)
+                        : std::string(", it is missing (binary data is not supported)")));
+  size_t count = 0, want = static_cast<size_t>(n);
+  append_values(*data, *t, 1, std::max<size_t>(r.shape.size(), 1), want, what, r.data, count);
+  if (count != want)
+    bad(what, "data holds " +
+                  (count > want ? "more than " + std::to_string(want) : std::to_string(count)) +
+                  " values, shape " + fmt_dims(r.shape) + " needs " + std::to_string(want));
+  return r;
+}
+
 }  // namespace
 
 std::string error_type(int status) {
@@ -258,6 +392,78 @@ CompletionRequest parse_completion(std::string_view body, int64_t max_tokens_lim
   }
   r.stream = bool_field(j, "stream", r.stream);
   check_neutral_options(j);
+  return r;
+}
+
+const std::vector<std::string>& v2_datatypes() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const V2Type& t : kV2Types) n.push_back(t.name);
+    return n;
+  }();
+  return names;
+}
+
+int v2_element_bytes(std::string_view datatype) {
+  const V2Type* t = v2_type(datatype);
+  return t ? t->bytes : 0;
+}
+
+V2InferRequest parse_v2_infer(std::string_view body, const std::vector<V2Tensor>& model_inputs,
+                              const std::vector<std::string>& model_outputs) {
+  Json j = parse_object(body);
+  V2InferRequest r;
+  if (const Json* id = field(j, "id")) {
+    if (!id->is_string()) bad("id", "expected a string, got " + describe(*id));
+    r.id = id->get<std::string>();
+  }
+  std::vector<std::string> input_names;
+  for (const V2Tensor& s : model_inputs) input_names.push_back(s.name);
+  const Json* inputs = field(j, "inputs");
+  if (!inputs || !inputs->is_array())
+    bad("inputs", "expected an array of {\"name\", \"shape\", \"datatype\", \"data\"}" +
+                      (inputs ? ", got " + describe(*inputs) : std::string(", it is missing")));
+  std::vector<std::optional<V2Tensor>> given(model_inputs.size());
+  for (size_t i = 0; i < inputs->size(); i++) {
+    const Json& in = (*inputs)[i];
+    std::string at = "inputs[" + std::to_string(i) + "]";
+    if (!in.is_object()) bad(at, "expected an object, got " + describe(in));
+    const Json* name = field(in, "name");
+    if (!name || !name->is_string())
+      bad(at + ".name", "expected a string" +
+                            (name ? ", got " + describe(*name) : std::string(", it is missing")));
+    const std::string& n = name->get_ref<const std::string&>();
+    auto spec = std::find(input_names.begin(), input_names.end(), n);
+    std::string field_name = "input '" + n.substr(0, 40) + "'";
+    if (spec == input_names.end())
+      bad(field_name,
+          "the model has no such input (its inputs: " + quoted_names(input_names) + ")");
+    size_t k = static_cast<size_t>(spec - input_names.begin());
+    if (given[k]) bad(field_name, "given twice");
+    given[k] = v2_input(in, model_inputs[k], field_name);
+  }
+  for (size_t k = 0; k < given.size(); k++) {
+    if (!given[k])
+      bad("input '" + model_inputs[k].name + "'",
+          "missing (the model's inputs: " + quoted_names(input_names) + ")");
+    r.inputs.push_back(std::move(*given[k]));
+  }
+  if (const Json* outputs = field(j, "outputs")) {
+    if (!outputs->is_array())
+      bad("outputs", "expected an array of {\"name\"}, got " + describe(*outputs));
+    for (size_t i = 0; i < outputs->size(); i++) {
+      const Json& out = (*outputs)[i];
+      const Json* name = out.is_object() ? field(out, "name") : nullptr;
+      if (!name || !name->is_string())
+        bad("outputs[" + std::to_string(i) + "]",
+            "expected {\"name\": string}, got " + describe(out));
+      const std::string& n = name->get_ref<const std::string&>();
+      if (std::find(model_outputs.begin(), model_outputs.end(), n) == model_outputs.end())
+        bad("output '" + n.substr(0, 40) + "'",
+            "the model has no such output (its outputs: " + quoted_names(model_outputs) + ")");
+      r.outputs.push_back(n);
+    }
+  }
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tinycore/error.h"
 
@@ -68,5 +69,35 @@ struct CompletionRequest {
 
 // A /v1/completions body (JSON object). max_tokens_limit bounds max_tokens.
 CompletionRequest parse_completion(std::string_view body, int64_t max_tokens_limit);
+
+// A tensor of KServe's Open Inference Protocol v2 (as Triton serves it): as a model declares it,
+// or as a request gives it.
+struct V2Tensor {
+  std::string name;
+  std::string datatype;        // "FP32", "INT64", "BOOL", ... ("" where a model declares none)
+  std::vector<int64_t> shape;  // a model's: -1 where dynamic
+  // A request's values, C order, little-endian, each as v2_element_bytes says: the datatype's own
+  // layout, except FP16 and BF16, read from JSON into FP32.
+  std::string data;
+};
+
+// The datatypes of the protocol this server takes (BYTES, strings, is not among them), and the
+// bytes of one element of each in V2Tensor::data (0 for an unknown name).
+const std::vector<std::string>& v2_datatypes();
+int v2_element_bytes(std::string_view datatype);
+
+struct V2InferRequest {
+  std::string id;                    // echoed in the answer when given
+  std::vector<V2Tensor> inputs;      // one per model input, in the model's order
+  std::vector<std::string> outputs;  // the outputs asked for, in the asked order; empty: all
+};
+
+// A POST /v2/models/<name>/infer body: {"id", "inputs": [{"name", "shape", "datatype", "data":
+// flat or nested}], "outputs": [{"name"}]}, checked against the model's inputs and outputs. A
+// wrong or missing input name, a datatype or shape that differs from the model's, data of the
+// wrong length or out of its datatype's range are RequestErrors (400) naming the input. The
+// binary-data extension is not supported.
+V2InferRequest parse_v2_infer(std::string_view body, const std::vector<V2Tensor>& model_inputs,
+                              const std::vector<std::string>& model_outputs);
 
 }  // namespace tc::infer

@@ -5,10 +5,19 @@
 //                          "top_k", "top_p", "seed", "stream"}; stream: true answers with
 //                          server-sent events, one per token, then "data: [DONE]"
 //   GET  /healthz          {"status": "ok", "model": ...}
+// An ONNX model is served by KServe's Open Inference Protocol v2 (as Triton serves it) instead:
+//   GET  /v2/health/ready, /v2/health/live, /v2 (server metadata)
+//   GET  /v2/models/<name> {"name", "versions", "platform": "onnx", "inputs" and "outputs":
+//                          [{"name", "datatype": "FP32", ..., "shape": -1 where dynamic}]}
+//   POST /v2/models/<name>/infer  {"id", "inputs": [{"name", "shape", "datatype", "data"}],
+//                          "outputs": [{"name"}]} -> {"model_name", "model_version", "id",
+//                          "outputs": [{"name", "datatype", "shape", "data" (flat)}]}
+// with errors as that protocol writes them, {"error": "message"}; an unknown model is 404.
 //   GET  /metrics          Prometheus text: requests by endpoint and status, latency
 //                          percentiles, generated tokens and tokens/s, queue depth, batch sizes
 // One model thread owns the model: HTTP threads parse and validate a request, then queue it;
-// the model thread takes up to max_batch queued images (waiting at most batch_wait_ms for more)
+// the model thread takes up to max_batch queued images or ONNX requests (stacked along axis 0
+// when the model's first dimensions are dynamic; waiting at most batch_wait_ms for more)
 // or keeps up to max_batch sequences decoding together (apps/infer/generator.h). A full queue
 // answers 503; bad input 4xx with {"error": {"message", "type"}} (apps/infer/requests.h says
 // which status for what). A streamed completion sends a token's bytes once they end a whole UTF-8
@@ -36,13 +45,15 @@ struct ServerOptions {
   int64_t max_tokens = 256;          // a completion asking for more: 400
   double request_timeout_s = 30;     // waiting + running; longer: 504 (socket reads/writes too)
   int threads = 16;                  // HTTP worker threads
+  std::string model_name;  // the name an ONNX model is served under (default: its file's stem)
 };
 
 class Server {
  public:
-  // Loads the run (a classifier or a GPT, from its config) and binds host:port; throws tc::Error
-  // when the run cannot be loaded or the address cannot be bound.
-  Server(const std::string& run_dir, const ServerOptions& options);
+  // Loads the model and binds host:port: `source` is a run folder (a classifier or a GPT, from its
+  // config) or an ONNX model file. Throws tc::Error when the model cannot be loaded or the
+  // address cannot be bound.
+  Server(const std::string& source, const ServerOptions& options);
   ~Server();  // stops
   int port() const;
   void run();  // serves until stop() (from any thread or a signal handler's thread)

@@ -7,8 +7,18 @@
 #include "tinycore/error.h"
 
 namespace tc::onnx {
-
 namespace {
+
+// The declared dtype and shape of a graph input or output.
+TensorSpec spec_of(const ::onnx::ValueInfoProto& v) {
+  TensorSpec s{v.name(), dtypes::void_, {}, false};
+  if (!v.type().has_tensor_type()) return s;
+  const auto& t = v.type().tensor_type();
+  if (t.elem_type() != ::onnx::TensorProto::UNDEFINED) s.dtype = dtype_of_onnx(t.elem_type());
+  s.ranked = t.has_shape();
+  for (const auto& d : t.shape().dim()) s.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return s;
+}
 
 // The folder external data is read from: the model file's (the working folder for a bare name).
 std::string folder_of(const std::string& path) {
@@ -28,9 +38,15 @@ OnnxRunner::OnnxRunner(const ::onnx::ModelProto& model, const std::string& folde
   const ::onnx::GraphProto& g = model_.graph();
   for (const ::onnx::TensorProto& t : g.initializer())
     initializers_.emplace(t.name(), to_tensor(t));
-  for (const auto& in : g.input())
-    if (!initializers_.contains(in.name())) inputs_.push_back(in.name());
-  for (const auto& out : g.output()) outputs_.push_back(out.name());
+  for (const auto& in : g.input()) {
+    if (initializers_.contains(in.name())) continue;
+    inputs_.push_back(in.name());
+    input_specs_.push_back(spec_of(in));
+  }
+  for (const auto& out : g.output()) {
+    outputs_.push_back(out.name());
+    output_specs_.push_back(spec_of(out));
+  }
 }
 
 std::map<std::string, Value> OnnxRunner::run(const std::map<std::string, Value>& inputs) const {

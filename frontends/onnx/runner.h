@@ -14,6 +14,14 @@
 
 namespace tc::onnx {
 
+// A graph input's or output's declared type (its ValueInfo): what a caller must give or gets.
+struct TensorSpec {
+  std::string name;
+  DType dtype;                 // void where the model declares no element type
+  std::vector<int64_t> shape;  // -1 where a dimension is symbolic or not given
+  bool ranked = true;          // false: the model declares no shape at all
+};
+
 class OnnxRunner {
  public:
   // Throws tc::Error for a file that is not an ONNX model, or a node whose operator (or domain)
@@ -28,6 +36,9 @@ class OnnxRunner {
   const std::vector<std::string>& input_names() const { return inputs_; }
   const std::vector<std::string>& output_names() const { return outputs_; }
   const ::onnx::ModelProto& model() const { return model_; }
+  // The same inputs and outputs with their declared dtypes and shapes.
+  const std::vector<TensorSpec>& inputs() const { return input_specs_; }
+  const std::vector<TensorSpec>& outputs() const { return output_specs_; }
 
   // The outputs for `inputs` (every input name, a tensor of the declared dtype and rank); an
   // output that is not a tensor is an error naming it.
@@ -40,6 +51,7 @@ class OnnxRunner {
   int64_t opset_ = 0;
   std::map<std::string, Tensor> initializers_;
   std::vector<std::string> inputs_, outputs_;
+  std::vector<TensorSpec> input_specs_, output_specs_;
 };
 
 }  // namespace tc::onnx

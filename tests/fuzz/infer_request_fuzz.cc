@@ -1,13 +1,16 @@
 // libFuzzer target for infer serve's request parsing (apps/infer/requests.h): any body gives a
 // request whose fields are in range or a RequestError with a 4xx status, never a crash, a hang
 // or another exception (ASan and UBSan watch); base64 that decodes re-encodes to the same text;
-// an error body is JSON whatever bytes its message holds. The first byte picks the parser.
+// an error body is JSON whatever bytes its message holds; a v2 infer request holds every model
+// input once, with as many bytes of data as its shape and datatype need. The first byte picks the
+// parser.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apps/infer/requests.h"
 #include "tests/infer/base64_encode.h"
@@ -22,11 +25,11 @@ using infertest::base64_encode;
 
 void fuzz(uint8_t mode, std::string_view body) {
   using namespace tc::infer;
-  switch (mode % 4) {
+  switch (mode % 5) {
     case 0:
     case 1: {
       const ClassifyLimits limits{.classes = 10, .max_image_bytes = 1000};
-      ClassifyRequest r = parse_classify(body, mode % 4 ? "image/png" : "application/json",
+      ClassifyRequest r = parse_classify(body, mode % 5 ? "image/png" : "application/json",
                                          mode & 4 ? body.substr(0, 4) : "", limits);
       check(!r.image.empty() && static_cast<int64_t>(r.image.size()) <= limits.max_image_bytes);
       check(r.topk >= 1 && r.topk <= limits.classes);
@@ -47,6 +50,26 @@ void fuzz(uint8_t mode, std::string_view body) {
       check(base64_encode(bytes) == text);
       break;
     }
+    case 4: {
+      const std::vector<V2Tensor> inputs = {
+          {"x", "FP32", {-1, 4}, ""}, {"ids", "INT64", {2}, ""}, {"mask", "BOOL", {}, ""}};
+      V2InferRequest r = parse_v2_infer(body, inputs, {"y", "z"});
+      check(r.inputs.size() == inputs.size());
+      for (size_t i = 0; i < inputs.size(); i++) {
+        const V2Tensor& in = r.inputs[i];
+        check(in.name == inputs[i].name && in.datatype == inputs[i].datatype);
+        check(in.shape.size() == inputs[i].shape.size());
+        int64_t n = 1;
+        for (size_t d = 0; d < in.shape.size(); d++) {
+          check(in.shape[d] >= 1 &&
+                (inputs[i].shape[d] == -1 || inputs[i].shape[d] == in.shape[d]));
+          n *= in.shape[d];
+        }
+        check(static_cast<int64_t>(in.data.size()) == n * v2_element_bytes(in.datatype));
+      }
+      for (const std::string& o : r.outputs) check(o == "y" || o == "z");
+      break;
+    }
   }
 }
 
@@ -62,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     nlohmann::json j = nlohmann::json::parse(tc::infer::error_body(e.status(), e.what()));
     check(j["error"]["message"].is_string());
   } catch (const tc::Error&) {
-    check(data[0] % 4 == 3);  // only base64_decode throws a plain tc::Error
+    check(data[0] % 5 == 3);  // only base64_decode throws a plain tc::Error
   }
   return 0;
 }

@@ -6,7 +6,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stb/stb_image_write.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +16,7 @@
 #include "datasets/idx.h"
 #include "nn/state.h"
 #include "nn/transformer.h"
+#include "tests/infer/run_infer.h"
 #include "tests/infer/runs.h"
 
 namespace {
@@ -24,26 +24,8 @@ namespace {
 using tc::Tensor;
 using ::testing::HasSubstr;
 
-struct Ran {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
-
-// Runs the infer binary next to this test's folder with `args` (each single-quoted).
-Ran infer(const std::vector<std::string>& args) {
-  std::string cmd =
-      (std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "infer")
-          .string();
-  for (const std::string& a : args) cmd += " '" + a + "'";
-  Ran r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using infertest::infer;
+using infertest::Ran;
 
 // The model of a run, loaded as train left it (config.yaml, model.safetensors).
 std::unique_ptr<tc::nn::Module> trained(const std::string& dir, tc::config::Config& config) {

@@ -26,6 +26,7 @@
 #include "datasets/idx.h"
 #include "tests/infer/base64_encode.h"
 #include "tests/infer/runs.h"
+#include "tests/infer/serving.h"
 
 namespace {
 
@@ -33,27 +34,11 @@ using Json = nlohmann::json;
 using tc::infer::ServerOptions;
 using ::testing::HasSubstr;
 
-// A server on 127.0.0.1 at an ephemeral port, serving from its own thread until destroyed.
-class Serving {
- public:
-  Serving(const std::string& run, ServerOptions o)
-      : server_(run, (o.port = 0, o)), thread_([this] { server_.run(); }) {}
-  ~Serving() {
-    server_.stop();
-    thread_.join();
-  }
-  int port() const { return server_.port(); }
-
- private:
-  tc::infer::Server server_;
-  std::thread thread_;
-};
-
-std::unique_ptr<httplib::Client> client(const Serving& s) {
-  auto c = std::make_unique<httplib::Client>("127.0.0.1", s.port());
-  c->set_read_timeout(30);
-  return c;
-}
+using infertest::client;
+using infertest::from_clients;
+using infertest::scrape;
+using infertest::Serving;
+using infertest::wait_for_metric;
 
 std::string png(const std::vector<uint8_t>& pixels, int w, int h, int comp) {
   std::string out;
@@ -72,31 +57,6 @@ using infertest::base64_encode;
 std::string as_json_text(const std::string& bytes) {
   return Json::parse(Json(bytes).dump(-1, ' ', false, Json::error_handler_t::replace))
       .get<std::string>();
-}
-
-// GET /metrics as {"name{labels}": value}.
-std::map<std::string, double> scrape(httplib::Client& c) {
-  std::map<std::string, double> m;
-  auto res = c.Get("/metrics");
-  EXPECT_TRUE(res && res->status == 200);
-  if (!res) return m;
-  EXPECT_EQ(res->get_header_value("Content-Type"), "text/plain; version=0.0.4");
-  std::istringstream in(res->body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    size_t space = line.rfind(' ');
-    m[line.substr(0, space)] = std::stod(line.substr(space + 1));
-  }
-  return m;
-}
-
-// Polls /metrics until `key` has `value` (the model thread updates gauges on its own time).
-bool wait_for_metric(httplib::Client& c, const std::string& key, double value) {
-  for (int i = 0; i < 500; i++) {
-    if (scrape(c)[key] == value) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
 }
 
 // A refused request: its status, and the message of its {"error": {"message", "type"}} body.
@@ -190,16 +150,13 @@ void expect_predictions(const httplib::Result& res, size_t image, size_t topk) {
   }
 }
 
-class ClassifyServer : public testing::Test {
+class ClassifyServer : public infertest::ServerSuite<ClassifyServer> {
  protected:
   static void SetUpTestSuite() {
     images();  // before any server runs: the model is one thread's at a time
     server_ = new Serving(inferruns::mnist().dir, classify_options());
   }
-  static void TearDownTestSuite() { delete server_; }
-  static Serving* server_;
 };
-Serving* ClassifyServer::server_ = nullptr;
 
 TEST_F(ClassifyServer, AnswersHealthz) {
   auto c = client(*server_);
@@ -244,24 +201,18 @@ TEST_F(ClassifyServer, SixteenConcurrentClientsGetTheSingleRequestAnswers) {
   auto c = client(*server_);
   std::map<std::string, double> before = scrape(*c);
   constexpr int kClients = 16, kEach = 4;
-  std::vector<std::thread> clients;
-  for (int t = 0; t < kClients; t++)
-    clients.emplace_back([t] {
-      auto c = client(*server_);
-      for (int i = 0; i < kEach; i++) {
-        size_t image = static_cast<size_t>(t * kEach + i) % 8;
-        if (i % 2)
-          expect_predictions(c->Post("/v1/classify?topk=10", images().pngs[image], "image/png"),
-                             image, 10);
-        else
-          expect_predictions(
-              c->Post("/v1/classify",
-                      Json{{"image", base64_encode(images().pngs[image])}, {"topk", 10}}.dump(),
-                      "application/json"),
-              image, 10);
-      }
-    });
-  for (std::thread& t : clients) t.join();
+  from_clients(*server_, kClients, kEach, [](httplib::Client& c, int t, int i) {
+    size_t image = static_cast<size_t>(t * kEach + i) % 8;
+    if (i % 2)
+      expect_predictions(c.Post("/v1/classify?topk=10", images().pngs[image], "image/png"), image,
+                         10);
+    else
+      expect_predictions(
+          c.Post("/v1/classify",
+                 Json{{"image", base64_encode(images().pngs[image])}, {"topk", 10}}.dump(),
+                 "application/json"),
+          image, 10);
+  });
   std::map<std::string, double> after = scrape(*c);  // each answer was counted before it was sent
   const std::string ok = "infer_requests_total{endpoint=\"/v1/classify\",code=\"200\"}";
   EXPECT_EQ(after[ok] - before[ok], kClients * kEach);
@@ -481,16 +432,13 @@ std::vector<std::string> sse_events(const std::string& stream) {
   return events;
 }
 
-class CompletionServer : public testing::Test {
+class CompletionServer : public infertest::ServerSuite<CompletionServer> {
  protected:
   static void SetUpTestSuite() {
     texts();
     server_ = new Serving(inferruns::gpt().dir, gpt_options());
   }
-  static void TearDownTestSuite() { delete server_; }
-  static Serving* server_;
 };
-Serving* CompletionServer::server_ = nullptr;
 
 TEST_F(CompletionServer, GreedyAndSeededCompletionsAreTheInProcessGeneratorsText) {
   auto c = client(*server_);
@@ -516,23 +464,16 @@ TEST_F(CompletionServer, GreedyAndSeededCompletionsAreTheInProcessGeneratorsText
 
 TEST_F(CompletionServer, SixteenConcurrentClientsGetTheSingleRequestAnswers) {
   constexpr int kClients = 16, kEach = 3;
-  std::vector<std::thread> clients;
-  for (int t = 0; t < kClients; t++)
-    clients.emplace_back([t] {
-      auto c = client(*server_);
-      for (int i = 0; i < kEach; i++) {
-        size_t p = static_cast<size_t>(t * kEach + i) % kPrompts.size();
-        bool sampled = (t + i) % 3 == 0;
-        const tc::infer::SamplingParams& params = sampled ? kSampled : kGreedy;
-        EXPECT_EQ(
-            completion_text(c->Post("/v1/completions", completion_body(kPrompts[p], params).dump(),
-                                    "application/json"),
-                            kPrompts[p], params.max_tokens),
-            as_json_text(sampled ? texts().sampled[p] : texts().greedy[p]))
-            << kPrompts[p];
-      }
-    });
-  for (std::thread& t : clients) t.join();
+  from_clients(*server_, kClients, kEach, [](httplib::Client& c, int t, int i) {
+    size_t p = static_cast<size_t>(t * kEach + i) % kPrompts.size();
+    bool sampled = (t + i) % 3 == 0;
+    const tc::infer::SamplingParams& params = sampled ? kSampled : kGreedy;
+    EXPECT_EQ(completion_text(c.Post("/v1/completions", completion_body(kPrompts[p], params).dump(),
+                                     "application/json"),
+                              kPrompts[p], params.max_tokens),
+              as_json_text(sampled ? texts().sampled[p] : texts().greedy[p]))
+        << kPrompts[p];
+  });
   auto c = client(*server_);
   std::map<std::string, double> m = scrape(*c);
   EXPECT_GT(m["infer_batch_size_bucket{le=\"+Inf\"}"], m["infer_batch_size_bucket{le=\"1\"}"])
