@@ -145,8 +145,16 @@ std::vector<Value> scan_op(const NodeArgs& a) {
     fail("ONNX node '%s' (Scan): opset 8's sequence_lens is not supported", a.node.name());
   // opset 8: one scan per batch entry (axis 0 of every input), its results stacked back
   std::vector<int64_t> dirs = per_scan(a, "directions", m);
+  int64_t batch = xs[0].ndim() > 0 ? xs[0].shape()[0] : 0;
+  auto batched = [&](const Tensor& t) {
+    if (t.ndim() < 1 || t.shape()[0] != batch)
+      fail("ONNX node '%s' (Scan): opset 8's inputs share a batch axis of %d, got %s",
+           a.node.name(), batch, fmt_shape(t.shape()));
+  };
+  for (const Value& v : states) batched(*v.tensor());
+  for (const Tensor& x : xs) batched(x);
   std::vector<Sequence> per_output;
-  for (int64_t b = 0; b < xs[0].shape()[0]; b++) {
+  for (int64_t b = 0; b < batch; b++) {
     std::vector<Value> bs;
     Sequence bx;
     for (const Value& s : states) bs.emplace_back(s.tensor()->getitem({static_cast<long>(b)}));
