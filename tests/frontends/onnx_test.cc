@@ -362,8 +362,9 @@ TEST(OnnxErrors, AttributesOfTheWrongLengthAreErrorsNamingThem) {
 }
 
 // Values no model means, found by the importer's fuzzer (tests/fuzz/onnx_import_fuzz.cc), are
-// errors naming the node: an axis past the rank, a window of stride 0, a weight of rank 2. They
-// read out of bounds or divided by zero before.
+// errors naming the node: an axis past the rank, a window of stride 0, a weight of rank 2, an
+// output larger than the machine's memory. They read out of bounds, divided by zero or died of
+// std::bad_alloc before.
 TEST(OnnxErrors, OutOfRangeValuesAreErrorsNamingTheNode) {
   auto gather = [](::onnx::NodeProto& n) {
     n.add_input("x");
@@ -382,6 +383,10 @@ TEST(OnnxErrors, OutOfRangeValuesAreErrorsNamingTheNode) {
                "(MaxPool): strides holds 0, want values >= 1");
   expect_error(one_node_model("Conv", {2, 2}, [](::onnx::NodeProto& n) { n.add_input("x"); }),
                {2, 2}, "(Conv): the weight (2, 2) must have the input's rank (2)");
+  // 2^40 floats: more than the machine holds, an error before anything allocates them
+  expect_error(
+      one_node_model("Expand", {1}, [](::onnx::NodeProto&) {}, {ints("shape", {int64_t{1} << 40})}),
+      {1}, "node0' (Expand): output 0 of shape (1099511627776,) would take 4398046511104");
 }
 
 // Malformed image and box operators are errors naming the node and what is wrong.

@@ -36,15 +36,19 @@ tc::Tensor zeros_for(const ::onnx::ModelProto& m, const std::string& name) {
     const auto& t = in.type().tensor_type();
     tc::Shape shape;
     for (const auto& d : t.shape().dim())
-      shape.push_back(d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() <= 4
-                          ? d.dim_value()
-                          : 1);
+      shape.push_back(d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() <= 4 ? d.dim_value()
+                                                                                    : 1);
     return tc::Tensor::zeros(shape, tc::onnx::dtype_of_onnx(t.elem_type()));
   }
   tc::fail("no input %s", name);
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  setenv("TC_ONNX_MAX_BYTES", "16000000", 1);  // a value past 16 MB is an error, not an OOM
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const fs::path model = folder() / "model.onnx";

@@ -109,6 +109,22 @@ TEST(Buffer, ReleaseReturnsTheMemoryAndTheNextUseAllocatesAgain) {
   EXPECT_EQ(cpu.allocator().cached_bytes(), 0u);
 }
 
+// A size no memory holds is a tc::Error naming it, never std::bad_alloc escaping to terminate
+// (an ONNX model's shape of 2^58).
+TEST(Buffer, AnAllocationNoMemoryHoldsIsAnErrorNamingItsSize) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reports a failed malloc itself (allocator_may_return_null=0)";
+#endif
+  Buffer b(get_device("CPU"), dtypes::float32, size_t{1} << 58);
+  try {
+    b.ensure_allocated();
+    ADD_FAILURE() << "allocated 2^60 bytes";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("CPU: out of memory allocating 1152921504606846976 "
+                                             "bytes (288230376151711744 float values)"));
+  }
+}
+
 TEST(Buffer, CopiesInAndOut) {
   Buffer b(get_device("CPU"), dtypes::int32, 4);
   EXPECT_FALSE(b.allocated());

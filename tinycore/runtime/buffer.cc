@@ -1,6 +1,7 @@
 #include "tinycore/runtime/buffer.h"
 
 #include <atomic>
+#include <new>
 
 #include "tinycore/error.h"
 #include "tinycore/runtime/device.h"
@@ -18,7 +19,13 @@ void Buffer::release() {
 }
 
 void* Buffer::ensure_allocated() {
-  if (!ptr_) ptr_ = device_.allocator().alloc(nbytes());
+  if (ptr_) return ptr_;
+  try {
+    ptr_ = device_.allocator().alloc(nbytes());
+  } catch (const std::bad_alloc&) {  // a size no memory holds is the caller's, named
+    fail("%s: out of memory allocating %d bytes (%d %s values)", device_.name(), nbytes(), size_,
+         dtype_.name());
+  }
   return ptr_;
 }
 
