@@ -1,9 +1,6 @@
 #include "frontends/onnx/graph.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 
 #include "frontends/onnx/ops.h"
 #include "frontends/onnx/proto.h"
@@ -49,25 +46,10 @@ bool makes_constants(const ::onnx::NodeProto& n, const NodeArgs& args) {
                      [](const std::optional<Value>& v) { return !v || v->constant(); });
 }
 
-// The most bytes one value may take: TC_ONNX_MAX_BYTES, else the machine's memory. A hostile or
-// broken model (a shape of 2^40) is an error naming the node before anything allocates it.
-double max_value_bytes() {
-  static const double limit = [] {
-    if (const char* env = std::getenv("TC_ONNX_MAX_BYTES")) return std::atof(env);
-    return static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-           static_cast<double>(sysconf(_SC_PAGESIZE));
-  }();
-  return limit;
-}
-
-void check_size(const ::onnx::NodeProto& n, size_t i, const Tensor& t) {
+void check_size(const NodeArgs& args, size_t i, const Tensor& t) {
   double bytes = static_cast<double>(t.dtype().itemsize());  // in double: no overflow
   for (int64_t d : t.shape()) bytes *= static_cast<double>(d);
-  if (bytes > max_value_bytes())
-    fail(
-        "ONNX node '%s' (%s): output %d of shape %s would take %.0f bytes, over the limit of "
-        "%.0f (TC_ONNX_MAX_BYTES)",
-        n.name(), n.op_type(), i, fmt_shape(t.shape()), bytes, max_value_bytes());
+  args.check_bytes(bytes, absl::StrFormat("output %d of shape %s", i, fmt_shape(t.shape())));
 }
 
 }  // namespace
@@ -88,9 +70,9 @@ std::vector<Value> run_graph(const ::onnx::GraphProto& g, Scope& scope, int64_t 
     }
     std::vector<Value> outs = run_node(args);
     for (size_t i = 0; i < outs.size(); i++) {
-      if (const Tensor* t = outs[i].tensor()) check_size(n, i, *t);
+      if (const Tensor* t = outs[i].tensor()) check_size(args, i, *t);
       if (const Sequence* seq = outs[i].sequence())
-        for (const Tensor& t : *seq) check_size(n, i, t);
+        for (const Tensor& t : *seq) check_size(args, i, t);
     }
     bool constant = makes_constants(n, args);
     for (int i = 0; i < n.output_size() && i < static_cast<int>(outs.size()); i++)

@@ -1,5 +1,9 @@
 #include "frontends/onnx/ops.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "frontends/onnx/graph.h"
 #include "frontends/onnx/op_table.h"
 #include "tinycore/engine/realize.h"
@@ -122,6 +126,18 @@ int64_t NodeArgs::host_int(size_t i) const {
     fail("ONNX node '%s' (%s): input %d must hold one value, got %d", node.name(), node.op_type(),
          i, v.size());
   return v[0];
+}
+void NodeArgs::check_bytes(double bytes, const std::string& what) const {
+  static const double limit = [] {
+    if (const char* env = std::getenv("TC_ONNX_MAX_BYTES")) return std::atof(env);
+    return static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+           static_cast<double>(sysconf(_SC_PAGESIZE));
+  }();
+  if (bytes > limit)
+    fail(
+        "ONNX node '%s' (%s): %s would take %.0f bytes, over the limit of %.0f "
+        "(TC_ONNX_MAX_BYTES)",
+        node.name(), node.op_type(), what, bytes, limit);
 }
 const std::vector<int64_t>& NodeArgs::sized(const std::vector<int64_t>& v, size_t n,
                                             const char* what) const {

@@ -49,6 +49,9 @@ struct NodeArgs {
   // Input i's values as T on the host (outside a TinyJit capture where the input is constant).
   template <typename T>
   std::vector<T> host_read(size_t i) const;
+  // Throws naming the node where `what` would take more than TC_ONNX_MAX_BYTES (default: the
+  // machine's memory): a hostile or broken model (a shape of 2^40) fails before it allocates.
+  void check_bytes(double bytes, const std::string& what) const;
   // `v` (an attribute or input named `what`), checked to hold `n` values.
   const std::vector<int64_t>& sized(const std::vector<int64_t>& v, size_t n,
                                     const char* what) const;

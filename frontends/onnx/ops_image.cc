@@ -77,6 +77,7 @@ Taps axis_taps(const NodeArgs& a, const ResizeOpts& o, int64_t in, int64_t out, 
                double roi_start, double roi_end) {
   Taps t;
   t.k = o.mode == "nearest" ? 1 : o.mode == "linear" ? 2 : 4;
+  a.check_bytes(16.0 * static_cast<double>(t.k * out), "the taps of a resized axis");
   double len = scale * static_cast<double>(in);
   for (int64_t i = 0; i < out; i++) {
     double x = static_cast<double>(i), src = 0;
@@ -389,11 +390,18 @@ Tensor roi_align(const NodeArgs& a) {
       double start = lo * scale - offset, len = hi * scale - offset - start;
       if (ctm != "half_pixel") len = std::max(len, 1.0);
       double bin = len / static_cast<double>(out);
-      return Axis{start, bin, ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(bin))};
+      double grid = ratio > 0 ? static_cast<double>(ratio) : std::ceil(bin);
+      if (!(grid < 0x1p31))  // also NaN: a box of NaN or huge coordinates
+        fail("%s: box %d samples %g points a bin", where(a), r, grid);
+      return Axis{start, bin, static_cast<int64_t>(grid)};
     };
     ys.push_back(axis(b[1], b[3], oh)), xs.push_back(axis(b[0], b[2], ow));
     gh = std::max(gh, ys.back().grid), gw = std::max(gw, xs.back().grid);
   }
+  a.check_bytes(32.0 * static_cast<double>(r_count) *
+                    (static_cast<double>(oh) * static_cast<double>(gh) +
+                     static_cast<double>(ow) * static_cast<double>(gw)),
+                "the sampling taps of the boxes");
   // the two taps of every sample of one axis: (r, bin, sample, tap), `base` added to the index
   auto taps = [&](const std::vector<Axis>& ax, int64_t out, int64_t g, int64_t size, bool rows) {
     std::vector<int64_t> idx;
