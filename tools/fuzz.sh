@@ -8,9 +8,9 @@ secs="${1:-60}"
 out=out/fuzz
 flags=(-std=c++20 -O1 -g -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
-# run TARGET CORPUS MAX_LEN SECONDS: runs out/fuzz/TARGET on out/fuzz/corpus/CORPUS.
+# run TARGET CORPUS MAX_LEN SECONDS [FLAGS...]: runs out/fuzz/TARGET on out/fuzz/corpus/CORPUS.
 run() {
-  "$out/$1" -max_total_time="$4" -max_len="$3" -timeout=10 -print_final_stats=1 \
+  "$out/$1" -max_total_time="$4" -max_len="$3" -timeout=10 -print_final_stats=1 "${@:5}" \
     "$out/corpus/$2" 2>&1 | tail -n 12
 }
 
@@ -52,4 +52,5 @@ libs=$(ninja -C out/release -t commands tests/onnx_test | tail -n 1 | tr ' ' '\n
 clang++-15 "${flags[@]}" -DONNX_ML=1 -DONNX_NAMESPACE=onnx frontends/onnx/*.cc \
   tests/fuzz/onnx_import_fuzz.cc out/release/obj/libtinycore.a -Wl,--start-group $libs \
   -Wl,--end-group -o "$out/onnx_import_fuzz"
-run onnx_import_fuzz onnx 4096 $((secs / 2 > 0 ? secs / 2 : 1))
+# seeded (FUZZ_SEED, default 1) as the Tensor fuzzer is: a run repeats the last one's inputs
+run onnx_import_fuzz onnx 4096 $((secs / 2 > 0 ? secs / 2 : 1)) -seed="${FUZZ_SEED:-1}"

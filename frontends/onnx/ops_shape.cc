@@ -137,7 +137,7 @@ void add_shape_ops(OpTable& t) {
          if (!steps.empty()) a.sized(steps, starts.size(), "steps");
          std::vector<IndexItem> items(x.ndim(), IndexItem(Slice()));
          for (size_t i = 0; i < starts.size(); i++) {
-           int axis = axes.empty() ? static_cast<int>(i) : axis_of(axes[i], x.ndim());
+           int axis = axis_of(axes.empty() ? static_cast<int64_t>(i) : axes[i], x.ndim());
            items[axis] = Slice(starts[i], ends[i], steps.empty() ? 1 : steps[i]);
          }
          return std::vector{x.getitem(items)};
