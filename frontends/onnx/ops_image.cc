@@ -31,7 +31,7 @@ std::vector<double> host_floats(const NodeArgs& a, size_t i) {
   const Tensor& t = a.in(i);
   if (t.ndim() > 1)
     fail("%s: input %d must be a 1-d tensor, got %s", where(a), i, fmt_shape(t.shape()));
-  return t.cast(dtypes::float64).data<double>();
+  return a.host_read<double>(i);
 }
 
 Tensor doubles(const std::vector<double>& v, const Shape& shape, DType dt) {
