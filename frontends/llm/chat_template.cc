@@ -1,0 +1,1 @@
+#include "frontends/llm/chat_template.h"

@@ -1,0 +1,1 @@
+#include "frontends/llm/tokenizer.h"

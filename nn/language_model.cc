@@ -1,0 +1,1 @@
+#include "nn/language_model.h"

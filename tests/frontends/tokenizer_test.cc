@@ -1,0 +1,1 @@
+// (placeholder: filled by the issue-33 work)
