@@ -6,6 +6,7 @@
 //   infer --model M.onnx (--input [NAME=]FILE.npy ... | --image FILE [--size HxW] [--mean r,g,b]
 //         [--std r,g,b]) [--output DIR]
 //   infer serve --model M.onnx [--name NAME] [server options]
+//   infer --model M.gguf|HF_DIR (--prompt TEXT | --chat [--system TEXT]) [sampling options]
 #include <signal.h>
 
 #include <cmath>
@@ -20,6 +21,8 @@
 #include "absl/strings/numbers.h"
 #include "apps/infer/classifier.h"
 #include "apps/infer/generator.h"
+#include "apps/infer/llm_cli.h"
+#include "apps/infer/llm_text_model.h"
 #include "apps/infer/onnx_cli.h"
 #include "apps/infer/server.h"
 #include "tinycore/error.h"
@@ -39,6 +42,10 @@ void usage(FILE* f) {
       "       infer --model M.onnx (--input [NAME=]FILE.npy ... | --image FILE [--size HxW]\n"
       "             [--mean r,g,b] [--std r,g,b]) [--output DIR]\n"
       "       infer serve --model M.onnx [--name NAME] [server options]\n"
+      "       infer --model M.gguf|HF_DIR (--prompt TEXT | --chat [--system TEXT])\n"
+      "             [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--min-p P]\n"
+      "             [--repeat-penalty R] [--stop TEXT]... [--seed S] [--max-context N]\n"
+      "             [--quantize q8_0|q4_0] [--chat-template llama3|chatml|mistral]\n"
       "\n"
       "Runs the model of a finished train run (DIR holds its config.yaml and "
       "model.safetensors).\n"
@@ -67,6 +74,24 @@ void usage(FILE* f) {
       "  --mean r,g,b       subtracted per channel after scaling (default 0)\n"
       "  --std r,g,b        divided by per channel (default 1)\n"
       "  --output DIR       save the outputs as DIR/<name>.npy instead of printing them\n"
+      "\n"
+      "  --model M.gguf|DIR a language model instead: a GGUF file (the first of a split set) or "
+      "a\n"
+      "                     Hugging Face folder (config.json, safetensors, tokenizer.json)\n"
+      "  --prompt TEXT      continue TEXT, printing tokens as they are made\n"
+      "  --chat             a conversation: each line of input is a user turn, in the model's "
+      "chat\n"
+      "                     format (--chat-template names one: llama3, chatml, mistral)\n"
+      "  --system TEXT      a system message that opens the chat\n"
+      "  sampling           as above; for language models the defaults are llama.cpp's: "
+      "temperature\n"
+      "                     0.8, top-k 40, top-p 0.95, min-p 0.05; --repeat-penalty R (default "
+      "1)\n"
+      "                     divides the logits of the last 64 tokens; --stop TEXT (repeatable) "
+      "ends\n"
+      "                     the text before TEXT\n"
+      "  --max-context N    positions the KV cache holds (default: the model's, at most 4096)\n"
+      "  --quantize TYPE    quantize float weights on load: q8_0 or q4_0\n"
       "\n"
       "serve: an HTTP server with POST /v1/classify, POST /v1/completions (OpenAI-shaped, "
       "stream: true\n"
@@ -131,19 +156,32 @@ int classify(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
-int generate(const std::map<std::string, std::string>& a) {
-  tc::infer::Generator model(a.at("--run"));
-  tc::infer::SamplingParams p;
+// The sampling flags over `p`'s defaults.
+tc::infer::SamplingParams sampling(const std::map<std::string, std::string>& a,
+                                   const std::vector<std::string>& stops,
+                                   tc::infer::SamplingParams p) {
   auto get = [&](const char* k) { return a.count(k) ? &a.at(k) : nullptr; };
   if (auto v = get("--max-tokens")) p.max_tokens = to_int("--max-tokens", *v);
   if (auto v = get("--temperature")) p.temperature = to_double("--temperature", *v);
   if (auto v = get("--top-k")) p.top_k = to_int("--top-k", *v);
   if (auto v = get("--top-p")) p.top_p = to_double("--top-p", *v);
+  if (auto v = get("--min-p")) p.min_p = to_double("--min-p", *v);
+  if (auto v = get("--repeat-penalty")) p.repetition_penalty = to_double("--repeat-penalty", *v);
   if (auto v = get("--seed")) p.seed = static_cast<uint64_t>(to_int("--seed", *v));
+  p.stop = stops;
   if (p.max_tokens < 1) fail("--max-tokens: expected at least 1, got %d", p.max_tokens);
   if (p.temperature < 0) fail("--temperature: expected 0 or more, got %g", p.temperature);
   if (p.top_k < 0) fail("--top-k: expected 0 or more, got %d", p.top_k);
   if (!(p.top_p > 0 && p.top_p <= 1)) fail("--top-p: expected a number in (0, 1], got %g", p.top_p);
+  if (!(p.min_p >= 0 && p.min_p <= 1)) fail("--min-p: expected a number in [0, 1], got %g", p.min_p);
+  if (!(p.repetition_penalty > 0))
+    fail("--repeat-penalty: expected a positive number, got %g", p.repetition_penalty);
+  return p;
+}
+
+int generate(const std::map<std::string, std::string>& a, const std::vector<std::string>& stops) {
+  tc::infer::Generator model(a.at("--run"));
+  tc::infer::SamplingParams p = sampling(a, stops, {});
   const std::string& prompt = a.at("--text");
   model.encode(prompt);  // a prompt the run cannot take fails before any of it is printed
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);
@@ -166,6 +204,29 @@ int run_model(const std::map<std::string, std::string>& a, const std::vector<std
                            .std = get("--std"),
                            .output_dir = get("--output")},
                           stdout);
+  return 0;
+}
+
+int run_language_model(const std::map<std::string, std::string>& a,
+                       const std::vector<std::string>& stops) {
+  auto get = [&](const char* k) { return a.count(k) ? a.at(k) : std::string(); };
+  tc::infer::LlmCliArgs args{.model = a.at("--model"),
+                             .prompt = get("--prompt"),
+                             .chat = a.count("--chat") > 0,
+                             .system = get("--system"),
+                             .chat_template = get("--chat-template"),
+                             .load = {},
+                             .params = sampling(a, stops,
+                                                {.max_tokens = 256,
+                                                 .temperature = 0.8,
+                                                 .top_k = 40,
+                                                 .top_p = 0.95,
+                                                 .min_p = 0.05})};
+  if (a.count("--max-context")) args.load.max_context = to_int("--max-context", a.at("--max-context"));
+  if (args.load.max_context < 1)
+    fail("--max-context: expected at least 1, got %d", args.load.max_context);
+  args.load.quantize = get("--quantize");
+  tc::infer::run_llm_cli(args, stdin, stdout, stderr);
   return 0;
 }
 
@@ -220,15 +281,21 @@ int main(int argc, char** argv) {
       "--batch-wait-ms", "--queue",       "--max-body-bytes", "--max-image-side",
       "--timeout",       "--threads",     "--device",         "--model",
       "--input",         "--output",      "--size",           "--mean",
-      "--std",           "--name"};
+      "--std",           "--name",        "--prompt",         "--system",
+      "--chat-template", "--max-context", "--quantize",       "--min-p",
+      "--repeat-penalty", "--stop"};
   bool serving = argc > 1 && std::string(argv[1]) == "serve";
   std::map<std::string, std::string> args;
-  std::vector<std::string> inputs;  // --input, the one flag that repeats
+  std::vector<std::string> inputs, stops;  // --input and --stop, the flags that repeat
   for (int i = serving ? 2 : 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       usage(stdout);
       return 0;
+    }
+    if (a == "--chat") {  // the one flag without a value
+      args[a] = "";
+      continue;
     }
     if (!kValued.count(a)) {
       std::fprintf(stderr, "infer: unknown argument '%s' (infer --help lists them)\n", argv[i]);
@@ -240,11 +307,21 @@ int main(int argc, char** argv) {
     }
     if (a == "--input")
       inputs.push_back(argv[++i]);
+    else if (a == "--stop")
+      stops.push_back(argv[++i]);
     else
       args[a] = argv[++i];
   }
-  const bool onnx = args.count("--model");
-  if (onnx) {
+  const bool llm = args.count("--model") && tc::infer::is_language_model(args["--model"]);
+  const bool onnx = args.count("--model") && !llm;
+  if (llm && !serving) {
+    if (args.count("--prompt") == args.count("--chat") || args.count("--run")) {
+      std::fprintf(stderr,
+                   "infer: give --model M.gguf|DIR with one of --prompt TEXT or --chat (infer "
+                   "--help)\n");
+      return 2;
+    }
+  } else if (onnx) {
     if (args.count("--run") || args.count("--text") ||
         (!serving && inputs.empty() && !args.count("--image"))) {
       std::fprintf(stderr,
@@ -261,12 +338,13 @@ int main(int argc, char** argv) {
   try {
     if (args.count("--device")) tc::runtime::set_default_device(args["--device"]);
     if (serving) return serve(args);
+    if (llm) return run_language_model(args, stops);
     if (onnx) return run_model(args, inputs);
-    return args.count("--image") ? classify(args) : generate(args);
+    return args.count("--image") ? classify(args) : generate(args, stops);
   } catch (const tc::Error& e) {
     std::fprintf(stderr, "infer: %s\n", e.what());
     // With --model every tc::Error is about what was given (the model, an input, an argument).
-    return onnx ? 2 : 1;
+    return onnx || llm ? 2 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "infer: %s\n", e.what());
     return 1;

@@ -1,1 +1,64 @@
 #include "frontends/llm/checkpoint.h"
+
+#include <filesystem>
+
+#include "frontends/llm/gguf.h"
+#include "frontends/llm/quant.h"
+#include "tinycore/error.h"
+
+namespace tc::llm {
+
+void fit_to_config(Checkpoint& ck) {
+  const nn::LanguageModelConfig& c = ck.config;
+  if (c.tied_embeddings) ck.weights.erase("output.weight");
+  // learned positions beyond the context the cache holds are never read
+  if (auto pos = ck.weights.find("position_embd.weight");
+      pos != ck.weights.end() && pos->second.ndim() == 2 && pos->second.shape()[0] > c.context)
+    pos->second = pos->second.shrink({{0, c.context}, {0, pos->second.shape()[1]}});
+}
+
+namespace {
+
+// `quantize` ("q8_0" or "q4_0") applied to every projection whose rows split into blocks of 32:
+// the float values are read once, quantized as llama.cpp does, and kept as blocks with a lazy
+// dequantization, as a GGUF file of that type would be.
+void quantize_weights(Checkpoint& ck, const std::string& quantize) {
+  if (quantize.empty()) return;
+  if (quantize != "q8_0" && quantize != "q4_0")
+    fail("--quantize: '%s' is not a type this quantizes (q8_0, q4_0)", quantize);
+  uint32_t type = quantize == "q8_0" ? gguf::Q8_0 : gguf::Q4_0;
+  int quantized = 0;
+  for (auto& [name, w] : ck.weights) {
+    if (w.ndim() < 2 || w.shape().back() % 32 != 0) continue;  // norms, biases stay as they are
+    std::vector<float> values = w.cast(dtypes::float32).contiguous().data<float>();
+    std::vector<uint8_t> blocks =
+        gguf::quantize(values.data(), static_cast<int64_t>(values.size()), type);
+    Tensor raw = Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())},
+                                   dtypes::uint8);
+    w = gguf::dequantize(raw.realize(), type, w.shape());
+    quantized++;
+  }
+  ck.format += " quantized to " + quantize + " (" + std::to_string(quantized) + " tensors)";
+}
+
+}  // namespace
+
+LoadedModel load_language_model(const std::string& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail("--model %s: no such file or folder", path);
+  Checkpoint ck = std::filesystem::is_directory(path) ? read_hf_folder(path, options)
+                                                      : read_gguf_file(path, options);
+  quantize_weights(ck, options.quantize);
+  LoadedModel out{.model = std::make_unique<nn::LanguageModel>(ck.config),
+                  .tokenizer = std::move(ck.tokenizer),
+                  .format = ck.format,
+                  .file_bytes = ck.file_bytes};
+  try {
+    out.model->set_weights(std::move(ck.weights));
+  } catch (const Error& e) {
+    fail("--model %s: %s", path, e.what());
+  }
+  return out;
+}
+
+}  // namespace tc::llm

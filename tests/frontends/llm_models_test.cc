@@ -1,1 +1,113 @@
-// (placeholder: filled by the issue-33 work)
+// Tiny random language models of every supported family, as Hugging Face folders and GGUF files
+// (tests/fixtures/gen_llm_models.py), against the logits and greedy tokens of that script's own
+// PyTorch implementation: the same weights in every file of a family, so one set of references.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "frontends/llm/checkpoint.h"
+#include "tests/tensor/fixture.h"
+#include "tinycore/jit/jit.h"
+
+namespace {
+
+using tc::Shape;
+using tc::Tensor;
+
+struct ModelFile {
+  const char* family;  // the fixture's case
+  const char* file;    // under tests/fixtures/llm
+};
+
+std::string path_of(const ModelFile& f) { return std::string(TC_FIXTURE_DIR) + "/llm/" + f.file; }
+
+std::unique_ptr<tc::nn::LanguageModel> load(const ModelFile& f) {
+  return tc::llm::load_language_model(path_of(f)).model;
+}
+
+std::vector<int32_t> ints(const tcfix::FixtureTensor& t) {
+  return std::vector<int32_t>(t.values.begin(), t.values.end());
+}
+
+int32_t argmax(const std::vector<float>& row, size_t begin, size_t n) {
+  size_t best = begin;
+  for (size_t i = begin; i < begin + n; i++)
+    if (row[i] > row[best]) best = i;
+  return static_cast<int32_t>(best - begin);
+}
+
+void PrintTo(const ModelFile& f, std::ostream* os) { *os << f.file; }
+
+// The fixture's logits row `row` (a position's prediction of the next token).
+std::vector<float> logits_row(const tcfix::Case& c, int64_t row) {
+  const tcfix::FixtureTensor& t = c["logits"];
+  auto begin = t.values.begin() + row * t.shape[1];
+  return std::vector<float>(begin, begin + t.shape[1]);
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, int64_t row) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++)
+    ASSERT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::abs(want[i]))
+        << "position " << row << ", token " << i;
+}
+
+class LlmModels : public ::testing::TestWithParam<ModelFile> {};
+
+// The prompt and the first 15 greedy tokens in one causal forward.
+TEST_P(LlmModels, LogitsMatchPyTorch) {
+  const tcfix::Case& c = tcfix::fixture("llm_models", GetParam().family);
+  auto model = load(GetParam());
+  std::vector<int32_t> tokens = ints(c["prompt"]), greedy = ints(c["greedy"]);
+  tokens.insert(tokens.end(), greedy.begin(), greedy.end() - 1);
+  Tensor logits =
+      model->forward(Tensor::from_vector(tokens, Shape{1, static_cast<int64_t>(tokens.size())}));
+  tcfix::expect_matches(logits.reshape(c["logits"].shape), c["logits"], 1e-4, 1e-4);
+}
+
+// Prefill of the prompt, then one token a step through the KV cache (a TinyJit step): each
+// step's logits are the forward's at that position, and argmax gives PyTorch's greedy tokens.
+TEST_P(LlmModels, GreedyDecodingThroughTheKvCacheMatchesPyTorch) {
+  const tcfix::Case& c = tcfix::fixture("llm_models", GetParam().family);
+  auto model = load(GetParam());
+  std::vector<int32_t> prompt = ints(c["prompt"]), expected = ints(c["greedy"]);
+  int64_t len = static_cast<int64_t>(prompt.size()), vocab = model->config().vocab;
+  model->allocate(1);
+  std::vector<float> logits =
+      model->prefill(Tensor::from_vector(prompt, Shape{1, len}), 0).data<float>();
+  for (int64_t p = 0; p < len; p++)
+    expect_near({logits.begin() + p * vocab, logits.begin() + (p + 1) * vocab}, logits_row(c, p),
+                p);
+  std::vector<int32_t> got = {
+      argmax(logits, static_cast<size_t>((len - 1) * vocab), static_cast<size_t>(vocab))};
+  tc::TinyJit step([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{model->decode(in[0], in[1]).realize()};
+  });
+  while (got.size() < expected.size()) {
+    int32_t pos = static_cast<int32_t>(len + static_cast<int64_t>(got.size()) - 1);
+    logits = step({Tensor::from_vector<int32_t>({got.back()}, Shape{1, 1}),
+                   Tensor::from_vector<int32_t>({pos}, Shape{1})})[0]
+                 .data<float>();
+    expect_near(logits, logits_row(c, pos), pos);
+    got.push_back(argmax(logits, 0, static_cast<size_t>(vocab)));
+  }
+  EXPECT_EQ(got, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, LlmModels,
+    ::testing::Values(ModelFile{"llama", "llama-hf"}, ModelFile{"llama", "llama.f32.gguf"},
+                      ModelFile{"llama", "llama.f16.gguf"}, ModelFile{"mistral", "mistral-hf"},
+                      ModelFile{"mistral", "mistral.f16.gguf"}, ModelFile{"qwen2", "qwen2-hf"},
+                      ModelFile{"qwen2", "qwen2.f16.gguf"}, ModelFile{"qwen3", "qwen3-hf"},
+                      ModelFile{"qwen3", "qwen3.f16.gguf"}, ModelFile{"qwen3moe", "qwen3moe-hf"},
+                      ModelFile{"qwen3moe", "qwen3moe.f16.gguf"}, ModelFile{"gpt2", "gpt2-hf"},
+                      ModelFile{"gpt2", "gpt2.f32.gguf"}),
+    [](const ::testing::TestParamInfo<ModelFile>& info) {
+      std::string name = info.param.file;
+      for (char& ch : name)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
+
+}  // namespace

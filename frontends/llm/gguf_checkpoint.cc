@@ -1,0 +1,130 @@
+// GGUF files: the metadata's "<arch>.*" keys give the configuration; tensors keep llama.cpp's
+// names and their block format (a raw byte buffer and a lazy dequantization).
+#include <set>
+
+#include "absl/strings/str_join.h"
+#include "frontends/llm/checkpoint.h"
+#include "frontends/llm/gguf.h"
+#include "frontends/llm/quant.h"
+#include "tinycore/error.h"
+
+namespace tc::llm {
+namespace {
+
+struct Family {
+  const char* arch;
+  bool gpt2_style;       // LayerNorm, GELU MLP, learned positions, biases (GPT-2)
+  bool permuted_qk;      // llama.cpp's converter permuted Q and K for its interleaved RoPE
+  bool qkv_bias, qk_norm;
+};
+constexpr Family kFamilies[] = {
+    {"llama", false, true, false, false},  {"qwen2", false, false, true, false},
+    {"qwen3", false, false, false, true},  {"qwen3moe", false, false, false, true},
+    {"gpt2", true, false, true, false},
+};
+
+const Family& family_of(const std::string& arch) {
+  for (const Family& f : kFamilies)
+    if (arch == f.arch) return f;
+  fail("GGUF: general.architecture '%s' is not supported (llama, qwen2, qwen3, qwen3moe, gpt2)",
+       arch);
+}
+
+// The tensor's values in PyTorch's layout (its GGUF dims reversed), as a lazy dequantization of
+// its bytes copied once into a uint8 buffer.
+Tensor tensor_of(const gguf::Model& m, const gguf::TensorInfo& t) {
+  Shape shape(t.dims.rbegin(), t.dims.rend());
+  Tensor raw = Tensor::from_blob(m.data(t), {static_cast<int64_t>(t.bytes)}, dtypes::uint8);
+  return gguf::dequantize(raw, t.type, shape);
+}
+
+// Undoes llama.cpp's permutation of Q or K rows (heads, 2, head_dim / 2) -> (heads, head_dim / 2,
+// 2): the rows go back to the halves that RoPE's rotate_half form pairs.
+Tensor unpermute(const Tensor& w, int64_t heads) {
+  Shape s = w.shape();
+  Shape split = {heads, s[0] / heads / 2, 2};
+  split.insert(split.end(), s.begin() + 1, s.end());
+  return w.reshape(split).transpose(1, 2).reshape(s);
+}
+
+}  // namespace
+
+Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
+  try {
+    gguf::Model m = gguf::open(path);
+    const gguf::Metadata& md = m.metadata;
+    std::string arch = md.get_string("general.architecture");
+    const Family& f = family_of(arch);
+    auto key = [&](const char* k) { return arch + "." + k; };
+    Checkpoint ck;
+    nn::LanguageModelConfig& c = ck.config;
+    c.arch = arch;
+    c.dim = md.get_int(key("embedding_length"));
+    c.layers = md.get_int(key("block_count"));
+    c.heads = md.get_int(key("attention.head_count"));
+    c.kv_heads = md.get_int_or(key("attention.head_count_kv"), c.heads);
+    c.head_dim = md.get_int_or(key("attention.key_length"), c.heads > 0 ? c.dim / c.heads : 0);
+    c.context = md.get_int(key("context_length"));
+    if (options.max_context > 0) c.context = std::min(c.context, options.max_context);
+    c.experts = md.get_int_or(key("expert_count"), 0);
+    c.experts_used = md.get_int_or(key("expert_used_count"), 0);
+    c.ffn = c.experts > 0 ? md.get_int_or(key("expert_feed_forward_length"),
+                                          md.get_int_or(key("feed_forward_length"), 0))
+                          : md.get_int(key("feed_forward_length"));
+    c.vocab = m.tensor("token_embd.weight").dims.at(1);
+    c.layer_norm = c.gelu_mlp = c.learned_positions = c.other_bias = f.gpt2_style;
+    c.norm_eps = f.gpt2_style ? md.get_float(key("attention.layer_norm_epsilon"))
+                              : md.get_float(key("attention.layer_norm_rms_epsilon"));
+    c.rope_theta = md.get_float_or(key("rope.freq_base"), 10000);
+    c.qkv_bias = f.qkv_bias || m.find("blk.0.attn_q.bias") != nullptr;
+    c.qk_norm = f.qk_norm;
+    c.tied_embeddings = m.find("output.weight") == nullptr;
+    std::string scaling = md.get_string_or(key("rope.scaling.type"), "none");
+    if (scaling == "linear") {
+      c.rope_freq_divisors.assign(static_cast<size_t>(c.head_dim / 2),
+                                  md.get_float(key("rope.scaling.factor")));
+    } else if (scaling != "none") {
+      fail("GGUF: %s '%s' is not supported (none, linear)", key("rope.scaling.type"), scaling);
+    }
+    std::set<std::string> types;
+    for (const gguf::TensorInfo& t : m.tensors) {
+      ck.file_bytes += static_cast<int64_t>(t.bytes);
+      types.insert(gguf::type_info(t.type).name);
+      Tensor w = tensor_of(m, t);
+      if (t.name == "rope_freqs.weight") {  // Llama 3's scaling: a divisor per frequency
+        std::vector<float> d = w.data<float>();
+        c.rope_freq_divisors.assign(d.begin(), d.end());
+      } else {
+        ck.weights.emplace(t.name, w);
+      }
+    }
+    // GPT-2's fused q/k/v rows, split; llama's permuted Q and K rows, put back.
+    for (int64_t i = 0; i < c.layers; i++) {
+      std::string blk = "blk." + std::to_string(i) + ".";
+      for (const char* kind : {"weight", "bias"}) {
+        auto qkv = ck.weights.find(blk + "attn_qkv." + kind);
+        if (qkv == ck.weights.end()) continue;
+        Tensor t = qkv->second;
+        ck.weights.erase(qkv);
+        const char* part[] = {"attn_q", "attn_k", "attn_v"};
+        for (int64_t p = 0; p < 3; p++) {
+          std::vector<std::pair<int64_t, int64_t>> rows = {{p * c.dim, (p + 1) * c.dim}};
+          if (t.ndim() == 2) rows.push_back({0, c.dim});
+          ck.weights.emplace(blk + part[p] + "." + kind, t.shrink(rows));
+        }
+      }
+      if (!f.permuted_qk) continue;
+      for (auto [name, heads] : {std::pair{"attn_q", c.heads}, {"attn_k", c.kv_heads}})
+        for (const char* kind : {"weight", "bias"})
+          if (auto it = ck.weights.find(blk + name + "." + kind); it != ck.weights.end())
+            it->second = unpermute(it->second, heads);
+    }
+    ck.format = "GGUF (" + absl::StrJoin(types, ", ") + ")";
+    fit_to_config(ck);
+    return ck;
+  } catch (const gguf::FormatError& e) {
+    fail("%s: %s", path, e.what());
+  }
+}
+
+}  // namespace tc::llm
