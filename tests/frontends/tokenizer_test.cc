@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -324,6 +325,98 @@ TEST(TokenizerErrors, DecodeOfAnIdOutOfRange) {
   Tokenizer t = Tokenizer::from_hf_file(fixture_path("qwen2.tokenizer.json"));
   expect_error([&] { t.decode({1, int32_t(t.vocab_size())}); }, "out of range");
   expect_error([&] { t.decode_one(-1); }, "out of range");
+}
+
+// ---- chat templates ---------------------------------------------------------------------------
+
+const std::vector<ChatMessage> kChat = {
+    {"system", "You are helpful."},
+    {"user", "Hi there!  "},
+    {"assistant", "Hello."},
+    {"user", "What is 2+2?"},
+};
+
+// The expected strings are what the official Jinja templates render (Meta-Llama-3-8B-Instruct,
+// Qwen2-Instruct without its default system prompt, Mistral-7B-Instruct), written out by hand.
+TEST(ChatTemplate, Llama3) {
+  EXPECT_EQ(render_chat(ChatFamily::Llama3, kChat, true),
+            "<|begin_of_text|>"
+            "<|start_header_id|>system<|end_header_id|>\n\nYou are helpful.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi there!<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nWhat is 2+2?<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(render_chat(ChatFamily::Llama3, {{"user", "\n hi \t"}}, false),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>");
+  EXPECT_EQ(chat_stop_text(ChatFamily::Llama3), "<|eot_id|>");
+}
+
+TEST(ChatTemplate, ChatML) {
+  EXPECT_EQ(render_chat(ChatFamily::ChatML, kChat, true),
+            "<|im_start|>system\nYou are helpful.<|im_end|>\n"
+            "<|im_start|>user\nHi there!  <|im_end|>\n"
+            "<|im_start|>assistant\nHello.<|im_end|>\n"
+            "<|im_start|>user\nWhat is 2+2?<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  EXPECT_EQ(render_chat(ChatFamily::ChatML, {{"user", "Hi"}}, false),
+            "<|im_start|>user\nHi<|im_end|>\n");
+  EXPECT_EQ(chat_stop_text(ChatFamily::ChatML), "<|im_end|>");
+}
+
+TEST(ChatTemplate, Mistral) {
+  EXPECT_EQ(
+      render_chat(ChatFamily::Mistral, kChat, true),
+      "<s>[INST] You are helpful.\n\nHi there!   [/INST]Hello.</s>[INST] What is 2+2? [/INST]");
+  EXPECT_EQ(render_chat(ChatFamily::Mistral, {{"user", "Hi"}}, true), "<s>[INST] Hi [/INST]");
+  EXPECT_EQ(chat_stop_text(ChatFamily::Mistral), "</s>");
+}
+
+// The rendered prompt tokenizes with its markers as single special tokens.
+TEST(ChatTemplate, RenderedPromptsEncodeTheirMarkersAsSpecialTokens) {
+  Tokenizer t = Tokenizer::from_hf_file(fixture_path("llama3.tokenizer.json"));
+  std::vector<int32_t> ids = t.encode(render_chat(ChatFamily::Llama3, kChat, true), false);
+  int32_t eot = *t.find(chat_stop_text(ChatFamily::Llama3));
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), eot), 4);
+  EXPECT_EQ(ids.front(), *t.find("<|begin_of_text|>"));
+  ids = t.encode(render_chat(ChatFamily::ChatML, kChat, true), false);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), *t.find(chat_stop_text(ChatFamily::ChatML))), 4);
+}
+
+TEST(ChatTemplate, FamilyFromTheModelsTemplateOrAName) {
+  // Excerpts of the official templates.
+  EXPECT_EQ(detect_chat_family("{% set content = '<|start_header_id|>' + message['role'] + "
+                               "'<|end_header_id|>\n\n' + message['content'] | trim %}"),
+            ChatFamily::Llama3);
+  EXPECT_EQ(detect_chat_family("{{'<|im_start|>' + message['role'] + '\n' + message['content']}}"),
+            ChatFamily::ChatML);
+  EXPECT_EQ(detect_chat_family("{{ '[INST] ' + message['content'] + ' [/INST]' }}"),
+            ChatFamily::Mistral);
+  expect_error([] { detect_chat_family("{{ messages }}"); }, "--chat-template");
+  expect_error([] { detect_chat_family(""); }, "--chat-template");
+  EXPECT_EQ(chat_family_from_name("llama3"), ChatFamily::Llama3);
+  EXPECT_EQ(chat_family_from_name("chatml"), ChatFamily::ChatML);
+  EXPECT_EQ(chat_family_from_name("mistral"), ChatFamily::Mistral);
+  expect_error([] { chat_family_from_name("vicuna"); },
+               "'vicuna' (known: llama3, chatml, mistral)");
+}
+
+TEST(ChatTemplate, RolesAndConversationsAFamilyForbids) {
+  expect_error([] { render_chat(ChatFamily::Llama3, {{"narrator", "x"}}, true); }, "'narrator'");
+  expect_error([] { render_chat(ChatFamily::ChatML, {{"narrator", "x"}}, true); }, "'narrator'");
+  expect_error([] { render_chat(ChatFamily::ChatML, {}, true); }, "no messages");
+  expect_error(
+      [] {
+        render_chat(ChatFamily::Mistral, {{"user", "a"}, {"user", "b"}}, true);
+      },
+      "alternate");
+  expect_error([] { render_chat(ChatFamily::Mistral, {{"assistant", "a"}}, true); }, "alternate");
+  expect_error(
+      [] {
+        render_chat(ChatFamily::Mistral, {{"user", "a"}, {"system", "b"}}, true);
+      },
+      "alternate");
+  expect_error([] { render_chat(ChatFamily::Mistral, {{"system", "a"}}, true); }, "user turn");
+  expect_error([] { render_chat(ChatFamily::Mistral, {{"tool", "a"}}, true); }, "'tool'");
 }
 
 }  // namespace
