@@ -114,6 +114,7 @@ void Tokenizer::set_vocab(std::vector<std::string> pieces) {
       fail("tokenizer: duplicate token '%s' (ids %d and %d)", pieces_[i], it->second, i);
   }
   special_.assign(pieces_.size(), 0);
+  split_out_.assign(pieces_.size(), 0);
 }
 
 int32_t Tokenizer::checked_id(int64_t id, const char* what) const {
@@ -150,6 +151,7 @@ void Tokenizer::mark_split_out(int32_t id, bool special) {
   }
   trie_[node].token = id;
   special_[id] = special;
+  split_out_[id] = 1;
 }
 
 void Tokenizer::finish() {
@@ -309,7 +311,7 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   bool at_fragment_start = true;
   for (int32_t id : ids) {
     std::string_view s = bytes_[checked_id(id, "decode:")];
-    bool split_out = is_split_out(id);
+    bool split_out = split_out_[id];
     if (strip && at_fragment_start && !split_out && !s.empty() && s[0] == ' ') s.remove_prefix(1);
     at_fragment_start = split_out && prefix_every_fragment_;
     out += s;
@@ -321,18 +323,8 @@ std::string Tokenizer::decode_one(int32_t id) const { return bytes_[checked_id(i
 
 bool Tokenizer::is_special(int32_t id) const { return special_[checked_id(id, "is_special:")]; }
 
-bool Tokenizer::is_split_out(int32_t id) const {
-  int32_t node = 0;
-  for (char ch : pieces_[id]) {
-    auto it = trie_[node].next.find(uint8_t(ch));
-    if (it == trie_[node].next.end()) return false;
-    node = it->second;
-  }
-  return trie_[node].token == id;
-}
-
 std::optional<int32_t> Tokenizer::find(std::string_view token_text) const {
-  auto it = ids_.find(std::string(token_text));
+  auto it = ids_.find(token_text);
   if (it == ids_.end()) return std::nullopt;
   return it->second;
 }
@@ -379,11 +371,14 @@ Tokenizer Tokenizer::from_gguf(const GgufVocab& v) {
     }
   } else {
     // llama.cpp merges two symbols when their concatenation is a piece, best score first: every
-    // split of a normal or user-defined piece into two pieces is such a merge.
+    // split of a normal or user-defined piece into two pieces is such a merge. Pieces longer
+    // than kMaxMergedPiece bytes are left out, so a hostile vocabulary costs O(bytes), not
+    // O(bytes^2) (real ones stay far below it).
+    constexpr size_t kMaxMergedPiece = 256;
     t.byte_fallback_ = any_byte_token;
     for (size_t i = 0; i < n; i++) {
       int32_t type = v.token_types.empty() ? 1 : v.token_types[i];
-      if (type != 1 && type != 4) continue;
+      if ((type != 1 && type != 4) || v.tokens[i].size() > kMaxMergedPiece) continue;
       std::string_view p = v.tokens[i];
       for (size_t k = 1; k < p.size(); k++) {
         std::optional<int32_t> a = t.find(p.substr(0, k)), b = t.find(p.substr(k));

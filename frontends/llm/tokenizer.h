@@ -87,20 +87,24 @@ class Tokenizer {
   void mark_split_out(int32_t id, bool special);
   void finish();  // byte tables, decoded bytes, checks
   int32_t checked_id(int64_t id, const char* what) const;
-  bool is_split_out(int32_t id) const;  // an added token, matched in the text
 
   void encode_fragment(std::string_view text, bool prefix, std::vector<int32_t>& out) const;
   void bpe(std::string_view text, std::vector<int32_t>& out) const;
 
   Kind kind_ = Kind::ByteLevel;
   PreTokenizer pre_ = PreTokenizer::Gpt2;
-  std::vector<std::string> pieces_;               // id -> vocabulary text
-  std::unordered_map<std::string, int32_t> ids_;  // vocabulary text -> id
-  std::vector<std::string> bytes_;                // id -> decoded bytes
-  std::vector<uint8_t> special_;                  // id -> is a special (control) token
-  std::unordered_map<uint64_t, Merge> merges_;    // (left id, right id) -> merge
-  std::array<int32_t, 256> byte_ids_{};           // a byte's token (-1: none)
-  std::vector<int32_t> byte_token_of_;            // id -> the byte it stands for, or -1
+  std::vector<std::string> pieces_;  // id -> vocabulary text
+  struct TextHash {                  // lets find() look up a string_view without a copy
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ids_;  // text -> id
+  std::vector<std::string> bytes_;                                           // id -> decoded bytes
+  std::vector<uint8_t> special_;                // id -> is a special (control) token
+  std::vector<uint8_t> split_out_;              // id -> an added token, matched in the text
+  std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> merge
+  std::array<int32_t, 256> byte_ids_{};         // a byte's token (-1: none)
+  std::vector<int32_t> byte_token_of_;          // id -> the byte it stands for, or -1
   // Added/special tokens matched in the text, as a byte trie: node -> (byte -> node).
   struct TrieNode {
     std::unordered_map<uint8_t, int32_t> next;

@@ -92,6 +92,14 @@ std::vector<std::pair<std::string, Tokenizer>> spm_tokenizers() {
   out.emplace_back("spm gguf", Tokenizer::from_gguf(gguf_vocab("spm.gguf.json", "")));
   out.emplace_back("spm tokenizer.json",
                    Tokenizer::from_hf_file(fixture_path("spm.tokenizer.json")));
+  // Newer tokenizer.json files say the same with a Metaspace pre-tokenizer.
+  json j = load_json("spm.tokenizer.json");
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = {{"type", "Metaspace"},
+                        {"replacement", "\xE2\x96\x81"},
+                        {"prepend_scheme", "always"},
+                        {"split", false}};
+  out.emplace_back("spm tokenizer.json (Metaspace)", Tokenizer::from_hf_json(j.dump()));
   return out;
 }
 
@@ -231,7 +239,7 @@ TEST(SentencePieceBpe, BothLoadersGiveSentencePieceIds) {
       checked++;
     }
   }
-  EXPECT_GE(checked, 2 * 30u);
+  EXPECT_GE(checked, 3 * 30u);
 }
 
 TEST(SentencePieceBpe, DecodeInvertsEncode) {
@@ -256,6 +264,15 @@ TEST(SentencePieceBpe, InvalidUtf8AndUnknownCharactersBecomeByteTokens) {
   EXPECT_EQ(ids, (std::vector<int32_t>{*t.bos(), *t.find("\xE2\x96\x81"), *t.find("<0xFF>")}));
   EXPECT_EQ(t.decode_one(*t.find("<0xFF>")), "\xFF");
   EXPECT_EQ(t.decode_one(*t.find("<0x41>")), "A");
+}
+
+TEST(SentencePieceBpe, LongInputsWithoutSpacesRoundTrip) {
+  Tokenizer t = Tokenizer::from_gguf(gguf_vocab("spm.gguf.json", ""));
+  std::string s;
+  while (s.size() < (1u << 20)) s += "thequickbrownfoxjumpsoverthelazydog\xE2\x98\x83";
+  std::vector<int32_t> ids = t.encode(s, false);
+  EXPECT_LT(ids.size(), s.size() * 9 / 10);
+  EXPECT_EQ(t.decode(ids), s);
 }
 
 // ---- bad input --------------------------------------------------------------------------------
