@@ -32,10 +32,10 @@ void run_llm_cli(const LlmCliArgs& a, FILE* in, FILE* out, FILE* err) {
   auto start = std::chrono::steady_clock::now();
   auto model = std::make_unique<LlmTextModel>(a.model, a.load, a.chat_template);
   LlmTextModel& m = *model;
-  std::fprintf(err, "infer: %s: %s, %s layers, context %lld, %.1f MiB of files\n",
-               a.model.c_str(), m.loaded().format.c_str(),
-               std::to_string(m.loaded().model->config().layers).c_str(),
-               static_cast<long long>(m.context()), static_cast<double>(m.loaded().file_bytes) / (1 << 20));
+  std::fprintf(err, "infer: %s: %s, %s layers, context %lld, %.1f MiB of files\n", a.model.c_str(),
+               m.loaded().format.c_str(), std::to_string(m.loaded().model->config().layers).c_str(),
+               static_cast<long long>(m.context()),
+               static_cast<double>(m.loaded().file_bytes) / (1 << 20));
   Generator g(std::move(model), 1);
   auto seconds = [](auto since) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -53,7 +53,7 @@ void run_llm_cli(const LlmCliArgs& a, FILE* in, FILE* out, FILE* err) {
     std::vector<llm::ChatMessage> messages;
     if (!a.system.empty()) messages.push_back({"system", a.system});
     m.chat_family();  // a model without a chat format it knows fails before the first turn
-    for (;;) {  // one user turn a line, until the end of the input
+    for (;;) {        // one user turn a line, until the end of the input
       std::fprintf(out, "> ");
       std::fflush(out);
       std::string line;

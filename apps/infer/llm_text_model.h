@@ -22,7 +22,7 @@ class LlmTextModel : public TextModel {
   int64_t vocab() const override { return model_.model->config().vocab; }
   int64_t context() const override { return model_.model->config().context; }
   std::vector<int32_t> encode(std::string_view text) const override;  // BOS first if the model's
-  std::string token_text(int32_t token) const override;  // special tokens as no text
+  std::string token_text(int32_t token) const override;               // special tokens as no text
   bool ends_text(int32_t token) const override;
   void allocate(int64_t rows) override { model_.model->allocate(rows); }
   Tensor decode(const Tensor& tokens, const Tensor& positions) override;

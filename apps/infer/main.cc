@@ -173,7 +173,8 @@ tc::infer::SamplingParams sampling(const std::map<std::string, std::string>& a,
   if (p.temperature < 0) fail("--temperature: expected 0 or more, got %g", p.temperature);
   if (p.top_k < 0) fail("--top-k: expected 0 or more, got %d", p.top_k);
   if (!(p.top_p > 0 && p.top_p <= 1)) fail("--top-p: expected a number in (0, 1], got %g", p.top_p);
-  if (!(p.min_p >= 0 && p.min_p <= 1)) fail("--min-p: expected a number in [0, 1], got %g", p.min_p);
+  if (!(p.min_p >= 0 && p.min_p <= 1))
+    fail("--min-p: expected a number in [0, 1], got %g", p.min_p);
   if (!(p.repetition_penalty > 0))
     fail("--repeat-penalty: expected a positive number, got %g", p.repetition_penalty);
   return p;
@@ -210,19 +211,18 @@ int run_model(const std::map<std::string, std::string>& a, const std::vector<std
 int run_language_model(const std::map<std::string, std::string>& a,
                        const std::vector<std::string>& stops) {
   auto get = [&](const char* k) { return a.count(k) ? a.at(k) : std::string(); };
-  tc::infer::LlmCliArgs args{.model = a.at("--model"),
-                             .prompt = get("--prompt"),
-                             .chat = a.count("--chat") > 0,
-                             .system = get("--system"),
-                             .chat_template = get("--chat-template"),
-                             .load = {},
-                             .params = sampling(a, stops,
-                                                {.max_tokens = 256,
-                                                 .temperature = 0.8,
-                                                 .top_k = 40,
-                                                 .top_p = 0.95,
-                                                 .min_p = 0.05})};
-  if (a.count("--max-context")) args.load.max_context = to_int("--max-context", a.at("--max-context"));
+  tc::infer::LlmCliArgs args{
+      .model = a.at("--model"),
+      .prompt = get("--prompt"),
+      .chat = a.count("--chat") > 0,
+      .system = get("--system"),
+      .chat_template = get("--chat-template"),
+      .load = {},
+      .params = sampling(
+          a, stops,
+          {.max_tokens = 256, .temperature = 0.8, .top_k = 40, .top_p = 0.95, .min_p = 0.05})};
+  if (a.count("--max-context"))
+    args.load.max_context = to_int("--max-context", a.at("--max-context"));
   if (args.load.max_context < 1)
     fail("--max-context: expected at least 1, got %d", args.load.max_context);
   args.load.quantize = get("--quantize");
@@ -274,16 +274,40 @@ int serve(const std::map<std::string, std::string>& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const std::set<std::string> kValued = {
-      "--run",           "--image",       "--topk",           "--text",
-      "--max-tokens",    "--temperature", "--top-k",          "--top-p",
-      "--seed",          "--host",        "--port",           "--max-batch",
-      "--batch-wait-ms", "--queue",       "--max-body-bytes", "--max-image-side",
-      "--timeout",       "--threads",     "--device",         "--model",
-      "--input",         "--output",      "--size",           "--mean",
-      "--std",           "--name",        "--prompt",         "--system",
-      "--chat-template", "--max-context", "--quantize",       "--min-p",
-      "--repeat-penalty", "--stop"};
+  static const std::set<std::string> kValued = {"--run",
+                                                "--image",
+                                                "--topk",
+                                                "--text",
+                                                "--max-tokens",
+                                                "--temperature",
+                                                "--top-k",
+                                                "--top-p",
+                                                "--seed",
+                                                "--host",
+                                                "--port",
+                                                "--max-batch",
+                                                "--batch-wait-ms",
+                                                "--queue",
+                                                "--max-body-bytes",
+                                                "--max-image-side",
+                                                "--timeout",
+                                                "--threads",
+                                                "--device",
+                                                "--model",
+                                                "--input",
+                                                "--output",
+                                                "--size",
+                                                "--mean",
+                                                "--std",
+                                                "--name",
+                                                "--prompt",
+                                                "--system",
+                                                "--chat-template",
+                                                "--max-context",
+                                                "--quantize",
+                                                "--min-p",
+                                                "--repeat-penalty",
+                                                "--stop"};
   bool serving = argc > 1 && std::string(argv[1]) == "serve";
   std::map<std::string, std::string> args;
   std::vector<std::string> inputs, stops;  // --input and --stop, the flags that repeat

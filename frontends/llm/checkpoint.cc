@@ -33,8 +33,8 @@ void quantize_weights(Checkpoint& ck, const std::string& quantize) {
     std::vector<float> values = w.cast(dtypes::float32).contiguous().data<float>();
     std::vector<uint8_t> blocks =
         gguf::quantize(values.data(), static_cast<int64_t>(values.size()), type);
-    Tensor raw = Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())},
-                                   dtypes::uint8);
+    Tensor raw =
+        Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())}, dtypes::uint8);
     w = gguf::dequantize(raw.realize(), type, w.shape());
     quantized++;
   }

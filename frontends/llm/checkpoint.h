@@ -20,9 +20,9 @@ namespace tc::llm {
 struct Checkpoint {
   nn::LanguageModelConfig config;
   std::map<std::string, Tensor> weights;  // by llama.cpp's names (LanguageModel::weight_shapes)
-  std::unique_ptr<Tokenizer> tokenizer;  // with the model's chat template text
-  std::string format;         // what was read, for messages: "GGUF (f32, q4_0)" ...
-  int64_t file_bytes = 0;     // the size of the files read
+  std::unique_ptr<Tokenizer> tokenizer;   // with the model's chat template text
+  std::string format;                     // what was read, for messages: "GGUF (f32, q4_0)" ...
+  int64_t file_bytes = 0;                 // the size of the files read
 };
 
 struct LoadOptions {

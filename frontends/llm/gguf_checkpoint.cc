@@ -13,13 +13,13 @@ namespace {
 
 struct Family {
   const char* arch;
-  bool gpt2_style;       // LayerNorm, GELU MLP, learned positions, biases (GPT-2)
-  bool permuted_qk;      // llama.cpp's converter permuted Q and K for its interleaved RoPE
+  bool gpt2_style;   // LayerNorm, GELU MLP, learned positions, biases (GPT-2)
+  bool permuted_qk;  // llama.cpp's converter permuted Q and K for its interleaved RoPE
   bool qkv_bias, qk_norm;
 };
 constexpr Family kFamilies[] = {
-    {"llama", false, true, false, false},  {"qwen2", false, false, true, false},
-    {"qwen3", false, false, false, true},  {"qwen3moe", false, false, false, true},
+    {"llama", false, true, false, false}, {"qwen2", false, false, true, false},
+    {"qwen3", false, false, false, true}, {"qwen3moe", false, false, false, true},
     {"gpt2", true, false, true, false},
 };
 
@@ -45,6 +45,35 @@ Tensor unpermute(const Tensor& w, int64_t heads) {
   Shape split = {heads, s[0] / heads / 2, 2};
   split.insert(split.end(), s.begin() + 1, s.end());
   return w.reshape(split).transpose(1, 2).reshape(s);
+}
+
+// The tokenizer.ggml.* keys (and tokenizer.chat_template), when the file has a vocabulary.
+std::unique_ptr<Tokenizer> tokenizer_of(const gguf::Metadata& md) {
+  if (!md.has("tokenizer.ggml.tokens")) return nullptr;
+  GgufVocab v;
+  v.model = md.get_string("tokenizer.ggml.model");
+  v.pre = md.get_string_or("tokenizer.ggml.pre", "default");
+  v.tokens = md.get_strings("tokenizer.ggml.tokens");
+  if (md.has("tokenizer.ggml.scores"))
+    for (double s : md.get_floats("tokenizer.ggml.scores"))
+      v.scores.push_back(static_cast<float>(s));
+  if (md.has("tokenizer.ggml.token_type"))
+    for (int64_t t : md.get_ints("tokenizer.ggml.token_type"))
+      v.token_types.push_back(static_cast<int32_t>(t));
+  if (md.has("tokenizer.ggml.merges")) v.merges = md.get_strings("tokenizer.ggml.merges");
+  auto id = [&](const char* key) -> std::optional<int32_t> {
+    if (!md.has(key)) return std::nullopt;
+    int64_t i = md.get_int(key);
+    if (i < 0 || i >= static_cast<int64_t>(v.tokens.size()))
+      fail("GGUF: %s %d is not a token of the %d in tokenizer.ggml.tokens", key, i,
+           v.tokens.size());
+    return static_cast<int32_t>(i);
+  };
+  v.bos = id("tokenizer.ggml.bos_token_id");
+  v.eos = id("tokenizer.ggml.eos_token_id");
+  v.add_bos = md.get_bool_or("tokenizer.ggml.add_bos_token", v.model == "llama");
+  v.chat_template = md.get_string_or("tokenizer.chat_template", "");
+  return std::make_unique<Tokenizer>(Tokenizer::from_gguf(v));
 }
 
 }  // namespace
@@ -120,6 +149,7 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
             it->second = unpermute(it->second, heads);
     }
     ck.format = "GGUF (" + absl::StrJoin(types, ", ") + ")";
+    ck.tokenizer = tokenizer_of(md);
     fit_to_config(ck);
     return ck;
   } catch (const gguf::FormatError& e) {

@@ -3,9 +3,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "frontends/llm/checkpoint.h"
 #include "nn/state.h"
@@ -89,17 +88,21 @@ nn::LanguageModelConfig config_of(const json& j, const LoadOptions& options) {
     c.qkv_bias = type == "qwen2";
     c.qk_norm = type.rfind("qwen3", 0) == 0;
     if (type == "qwen3_moe") {
-      if (integer(j, "decoder_sparse_step", 1) != 1 || !j.value("mlp_only_layers", json::array()).empty())
-        fail("config.json: qwen3_moe with dense layers (decoder_sparse_step, mlp_only_layers) is not supported");
+      if (integer(j, "decoder_sparse_step", 1) != 1 ||
+          !j.value("mlp_only_layers", json::array()).empty())
+        fail(
+            "config.json: qwen3_moe with dense layers (decoder_sparse_step, mlp_only_layers) is "
+            "not supported");
       c.experts = integer(j, "num_experts");
       c.experts_used = integer(j, "num_experts_per_tok");
       c.ffn = integer(j, "moe_intermediate_size");
       c.normalize_expert_weights = j.value("norm_topk_prob", true);
     }
   } else {
-    fail("config.json: model_type '%s' is not supported (llama, mistral, qwen2, qwen3, "
-         "qwen3_moe, gpt2)",
-         type);
+    fail(
+        "config.json: model_type '%s' is not supported (llama, mistral, qwen2, qwen3, "
+        "qwen3_moe, gpt2)",
+        type);
   }
   c.vocab = integer(j, "vocab_size");
   c.head_dim = integer(j, "head_dim", c.heads > 0 ? static_cast<double>(c.dim / c.heads) : 0);
@@ -139,8 +142,12 @@ const std::map<std::string, std::string> kLayerNames = {
     {"mlp.c_proj", "ffn_down"},
 };
 const std::map<std::string, std::string> kGlobalNames = {
-    {"model.embed_tokens", "token_embd"}, {"model.norm", "output_norm"}, {"lm_head", "output"},
-    {"wte", "token_embd"},                {"wpe", "position_embd"},      {"ln_f", "output_norm"},
+    {"model.embed_tokens", "token_embd"},
+    {"model.norm", "output_norm"},
+    {"lm_head", "output"},
+    {"wte", "token_embd"},
+    {"wpe", "position_embd"},
+    {"ln_f", "output_norm"},
 };
 const std::map<std::string, std::string> kExpertNames = {
     {"gate_proj", "ffn_gate_exps"}, {"up_proj", "ffn_up_exps"}, {"down_proj", "ffn_down_exps"}};
@@ -252,6 +259,10 @@ Checkpoint read_hf_folder(const std::string& dir, const LoadOptions& options) {
   }
   ck.weights = rename(all, ck.config);
   fit_to_config(ck);
+  std::filesystem::path tokens = root / "tokenizer.json", config = root / "tokenizer_config.json";
+  if (std::filesystem::exists(tokens))
+    ck.tokenizer = std::make_unique<Tokenizer>(Tokenizer::from_hf_files(
+        tokens.string(), std::filesystem::exists(config) ? config.string() : ""));
   ck.format = "Hugging Face safetensors (" + std::to_string(files.size()) + " files)";
   return ck;
 }
