@@ -49,6 +49,7 @@ void run_llm_cli(const LlmCliArgs& a, FILE* in, FILE* out, FILE* err) {
     std::fwrite(a.prompt.data(), 1, a.prompt.size(), out);
     reply(g, prompt, a.params, out, tokens);
     std::fprintf(out, "\n");
+    std::fflush(out);
   } else {
     std::vector<llm::ChatMessage> messages;
     if (!a.system.empty()) messages.push_back({"system", a.system});
@@ -68,6 +69,7 @@ void run_llm_cli(const LlmCliArgs& a, FILE* in, FILE* out, FILE* err) {
       prompt_tokens += static_cast<int64_t>(prompt.size());
       messages.push_back({"assistant", reply(g, prompt, a.params, out, tokens)});
       std::fprintf(out, "\n");
+      std::fflush(out);
     }
   }
   double gen_s = seconds(t0);

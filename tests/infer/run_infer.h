@@ -15,12 +15,13 @@ struct Ran {
   std::string out;  // stdout and stderr
 };
 
-// infer with `args`, each single-quoted.
-inline Ran infer(const std::vector<std::string>& args) {
+// infer with `args`, each single-quoted; `input_file`, when given, is its standard input.
+inline Ran infer(const std::vector<std::string>& args, const std::string& input_file = "") {
   std::string cmd =
       (std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "infer")
           .string();
   for (const std::string& a : args) cmd += " '" + a + "'";
+  if (!input_file.empty()) cmd += " < '" + input_file + "'";
   Ran r;
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (!p) return r;

@@ -1,0 +1,190 @@
+// infer with language models (tests/fixtures/gen_llm_models.py's tiny random ones): greedy text
+// from the command line is PyTorch's, from GGUF and Hugging Face files alike; the Generator's
+// sampling controls (stop strings, min-p, repetition penalty) and its continuous batching with
+// prefill; every mistake in the arguments or the files is an error that names it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "apps/infer/generator.h"
+#include "apps/infer/llm_text_model.h"
+#include "tests/infer/run_infer.h"
+#include "tests/tensor/fixture.h"
+
+namespace {
+
+using infertest::infer;
+using infertest::Ran;
+using ::testing::HasSubstr;
+
+const std::string kDir = std::string(TC_FIXTURE_DIR) + "/llm/";
+
+std::string text_of(const char* label) {
+  const tcfix::FixtureTensor& t = tcfix::fixture("llm_models", "text")[label];
+  return std::string(t.values.begin(), t.values.end());
+}
+
+std::unique_ptr<tc::infer::Generator> generator(const std::string& file, int64_t slots = 1) {
+  return std::make_unique<tc::infer::Generator>(
+      std::make_unique<tc::infer::LlmTextModel>(kDir + file, tc::llm::LoadOptions{}), slots);
+}
+
+const tc::infer::SamplingParams kGreedy{.max_tokens = 16, .temperature = 0};
+
+TEST(LlmCli, GreedyTextIsPyTorchsFromEveryFormat) {
+  std::string prompt = text_of("prompt"), completion = text_of("completion");
+  for (const char* file : {"llama.f32.gguf", "llama.f16.gguf", "llama-hf"}) {
+    Ran r = infer(
+        {"--model", kDir + file, "--prompt", prompt, "--temperature", "0", "--max-tokens", "16"});
+    EXPECT_EQ(r.rc, 0) << file << ": " << r.out;
+    EXPECT_THAT(r.out, HasSubstr(prompt + completion + "\n")) << file;
+    EXPECT_THAT(r.out, HasSubstr("16 generated")) << file;
+  }
+}
+
+TEST(LlmCli, ChatTurnsAreLinesOfInputInTheModelsFormat) {
+  std::string input = std::filesystem::temp_directory_path() / "tc_llm_chat_input.txt";
+  std::ofstream(input) << "hi\nok\n";  // short: the tiny model's context is 64
+  Ran r = infer({"--model", kDir + "qwen3.f16.gguf", "--chat", "--max-tokens", "3", "--seed", "7",
+                 "--system", "x"},
+                input);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  // in process: each turn replies to the whole conversation in ChatML, sampled as the CLI does
+  auto m =
+      std::make_unique<tc::infer::LlmTextModel>(kDir + "qwen3.f16.gguf", tc::llm::LoadOptions{});
+  tc::infer::LlmTextModel* model = m.get();
+  tc::infer::Generator g(std::move(m));
+  tc::infer::SamplingParams p{
+      .max_tokens = 3, .temperature = 0.8, .top_k = 40, .top_p = 0.95, .min_p = 0.05, .seed = 7};
+  std::vector<tc::llm::ChatMessage> chat = {{"system", "x"}, {"user", "hi"}};
+  std::string first = g.generate(model->encode_chat(chat), p);
+  chat.push_back({"assistant", first});
+  chat.push_back({"user", "ok"});
+  std::string second = g.generate(model->encode_chat(chat), p);
+  EXPECT_THAT(r.out, HasSubstr("> " + first + "\n> " + second + "\n> "));
+}
+
+TEST(LlmGenerator, StopStringsCutTheTextWhereverTheyFallInTokens) {
+  std::string completion = text_of("completion");  // "^k=k=k=k0voCVRp_"
+  auto g = generator("llama.f16.gguf");
+  for (const std::string& stop : {std::string("0vo"), std::string("=k"), std::string("p_")}) {
+    tc::infer::SamplingParams p = kGreedy;
+    p.stop = {stop, "never appears"};
+    std::string streamed, finish;
+    std::string text = g->generate(text_of("prompt"), p, [&](const tc::infer::Emitted& e) {
+      streamed += e.text;
+      if (e.finished) finish = e.finish_reason;
+    });
+    EXPECT_EQ(text, completion.substr(0, completion.find(stop))) << stop;
+    EXPECT_EQ(streamed, text);
+    EXPECT_EQ(finish, "stop");
+  }
+  tc::infer::SamplingParams p = kGreedy;
+  p.stop = {"k=k=k=k0voCVRp_x"};  // held back to the end, then given out whole at the length
+  EXPECT_EQ(g->generate(text_of("prompt"), p), completion);
+}
+
+TEST(LlmGenerator, MinPOfOneSamplesOnlyTheMostProbableToken) {
+  auto g = generator("mistral.f16.gguf");
+  std::string greedy = g->generate("the cat", kGreedy);
+  for (uint64_t seed : {1, 2, 3}) {
+    tc::infer::SamplingParams p{.max_tokens = 16, .temperature = 1.5, .min_p = 1.0, .seed = seed};
+    EXPECT_EQ(g->generate("the cat", p), greedy) << seed;
+  }
+  tc::infer::SamplingParams hot{.max_tokens = 16, .temperature = 1.5, .seed = 1};
+  EXPECT_NE(g->generate("the cat", hot), greedy);  // without min-p the same seed wanders
+}
+
+TEST(LlmGenerator, AStrongRepetitionPenaltyNeverRepeatsARecentToken) {
+  tc::infer::LlmTextModel* model = nullptr;
+  auto m =
+      std::make_unique<tc::infer::LlmTextModel>(kDir + "qwen2.f16.gguf", tc::llm::LoadOptions{});
+  model = m.get();
+  tc::infer::Generator g(std::move(m));
+  std::vector<int32_t> prompt = g.encode("the cat and the dog sat 1234");
+  std::string plain = g.generate(prompt, kGreedy);
+  EXPECT_EQ(plain, "4444444444444444");  // the tied model repeats its last token
+  tc::infer::SamplingParams p = kGreedy;
+  p.repetition_penalty = 1e4;
+  std::vector<int32_t> seen = prompt;
+  g.generate(prompt, p, [&](const tc::infer::Emitted& e) {
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), e.token), 0) << model->token_text(e.token);
+    seen.push_back(e.token);
+  });
+  EXPECT_EQ(seen.size(), prompt.size() + 16);
+}
+
+// Sequences started at different steps in three slots (prompts written by prefill) give the
+// texts each gives alone.
+TEST(LlmGenerator, ConcurrentSequencesEqualTheirSequentialResults) {
+  std::vector<std::string> prompts = {"the cat", "and the dog sat 1234 the cat", "12"};
+  std::vector<std::string> alone;
+  auto one = generator("qwen3moe.f16.gguf");
+  for (const std::string& p : prompts) alone.push_back(one->generate(p, kGreedy));
+  auto g = generator("qwen3moe.f16.gguf", 3);
+  std::vector<std::string> got(prompts.size());
+  std::vector<int64_t> slot(prompts.size(), -1);
+  int finished = 0;
+  for (int step = 0; finished < 3; step++) {
+    for (size_t i = 0; i < prompts.size(); i++)  // sequence i joins at step 3 i
+      if (slot[i] < 0 && step == 3 * static_cast<int>(i))
+        slot[i] = g->start(g->encode(prompts[i]), kGreedy);
+    for (const tc::infer::Emitted& e : g->step()) {
+      size_t i = std::find(slot.begin(), slot.end(), e.slot) - slot.begin();
+      ASSERT_LT(i, prompts.size());
+      got[i] += e.text;
+      if (e.finished) {
+        finished++;
+        slot[i] = -2;
+      }
+    }
+    ASSERT_LT(step, 100);
+  }
+  EXPECT_EQ(got, alone);
+}
+
+TEST(LlmCli, MistakesAreNamed) {
+  std::string dir = std::filesystem::temp_directory_path() / "tc_llm_bad";
+  std::filesystem::create_directories(dir);
+  std::string cut = dir + "/cut.gguf";
+  {
+    std::ifstream in(kDir + "llama.f16.gguf", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  std::string bad_hf = dir + "/bad-hf";
+  std::filesystem::create_directories(bad_hf);
+  std::ofstream(bad_hf + "/config.json") << R"({"model_type": "llama", "hidden_size": 64)";
+  std::string odd_hf = dir + "/odd-hf";
+  std::filesystem::create_directories(odd_hf);
+  std::ofstream(odd_hf + "/config.json") << R"({"model_type": "bloom"})";
+  std::string gguf = kDir + "llama.f16.gguf";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"--model", cut, "--prompt", "hi"}, "cut.gguf"},
+      {{"--model", dir + "/none.gguf", "--prompt", "hi"}, "none.gguf: no such file"},
+      {{"--model", bad_hf, "--prompt", "hi"}, "config.json: is not valid JSON"},
+      {{"--model", odd_hf, "--prompt", "hi"}, "model_type 'bloom' is not supported"},
+      {{"--model", gguf, "--prompt", "hi", "--quantize", "q3_k"}, "--quantize: 'q3_k'"},
+      {{"--model", gguf, "--chat", "--chat-template", "alpaca"}, "alpaca"},
+      {{"--model", gguf, "--prompt", "hi", "--min-p", "2"}, "--min-p: expected a number in [0, 1]"},
+      {{"--model", gguf, "--prompt", "hi", "--max-context", "0"},
+       "--max-context: expected at least 1"},
+      {{"--model", gguf, "--prompt", std::string(100, 'x')},
+       "do not fit the model's context of 64"},
+      {{"--model", gguf}, "one of --prompt TEXT or --chat"},
+  };
+  for (const Case& c : cases) {
+    Ran r = infer(c.args);
+    EXPECT_EQ(r.rc, 2) << c.args[1] << ": " << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << r.out;
+  }
+}
+
+}  // namespace
