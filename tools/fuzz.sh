@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a bounded time.
-# Usage: tools/fuzz.sh [seconds for the safetensors parser, default 60; infer's parsers and the
-# ONNX importer get half]
+# Usage: tools/fuzz.sh [seconds for the safetensors parser, default 60; the GGUF parser, infer's
+# parsers and the ONNX importer get half]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
@@ -18,6 +18,12 @@ mkdir -p "$out/corpus/safetensors"
 cp tests/fixtures/torch_state.safetensors "$out/corpus/safetensors/" 2>/dev/null || true
 clang++ "${flags[@]}" nn/safetensors.cc tests/fuzz/safetensors_fuzz.cc -o "$out/safetensors_fuzz"
 run safetensors_fuzz safetensors 4096 "$secs"
+
+# the GGUF parser (frontends/llm/gguf.cc), seeded with the fixtures' GGUF files
+mkdir -p "$out/corpus/gguf"
+cp tests/fixtures/llm_quant/*.gguf "$out/corpus/gguf/"
+clang++ "${flags[@]}" frontends/llm/gguf.cc tests/fuzz/gguf_fuzz.cc -o "$out/gguf_fuzz"
+run gguf_fuzz gguf 4096 $((secs / 2 > 0 ? secs / 2 : 1)) -seed="${FUZZ_SEED:-1}"
 
 # infer serve's request bodies; the first byte picks the parser (its value mod 5): 0 classify JSON,
 # 1 classify raw bytes, 2 completion JSON, 3 base64, 4 v2 infer JSON (see the target).

@@ -19,6 +19,9 @@ namespace {
 constexpr int kMaxDims = 4;                        // GGML_MAX_DIMS
 constexpr int kMaxArrayDepth = 8;                  // arrays of arrays nest at most this deep
 constexpr uint64_t kMaxNumel = uint64_t{1} << 56;  // keeps bytes and offsets far from overflow
+// A Value takes ~100 bytes in memory for as little as 1 in the file: all metadata values together
+// (array elements included) are bounded. The largest vocabularies hold ~1M (tokens, scores, types).
+constexpr uint64_t kMaxValues = uint64_t{1} << 22;
 
 [[noreturn]] void bad(const std::string& what) { throw FormatError("gguf: " + what); }
 
@@ -29,6 +32,7 @@ struct Reader {
   const uint8_t* data;
   size_t size;
   size_t pos = 0;
+  uint64_t values = 0;  // metadata values read so far
 
   size_t left() const { return size - pos; }
   void need(uint64_t n, const std::string& what) const {
@@ -90,6 +94,8 @@ uint64_t min_value_bytes(uint32_t type) {
 }
 
 Value read_value(Reader& r, uint32_t type, const std::string& key, int depth) {
+  if (++r.values > kMaxValues)
+    bad("metadata '" + key + "': more than " + str(kMaxValues) + " metadata values in all");
   Value v;
   v.type = type;
   switch (type) {
@@ -140,6 +146,9 @@ Value read_value(Reader& r, uint32_t type, const std::string& key, int depth) {
       if (n > r.left() / each)
         bad("metadata '" + key + "': array of " + str(n) + " elements cannot fit in the " +
             str(r.left()) + " bytes left at offset " + str(r.pos));
+      if (n > kMaxValues - r.values)
+        bad("metadata '" + key + "': array of " + str(n) + " elements makes more than " +
+            str(kMaxValues) + " metadata values in all");
       v.items.reserve(n);
       for (uint64_t i = 0; i < n; i++)
         v.items.push_back(read_value(r, v.elem_type, key, depth + 1));

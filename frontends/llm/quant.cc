@@ -150,7 +150,8 @@ Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape) {
          info->name, raw.dtype().name(), fmt_shape(raw.shape()));
   int64_t numel = 1;
   for (int64_t d : shape) {
-    if (d <= 0) fail("dequantize: %s tensor of shape %s", info->name, fmt_shape(shape));
+    if (d <= 0 || numel > (int64_t{1} << 56) / d)
+      fail("dequantize: a %s tensor of shape %s", info->name, fmt_shape(shape));
     numel *= d;
   }
   if (shape.empty() || shape.back() % info->block_elems != 0)
@@ -180,6 +181,8 @@ std::vector<uint8_t> quantize(const float* x, int64_t n, uint32_t type) {
          type == Q8_0 ? "q8_0" : "q4_0");
   const int64_t bytes = type == Q8_0 ? 34 : 18;
   std::vector<uint8_t> out(static_cast<size_t>(n / 32 * bytes));
+  for (int64_t i = 0; i < n; i++)
+    if (!std::isfinite(x[i])) fail("quantize: value %d is %f, not a finite number", i, x[i]);
   for (int64_t b = 0; b < n / 32; b++) {
     const float* v = x + b * 32;
     uint8_t* y = out.data() + b * bytes;
@@ -196,12 +199,12 @@ std::vector<uint8_t> quantize(const float* x, int64_t n, uint32_t type) {
         if (amax < std::fabs(v[j])) amax = std::fabs(v[j]), max = v[j];
       const float d = max / -8, id = d != 0 ? 1.0f / d : 0.0f;
       put_f16(y, d);
-      for (int j = 0; j < 16; j++) {
-        auto q = [&](float f) {
-          return std::min(15, static_cast<int>(static_cast<int8_t>(f * id + 8.5f)));
-        };
-        y[2 + j] = static_cast<uint8_t>(q(v[j]) | (q(v[16 + j]) << 4));
-      }
+      // x * id and + 8.5 rounded apart, as C without FMA contraction (g++ -std=c++20 does not
+      // contract; ggml built with -march=native and GNU C may, which moves rare ties)
+      auto q = [&](float f) {
+        return std::min(15, static_cast<int>(static_cast<int8_t>(f * id + 8.5f)));
+      };
+      for (int j = 0; j < 16; j++) y[2 + j] = static_cast<uint8_t>(q(v[j]) | (q(v[16 + j]) << 4));
     }
   }
   return out;

@@ -291,6 +291,23 @@ TEST(Gguf, MetadataErrors) {
   put(b, after_string(b, "t.arr.str") - 9 - 8, uint64_t{1} << 40, 8);  // a key's length
   EXPECT_THAT(parse_error(b), HasSubstr("truncated: metadata key 13 of 1099511627776 bytes"));
 
+  // 2^22 values in all at most, the array counted (each takes ~100 bytes in memory, 1 in a file)
+  for (uint64_t n : {(uint64_t{1} << 22) - 1, uint64_t{1} << 22}) {
+    Bytes big = {'G', 'G', 'U', 'F'};
+    big.resize(24 + 8 + 3 + 4 + 4 + 8 + n);
+    put(big, 4, 3, 4);
+    put(big, 16, 1, 8);               // one key
+    put(big, 24, 3, 8);               // its name's length
+    std::memcpy(&big[32], "big", 3);  // its name
+    put(big, 35, gguf::ARRAY, 4);     // an array
+    put(big, 39, gguf::UINT8, 4);     // of uint8
+    put(big, 43, n, 8);               // of n elements (zeros)
+    EXPECT_EQ(parse_error(big), n < (uint64_t{1} << 22)
+                                    ? "(no error)"
+                                    : "gguf: metadata 'big': array of 4194304 elements makes more "
+                                      "than 4194304 metadata values in all");
+  }
+
   Bytes deep = read_file(fixture("deep.gguf"));  // "ok" nests 8 arrays, "deep" 9
   EXPECT_THAT(parse_error(deep), HasSubstr("metadata 'deep': arrays nest deeper than 8"));
 }

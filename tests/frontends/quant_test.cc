@@ -106,8 +106,11 @@ TEST_P(Dequantize, FusesIntoTheMatmul) {
     Tensor raw = b.raw(name).realize();
     tc::engine::GlobalCounters::reset();
     Tensor y = x.matmul(gguf::dequantize(raw, b.info(name).type, s).T()).realize();
-    if (m == 1) {
+    if (m == 1) {  // its buffers: W's blocks, x, y and the shift tables (a few bytes)
       EXPECT_EQ(tc::engine::GlobalCounters::kernel_count, 1) << name;
+      EXPECT_LE(tc::engine::GlobalCounters::global_mem,
+                static_cast<double>(b.info(name).bytes + 4 * (k + n) + 16))
+          << name;
     }
     std::vector<float> got = y.data<float>(), w = b.floats(name + ".expected");
     for (int64_t i = 0; i < m; i++)
@@ -161,6 +164,10 @@ TEST(Dequantize, ErrorsNameTheTypeShapeAndSizes) {
                 gguf::dequantize(raw, gguf::Q4_0, {0, 64});
               }),
               HasSubstr("q4_0 tensor of shape (0, 64)"));
+  EXPECT_THAT(error([&] {
+                gguf::dequantize(raw, gguf::Q4_0, {int64_t{1} << 40, 1 << 20});
+              }),
+              HasSubstr("q4_0 tensor of shape (1099511627776, 1048576)"));
 }
 
 TEST(Quantize, EqualsNumPyByteForByte) {
@@ -185,6 +192,13 @@ TEST(Quantize, Errors) {
     ADD_FAILURE();
   } catch (const tc::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("40 values are not a whole number of q8_0 blocks of 32"));
+  }
+  x[33] = NAN;
+  try {
+    gguf::quantize(x.data(), 64, gguf::Q4_0);
+    ADD_FAILURE();
+  } catch (const tc::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("value 33 is nan, not a finite number"));
   }
   try {
     gguf::quantize(x.data(), 32, gguf::Q4_K);
