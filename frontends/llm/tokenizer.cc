@@ -222,7 +222,17 @@ void Tokenizer::encode_fragment(std::string_view text, bool prefix,
                                 std::vector<int32_t>& out) const {
   if (text.empty()) return;
   if (kind_ == Kind::ByteLevel) {
-    for (std::string_view piece : pre_tokenize(pre_, text)) bpe(piece, out);
+    for (std::string_view piece : pre_tokenize(pre_, text)) {
+      if (ignore_merges_) {
+        std::string chars;
+        for (char b : piece) chars += byte_chars()[uint8_t(b)];
+        if (std::optional<int32_t> id = find(chars)) {
+          out.push_back(*id);
+          continue;
+        }
+      }
+      bpe(piece, out);
+    }
     return;
   }
   std::string normalized = prefix && dummy_prefix_ ? std::string(kSpaceMark) : std::string();
@@ -338,6 +348,7 @@ Tokenizer Tokenizer::from_gguf(const GgufVocab& v) {
   if (v.model == "gpt2") {
     t.kind_ = Kind::ByteLevel;
     t.pre_ = pre_tokenizer_from_gguf(v.pre);
+    t.ignore_merges_ = t.pre_ == PreTokenizer::Llama3;  // as llama.cpp does for llama-bpe
   } else if (v.model == "llama") {
     t.kind_ = Kind::SentencePiece;
     if (v.scores.empty()) fail("tokenizer.ggml.scores is missing (the \"llama\" model needs it)");
@@ -498,6 +509,7 @@ Tokenizer Tokenizer::from_hf_json(const std::string& json_text) {
     t.kind_ = byte_level ? Kind::ByteLevel : Kind::SentencePiece;
     t.dummy_prefix_ = prepend;
     t.byte_fallback_ = model.value("byte_fallback", false);
+    t.ignore_merges_ = t.kind_ == Kind::ByteLevel && model.value("ignore_merges", false);
     if (model.contains("unk_token") && model["unk_token"].is_string()) {
       std::string unk = model["unk_token"];
       t.unk_ = t.find(unk);
@@ -519,13 +531,13 @@ Tokenizer Tokenizer::from_hf_json(const std::string& json_text) {
       }
     }
     // A post_processor that starts every sequence with a special token: that token is the BOS.
-    const json& post = j.value("post_processor", json());
-    if (post.is_object() && post.value("type", "") == "TemplateProcessing" &&
-        post.contains("single") && !post["single"].empty() &&
-        post["single"][0].contains("SpecialToken")) {
-      std::string bos = post["single"][0]["SpecialToken"].at("id");
-      t.bos_ = t.find(bos);
-      t.add_bos_ = t.bos_.has_value();
+    for (const json& post : flatten(j.value("post_processor", json()), "processors")) {
+      if (post.value("type", "") == "TemplateProcessing" && post.contains("single") &&
+          !post["single"].empty() && post["single"][0].contains("SpecialToken")) {
+        std::string bos = post["single"][0]["SpecialToken"].at("id");
+        t.bos_ = t.find(bos);
+        t.add_bos_ = t.bos_.has_value();
+      }
     }
   } catch (const json::exception& e) {
     fail("tokenizer.json: %s", e.what());

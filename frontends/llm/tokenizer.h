@@ -113,7 +113,8 @@ class Tokenizer {
   std::vector<TrieNode> trie_{TrieNode{}};
   std::optional<int32_t> bos_, eos_, unk_;
   bool add_bos_ = false;
-  bool byte_fallback_ = false;         // SentencePiece: unknown characters as "<0xAB>" tokens
+  bool ignore_merges_ = false;  // byte-level: a piece that is a token is taken whole (Llama 3)
+  bool byte_fallback_ = false;  // SentencePiece: unknown characters as "<0xAB>" tokens
   bool prefix_every_fragment_ = true;  // SentencePiece: "▁" after special tokens too
   bool dummy_prefix_ = true;
   std::string chat_template_;
