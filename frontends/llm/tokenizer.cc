@@ -156,13 +156,13 @@ void Tokenizer::mark_split_out(int32_t id, bool special) {
 
 void Tokenizer::finish() {
   byte_ids_.fill(-1);
-  byte_token_of_.assign(pieces_.size(), -1);
+  std::vector<int32_t> byte_of(pieces_.size(), -1);  // id -> the byte a byte token stands for
   int found = 0;
   for (int b = 0; b < 256; b++) {
     std::string text = kind_ == Kind::ByteLevel ? byte_chars()[b] : byte_token_text(b);
     if (std::optional<int32_t> id = find(text)) {
       byte_ids_[b] = *id;
-      byte_token_of_[*id] = b;
+      byte_of[*id] = b;
       found++;
     } else if (kind_ == Kind::ByteLevel) {
       fail("tokenizer: byte-level BPE vocabulary lacks the token '%s' for byte 0x%02X", text, b);
@@ -175,11 +175,13 @@ void Tokenizer::finish() {
   bytes_.resize(pieces_.size());
   for (size_t id = 0; id < pieces_.size(); id++) {
     const std::string& p = pieces_[id];
-    if (kind_ == Kind::SentencePiece) {
-      bytes_[id] = byte_token_of_[id] >= 0 ? std::string(1, char(byte_token_of_[id]))
-                                           : replace_all(p, kSpaceMark, " ");
+    if (split_out_[id]) {
+      bytes_[id] = p;  // added and special tokens are their text
+    } else if (kind_ == Kind::SentencePiece) {
+      bytes_[id] =
+          byte_of[id] >= 0 ? std::string(1, char(byte_of[id])) : replace_all(p, kSpaceMark, " ");
     } else {
-      bytes_[id] = byte_level_bytes(p).value_or(p);  // added tokens are their text
+      bytes_[id] = byte_level_bytes(p).value_or(p);
     }
   }
   if (bos_) checked_id(*bos_, "BOS");
