@@ -156,13 +156,13 @@ void Tokenizer::mark_split_out(int32_t id, bool special) {
 
 void Tokenizer::finish() {
   byte_ids_.fill(-1);
-  byte_token_of_.assign(pieces_.size(), -1);
+  std::vector<int32_t> byte_of(pieces_.size(), -1);  // id -> the byte a byte token stands for
   int found = 0;
   for (int b = 0; b < 256; b++) {
     std::string text = kind_ == Kind::ByteLevel ? byte_chars()[b] : byte_token_text(b);
     if (std::optional<int32_t> id = find(text)) {
       byte_ids_[b] = *id;
-      byte_token_of_[*id] = b;
+      byte_of[*id] = b;
       found++;
     } else if (kind_ == Kind::ByteLevel) {
       fail("tokenizer: byte-level BPE vocabulary lacks the token '%s' for byte 0x%02X", text, b);
@@ -175,11 +175,13 @@ void Tokenizer::finish() {
   bytes_.resize(pieces_.size());
   for (size_t id = 0; id < pieces_.size(); id++) {
     const std::string& p = pieces_[id];
-    if (kind_ == Kind::SentencePiece) {
-      bytes_[id] = byte_token_of_[id] >= 0 ? std::string(1, char(byte_token_of_[id]))
-                                           : replace_all(p, kSpaceMark, " ");
+    if (split_out_[id]) {
+      bytes_[id] = p;  // added and special tokens are their text
+    } else if (kind_ == Kind::SentencePiece) {
+      bytes_[id] =
+          byte_of[id] >= 0 ? std::string(1, char(byte_of[id])) : replace_all(p, kSpaceMark, " ");
     } else {
-      bytes_[id] = byte_level_bytes(p).value_or(p);  // added tokens are their text
+      bytes_[id] = byte_level_bytes(p).value_or(p);
     }
   }
   if (bos_) checked_id(*bos_, "BOS");
@@ -222,7 +224,17 @@ void Tokenizer::encode_fragment(std::string_view text, bool prefix,
                                 std::vector<int32_t>& out) const {
   if (text.empty()) return;
   if (kind_ == Kind::ByteLevel) {
-    for (std::string_view piece : pre_tokenize(pre_, text)) bpe(piece, out);
+    for (std::string_view piece : pre_tokenize(pre_, text)) {
+      if (ignore_merges_) {
+        std::string chars;
+        for (char b : piece) chars += byte_chars()[uint8_t(b)];
+        if (std::optional<int32_t> id = find(chars)) {
+          out.push_back(*id);
+          continue;
+        }
+      }
+      bpe(piece, out);
+    }
     return;
   }
   std::string normalized = prefix && dummy_prefix_ ? std::string(kSpaceMark) : std::string();
@@ -338,6 +350,7 @@ Tokenizer Tokenizer::from_gguf(const GgufVocab& v) {
   if (v.model == "gpt2") {
     t.kind_ = Kind::ByteLevel;
     t.pre_ = pre_tokenizer_from_gguf(v.pre);
+    t.ignore_merges_ = t.pre_ == PreTokenizer::Llama3;  // as llama.cpp does for llama-bpe
   } else if (v.model == "llama") {
     t.kind_ = Kind::SentencePiece;
     if (v.scores.empty()) fail("tokenizer.ggml.scores is missing (the \"llama\" model needs it)");
@@ -498,6 +511,7 @@ Tokenizer Tokenizer::from_hf_json(const std::string& json_text) {
     t.kind_ = byte_level ? Kind::ByteLevel : Kind::SentencePiece;
     t.dummy_prefix_ = prepend;
     t.byte_fallback_ = model.value("byte_fallback", false);
+    t.ignore_merges_ = t.kind_ == Kind::ByteLevel && model.value("ignore_merges", false);
     if (model.contains("unk_token") && model["unk_token"].is_string()) {
       std::string unk = model["unk_token"];
       t.unk_ = t.find(unk);
@@ -519,13 +533,13 @@ Tokenizer Tokenizer::from_hf_json(const std::string& json_text) {
       }
     }
     // A post_processor that starts every sequence with a special token: that token is the BOS.
-    const json& post = j.value("post_processor", json());
-    if (post.is_object() && post.value("type", "") == "TemplateProcessing" &&
-        post.contains("single") && !post["single"].empty() &&
-        post["single"][0].contains("SpecialToken")) {
-      std::string bos = post["single"][0]["SpecialToken"].at("id");
-      t.bos_ = t.find(bos);
-      t.add_bos_ = t.bos_.has_value();
+    for (const json& post : flatten(j.value("post_processor", json()), "processors")) {
+      if (post.value("type", "") == "TemplateProcessing" && post.contains("single") &&
+          !post["single"].empty() && post["single"][0].contains("SpecialToken")) {
+        std::string bos = post["single"][0]["SpecialToken"].at("id");
+        t.bos_ = t.find(bos);
+        t.add_bos_ = t.bos_.has_value();
+      }
     }
   } catch (const json::exception& e) {
     fail("tokenizer.json: %s", e.what());

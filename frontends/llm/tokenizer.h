@@ -91,31 +91,31 @@ class Tokenizer {
   void encode_fragment(std::string_view text, bool prefix, std::vector<int32_t>& out) const;
   void bpe(std::string_view text, std::vector<int32_t>& out) const;
 
-  Kind kind_ = Kind::ByteLevel;
-  PreTokenizer pre_ = PreTokenizer::Gpt2;
-  std::vector<std::string> pieces_;  // id -> vocabulary text
-  struct TextHash {                  // lets find() look up a string_view without a copy
+  struct TextHash {  // lets find() look up a string_view without a copy
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ids_;  // text -> id
-  std::vector<std::string> bytes_;                                           // id -> decoded bytes
-  std::vector<uint8_t> special_;                // id -> is a special (control) token
-  std::vector<uint8_t> split_out_;              // id -> an added token, matched in the text
-  std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> merge
-  std::array<int32_t, 256> byte_ids_{};         // a byte's token (-1: none)
-  std::vector<int32_t> byte_token_of_;          // id -> the byte it stands for, or -1
-  // Added/special tokens matched in the text, as a byte trie: node -> (byte -> node).
-  struct TrieNode {
+  struct TrieNode {  // added tokens, matched in the text byte by byte
     std::unordered_map<uint8_t, int32_t> next;
     int32_t token = -1;
   };
+
+  Kind kind_ = Kind::ByteLevel;
+  PreTokenizer pre_ = PreTokenizer::Gpt2;
+  std::vector<std::string> pieces_;                                          // id -> text
+  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ids_;  // text -> id
+  std::vector<std::string> bytes_;                                           // id -> decoded bytes
+  std::vector<uint8_t> special_;                // id -> a special (control) token
+  std::vector<uint8_t> split_out_;              // id -> an added token, matched in the text
+  std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> merge
+  std::array<int32_t, 256> byte_ids_{};         // a byte's token (-1: none)
   std::vector<TrieNode> trie_{TrieNode{}};
   std::optional<int32_t> bos_, eos_, unk_;
   bool add_bos_ = false;
+  bool ignore_merges_ = false;         // byte-level: a piece that is a token is taken whole
   bool byte_fallback_ = false;         // SentencePiece: unknown characters as "<0xAB>" tokens
-  bool prefix_every_fragment_ = true;  // SentencePiece: "▁" after special tokens too
-  bool dummy_prefix_ = true;
+  bool dummy_prefix_ = true;           // SentencePiece: "▁" before each text fragment
+  bool prefix_every_fragment_ = true;  // ... after added tokens too, not only the first
   std::string chat_template_;
 };
 

@@ -10,9 +10,11 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_replace.h"
 #include "frontends/llm/chat_template.h"
 #include "tinycore/error.h"
 
@@ -215,6 +217,22 @@ TEST(ByteLevelBpe, TokenizerConfigGivesBosEosAndTheChatTemplate) {
   EXPECT_EQ(t.encode("Hello world", true).front(), *t.bos());
 }
 
+// Hugging Face's Llama 3 files add the BOS in a post_processor (a TemplateProcessing, here in a
+// Sequence as newer files have it): that token is the BOS, added by default.
+TEST(ByteLevelBpe, PostProcessorGivesTheBos) {
+  json j = load_json("llama3.tokenizer.json");
+  json bos_first = {{"type", "TemplateProcessing"},
+                    {"single",
+                     {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}},
+                      {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}}};
+  j["post_processor"] = {{"type", "Sequence"},
+                         {"processors", {{{"type", "ByteLevel"}}, bos_first}}};
+  Tokenizer t = Tokenizer::from_hf_json(j.dump());
+  EXPECT_EQ(t.bos(), t.find("<|begin_of_text|>"));
+  EXPECT_TRUE(t.add_bos());
+  EXPECT_EQ(t.encode("", t.add_bos()), std::vector<int32_t>{*t.bos()});
+}
+
 // A long piece without spaces costs O(n log n), not a quadratic number of passes.
 TEST(ByteLevelBpe, LongInputsWithoutSpacesRoundTrip) {
   Tokenizer t = Tokenizer::from_hf_file(fixture_path("gpt2.tokenizer.json"));
@@ -273,6 +291,36 @@ TEST(SentencePieceBpe, LongInputsWithoutSpacesRoundTrip) {
   std::vector<int32_t> ids = t.encode(s, false);
   EXPECT_LT(ids.size(), s.size() * 9 / 10);
   EXPECT_EQ(t.decode(ids), s);
+}
+
+// Random bytes (mostly invalid UTF-8) with pieces of special tokens mixed in: every tokenizer
+// gives them back byte for byte.
+TEST(Tokenizers, RandomBytesRoundTrip) {
+  std::vector<std::pair<std::string, Tokenizer>> all = spm_tokenizers();
+  for (const ByteLevelCase& c : kByteLevel) {
+    for (auto& t : byte_level_tokenizers(c)) all.push_back(std::move(t));
+  }
+  const std::vector<std::string> bits = {"<|eot_id|>", "<|im_", "<s>",          "</s", " ",
+                                         "\n",         "'S",    "\xE2\x96\x81", "9"};
+  std::mt19937 rng(33);
+  for (int round = 0; round < 200; round++) {
+    std::string s;
+    int n = int(rng() % 64);
+    for (int k = 0; k < n; k++) {
+      if (rng() % 4 == 0) {
+        s += bits[rng() % bits.size()];
+      } else {
+        s += char(rng() % 256);
+      }
+    }
+    for (auto& [label, tok] : all) {
+      // SentencePiece cannot tell a "▁" in the text from a space (nor can sentencepiece).
+      std::string want = tok.kind() == Tokenizer::Kind::SentencePiece
+                             ? absl::StrReplaceAll(s, {{"\xE2\x96\x81", " "}})
+                             : s;
+      EXPECT_EQ(tok.decode(tok.encode(s, false)), want) << label << " " << absl::CHexEscape(s);
+    }
+  }
 }
 
 // ---- bad input --------------------------------------------------------------------------------
