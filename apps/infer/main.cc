@@ -109,7 +109,12 @@ void usage(FILE* f) {
       "  --timeout S        seconds a request may wait and run, and a socket may stall "
       "(default 30)\n"
       "  --threads N        HTTP worker threads (default 16)\n"
-      "  --name NAME        the name an ONNX model is served under (default: its file name)\n"
+      "  --name NAME        the name an ONNX or language model is served under (default: its "
+      "file\n"
+      "                     or folder name)\n"
+      "serve --model M.gguf|DIR also answers POST /v1/chat/completions and GET /v1/models "
+      "(OpenAI's\n"
+      "shapes); --max-context, --quantize and --chat-template apply as above.\n"
       "serve --model answers KServe's Open Inference Protocol v2 (as Triton): GET "
       "/v2/health/ready,\n"
       "GET /v2/models/NAME (inputs and outputs), POST /v2/models/NAME/infer; and /healthz, "
@@ -244,6 +249,9 @@ int serve(const std::map<std::string, std::string>& a) {
   if (auto v = get("--timeout")) o.request_timeout_s = to_double("--timeout", *v);
   if (auto v = get("--threads")) o.threads = static_cast<int>(to_int("--threads", *v));
   if (auto v = get("--name")) o.model_name = *v;
+  if (auto v = get("--max-context")) o.max_context = to_int("--max-context", *v);
+  if (auto v = get("--quantize")) o.quantize = *v;
+  if (auto v = get("--chat-template")) o.chat_template = *v;
   if (o.port < 0 || o.port > 65535) fail("--port: expected 0..65535, got %d", o.port);
   if (o.max_batch < 1 || o.queue_limit < 1 || o.max_body_bytes < 1 || o.image.max_side < 1 ||
       o.max_tokens < 1 || o.threads < 1 || !(o.request_timeout_s > 0) || o.batch_wait_ms < 0)
@@ -338,8 +346,8 @@ int main(int argc, char** argv) {
   }
   const bool llm = args.count("--model") && tc::infer::is_language_model(args["--model"]);
   const bool onnx = args.count("--model") && !llm;
-  if (llm && !serving) {
-    if (args.count("--prompt") == args.count("--chat") || args.count("--run")) {
+  if (llm) {
+    if (args.count("--run") || (!serving && args.count("--prompt") == args.count("--chat"))) {
       std::fprintf(stderr,
                    "infer: give --model M.gguf|DIR with one of --prompt TEXT or --chat (infer "
                    "--help)\n");

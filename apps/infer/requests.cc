@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace tc::infer {
 namespace {
@@ -115,7 +116,6 @@ void check_neutral_options(const Json& obj) {
       {"best_of", "1", [](const Json& v) { return v == 1; }},
       {"echo", "false", [](const Json& v) { return v == false; }},
       {"logprobs", "null", [](const Json&) { return false; }},
-      {"stop", "null, \"\" or []", [](const Json& v) { return v == "" || v == Json::array(); }},
       {"suffix", "null or \"\"", [](const Json& v) { return v == ""; }},
       {"presence_penalty", "0", [](const Json& v) { return v.is_number() && v == 0; }},
       {"frequency_penalty", "0", [](const Json& v) { return v.is_number() && v == 0; }},
@@ -369,6 +369,62 @@ ClassifyRequest parse_classify(std::string_view body, std::string_view content_t
   return r;
 }
 
+namespace {
+
+// Fields every completion endpoint knows (OpenAI's, and ours), beside its own.
+const std::set<std::string> kCompletionFields = {"model",
+                                                 "max_tokens",
+                                                 "temperature",
+                                                 "top_k",
+                                                 "top_p",
+                                                 "min_p",
+                                                 "seed",
+                                                 "stop",
+                                                 "stream",
+                                                 "stream_options",
+                                                 "user",
+                                                 "n",
+                                                 "logprobs",
+                                                 "presence_penalty",
+                                                 "frequency_penalty",
+                                                 "logit_bias",
+                                                 "repetition_penalty"};
+
+// Sampling fields into r, after refusing a field neither kCompletionFields nor `own` names.
+void parse_sampling(const Json& j, const std::set<std::string>& own, int64_t max_tokens_limit,
+                    CompletionRequest& r) {
+  for (const auto& [name, value] : j.items())
+    if (!kCompletionFields.count(name) && !own.count(name))
+      bad(name, "unknown field (not a field of this endpoint)");
+  r.max_tokens =
+      int_in(j, "max_tokens", 1, max_tokens_limit, std::min(r.max_tokens, max_tokens_limit));
+  r.temperature = number_in(j, "temperature", 0, false, std::numeric_limits<double>::max(),
+                            r.temperature, ">= 0");
+  r.top_k = int_in(j, "top_k", 0, std::numeric_limits<int64_t>::max(), r.top_k);
+  r.top_p = number_in(j, "top_p", 0, true, 1, r.top_p, "in (0, 1]");
+  r.min_p = number_in(j, "min_p", 0, false, 1, r.min_p, "in [0, 1]");
+  r.repetition_penalty = number_in(j, "repetition_penalty", 0, true,
+                                   std::numeric_limits<double>::max(), r.repetition_penalty, "> 0");
+  if (const Json* seed = field(j, "seed")) {
+    if (!seed->is_number_integer() || (!seed->is_number_unsigned() && seed->get<int64_t>() < 0))
+      bad("seed", "expected an integer in 0..18446744073709551615, got " + describe(*seed));
+    r.seed = seed->get<uint64_t>();
+  }
+  if (const Json* stop = field(j, "stop")) {
+    Json list = stop->is_string() ? Json::array({*stop}) : *stop;
+    if (!list.is_array() || list.size() > 4)
+      bad("stop", "expected a string or an array of at most 4 strings, got " + describe(*stop));
+    for (const Json& s : list) {
+      if (!s.is_string()) bad("stop", "expected strings, got " + describe(s));
+      if (!s.get<std::string>().empty()) r.stop.push_back(s.get<std::string>());
+    }
+  }
+  r.stream = bool_field(j, "stream", r.stream);
+  check_neutral_options(j);
+}
+
+}  // namespace
+
 CompletionRequest parse_completion(std::string_view body, int64_t max_tokens_limit) {
   Json j = parse_object(body);
   CompletionRequest r;
@@ -379,19 +435,45 @@ CompletionRequest parse_completion(std::string_view body, int64_t max_tokens_lim
                       describe(*prompt));
   r.prompt = prompt->get<std::string>();
   if (r.prompt.empty()) bad("prompt", "is empty (give at least one character)");
-  r.max_tokens =
-      int_in(j, "max_tokens", 1, max_tokens_limit, std::min(r.max_tokens, max_tokens_limit));
-  r.temperature = number_in(j, "temperature", 0, false, std::numeric_limits<double>::max(),
-                            r.temperature, ">= 0");
-  r.top_k = int_in(j, "top_k", 0, std::numeric_limits<int64_t>::max(), r.top_k);
-  r.top_p = number_in(j, "top_p", 0, true, 1, r.top_p, "in (0, 1]");
-  if (const Json* seed = field(j, "seed")) {
-    if (!seed->is_number_integer() || (!seed->is_number_unsigned() && seed->get<int64_t>() < 0))
-      bad("seed", "expected an integer in 0..18446744073709551615, got " + describe(*seed));
-    r.seed = seed->get<uint64_t>();
+  parse_sampling(j, {"prompt", "best_of", "echo", "suffix"}, max_tokens_limit, r);
+  return r;
+}
+
+CompletionRequest parse_chat_completion(std::string_view body, int64_t max_tokens_limit) {
+  Json j = parse_object(body);
+  CompletionRequest r;
+  if (const Json* m = field(j, "max_completion_tokens")) j["max_tokens"] = *m;
+  const Json* messages = field(j, "messages");
+  if (!messages || !messages->is_array() || messages->empty())
+    bad("messages",
+        "expected a non-empty array of {\"role\", \"content\"}" +
+            (messages ? ", got " + describe(*messages) : std::string(", it is missing")));
+  for (size_t i = 0; i < messages->size(); i++) {
+    const Json& m = (*messages)[i];
+    std::string at = "messages[" + std::to_string(i) + "]";
+    const Json* role = m.is_object() ? field(m, "role") : nullptr;
+    const Json* content = m.is_object() ? field(m, "content") : nullptr;
+    if (!role || !role->is_string() || !content)
+      bad(at, "expected {\"role\": a string, \"content\"}, got " + describe(m));
+    ChatTurn turn{role->get<std::string>(), ""};
+    if (turn.role != "system" && turn.role != "user" && turn.role != "assistant")
+      bad(at + ".role", "expected system, user or assistant, got " + describe(*role));
+    if (content->is_string()) {
+      turn.content = content->get<std::string>();
+    } else if (content->is_array()) {  // parts: only text ones
+      for (const Json& part : *content) {
+        const Json* text = part.is_object() ? field(part, "text") : nullptr;
+        if (!text || !text->is_string() || part.value("type", "") != "text")
+          bad(at + ".content",
+              "expected text parts {\"type\": \"text\", \"text\"}, got " + describe(part));
+        turn.content += text->get<std::string>();
+      }
+    } else {
+      bad(at + ".content", "expected a string or text parts, got " + describe(*content));
+    }
+    r.messages.push_back(std::move(turn));
   }
-  r.stream = bool_field(j, "stream", r.stream);
-  check_neutral_options(j);
+  parse_sampling(j, {"messages", "max_completion_tokens"}, max_tokens_limit, r);
   return r;
 }
 

@@ -3,10 +3,11 @@
 // Every refusal is a RequestError carrying the HTTP status and a message that names the field and
 // what was wrong: "max_tokens: expected an integer in 1..256, got -3".
 //
-// Unknown fields are ignored, as OpenAI's API ignores them (clients send "model", "user" ...),
-// except OpenAI options that would change the answer and that we do not implement (n, best_of,
-// echo, logprobs, stop, suffix, presence_penalty, frequency_penalty, logit_bias): those are
-// accepted only at their neutral values, so a client never gets silently different output.
+// /v1/classify ignores unknown fields. The completion endpoints refuse a field they do not know,
+// as OpenAI's API does ("model", "user" and the other fields of its API are known); OpenAI
+// options that would change the answer and that we do not implement (n, best_of, echo, logprobs,
+// suffix, presence_penalty, frequency_penalty, logit_bias) are accepted only at their neutral
+// values, so a client never gets silently different output.
 #pragma once
 
 #include <cstdint>
@@ -57,18 +58,30 @@ struct ClassifyLimits {
 ClassifyRequest parse_classify(std::string_view body, std::string_view content_type,
                                std::string_view topk_query, const ClassifyLimits& limits);
 
+struct ChatTurn {
+  std::string role;  // "system", "user" or "assistant"
+  std::string content;
+};
+
 struct CompletionRequest {
-  std::string prompt;            // non-empty
-  int64_t max_tokens = 16;       // OpenAI's default; 1..max_tokens limit
-  double temperature = 1.0;      // >= 0; 0: greedy
-  int64_t top_k = 0;             // >= 0; 0: all tokens
-  double top_p = 1.0;            // (0, 1]
-  std::optional<uint64_t> seed;  // absent: the server picks one
+  std::string prompt;               // /v1/completions: non-empty
+  std::vector<ChatTurn> messages;   // /v1/chat/completions: at least one
+  int64_t max_tokens = 16;          // OpenAI's default; 1..max_tokens limit
+  double temperature = 1.0;         // >= 0; 0: greedy
+  int64_t top_k = 0;                // >= 0; 0: all tokens
+  double top_p = 1.0;               // (0, 1]
+  double min_p = 0.0;               // [0, 1]
+  double repetition_penalty = 1.0;  // > 0
+  std::vector<std::string> stop;    // a string or up to 4 of them, none empty
+  std::optional<uint64_t> seed;     // absent: the server picks one
   bool stream = false;
 };
 
 // A /v1/completions body (JSON object). max_tokens_limit bounds max_tokens.
 CompletionRequest parse_completion(std::string_view body, int64_t max_tokens_limit);
+// A /v1/chat/completions body: "messages" [{"role", "content": a string or [{"type": "text",
+// "text"}]}] and the sampling fields of a completion (max_completion_tokens for max_tokens too).
+CompletionRequest parse_chat_completion(std::string_view body, int64_t max_tokens_limit);
 
 // A tensor of KServe's Open Inference Protocol v2 (as Triton serves it): as a model declares it,
 // or as a request gives it.

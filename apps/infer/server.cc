@@ -20,6 +20,7 @@
 
 #include "apps/common/config.h"
 #include "apps/infer/generator.h"
+#include "apps/infer/llm_text_model.h"
 #include "apps/infer/onnx_model.h"
 #include "apps/infer/requests.h"
 #include "apps/infer/server_metrics.h"
@@ -33,6 +34,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kClassify = "/v1/classify";
 constexpr const char* kCompletions = "/v1/completions";
+constexpr const char* kChatCompletions = "/v1/chat/completions";
+constexpr const char* kModels = "/v1/models";
 constexpr const char* kHealthz = "/healthz";
 constexpr const char* kMetrics = "/metrics";
 // KServe's Open Inference Protocol v2, for an ONNX model.
@@ -149,6 +152,7 @@ Json json_values(const HostArray& a) {
 
 // A completion waiting for a slot or decoding: the model thread appends, the HTTP thread takes.
 struct CompletionJob {
+  Clock::time_point arrival = Clock::now();
   std::vector<int32_t> prompt;
   SamplingParams params;
   std::atomic<bool> abandoned{false};  // the client went away or timed out: the slot is freed
@@ -178,7 +182,18 @@ struct CompletionJob {
   }
 };
 
-enum class Kind { classifier, gpt, onnx };
+// One choice of a completion: its text for /v1/completions; for a chat, the assistant's message
+// (streamed: a delta of it).
+Json choice(bool chat, const std::string& text, const Json& finish_reason, bool streamed) {
+  if (!chat)
+    return {{"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_reason}};
+  return {{"index", 0},
+          {streamed ? "delta" : "message", {{"role", "assistant"}, {"content", text}}},
+          {"logprobs", nullptr},
+          {"finish_reason", finish_reason}};
+}
+
+enum class Kind { classifier, gpt, llm, onnx };  // llm: a GGUF file or Hugging Face folder
 
 // The name a model is served under: the option, else the run folder's name or the model file's
 // without its extension.
@@ -191,6 +206,7 @@ std::string served_name(const std::string& source, const ServerOptions& o) {
 
 // The paths /metrics counts requests under (any other: "other").
 std::vector<std::string> counted_paths(Kind kind, const std::string& name) {
+  if (kind == Kind::llm) return {kCompletions, kChatCompletions, kModels, kHealthz, kMetrics};
   if (kind != Kind::onnx) return {kClassify, kCompletions, kHealthz, kMetrics};
   return {kHealthz,
           kMetrics,
@@ -212,6 +228,7 @@ struct Server::Impl {
   // (Classifier::preprocess, classes; Generator::encode), which HTTP threads call once ready.
   std::unique_ptr<Classifier> classifier;
   std::unique_ptr<Generator> generator;
+  const LlmTextModel* llm = nullptr;  // the generator's model, for a language model
   std::unique_ptr<OnnxModel> onnx;
   // The ONNX model's inputs and outputs as the protocol shows them (set while loading, then
   // only read), and whether requests batch along axis 0.
@@ -237,7 +254,9 @@ struct Server::Impl {
   Impl(const std::string& src, const ServerOptions& o)
       : opt(o),
         source(src),
-        kind(std::filesystem::is_regular_file(src) ? Kind::onnx : Kind::classifier),
+        kind(is_language_model(src)                  ? Kind::llm
+             : std::filesystem::is_regular_file(src) ? Kind::onnx
+                                                     : Kind::classifier),
         model_name(served_name(src, o)),
         metrics(counted_paths(kind, model_name), o.max_batch) {}
 
@@ -339,6 +358,9 @@ struct Server::Impl {
                         const httplib::ContentReader& reader) const;
   void classify(const httplib::Request& req, httplib::Response& res, const std::string& body);
   void complete(const httplib::Request& req, httplib::Response& res, const std::string& body);
+  void chat(const httplib::Request& req, httplib::Response& res, const std::string& body);
+  void answer_completion(httplib::Response& res, const CompletionRequest& r,
+                         std::vector<int32_t> prompt, bool chat);
   void infer(const httplib::Request& req, httplib::Response& res, const std::string& body);
   void check_model_name(const httplib::Request& req) const;
   Json v2_metadata() const;
@@ -375,7 +397,7 @@ void Server::Impl::start() {
   // A missing config is reported by load_run (through the Classifier), naming the folder.
   if (kind == Kind::onnx)
     architecture = "onnx";
-  else if (std::filesystem::exists(config_file))
+  else if (kind == Kind::classifier && std::filesystem::exists(config_file))
     architecture = config::load_config(config_file).model.name;
   if (architecture == "gpt") kind = Kind::gpt;
 
@@ -404,8 +426,19 @@ void Server::Impl::start() {
 
 void Server::Impl::load_model(std::promise<void>& ready) {
   try {
-    if (kind == Kind::gpt) {
-      generator = std::make_unique<Generator>(source, opt.max_batch);
+    if (kind == Kind::gpt || kind == Kind::llm) {
+      std::unique_ptr<TextModel> model;
+      if (kind == Kind::llm) {
+        auto m = std::make_unique<LlmTextModel>(
+            source, llm::LoadOptions{.max_context = opt.max_context, .quantize = opt.quantize},
+            opt.chat_template);
+        llm = m.get();
+        architecture = m->loaded().model->config().arch;
+        model = std::move(m);
+      } else {
+        model = load_run_text_model(source);
+      }
+      generator = std::make_unique<Generator>(std::move(model), opt.max_batch);
       // Warm up: the step's JIT captures on its second call, so the first client does not wait.
       generator->generate("\n", {.max_tokens = 2, .temperature = 0});
     } else if (kind == Kind::onnx) {
@@ -425,7 +458,7 @@ void Server::Impl::load_model(std::promise<void>& ready) {
     return;
   }
   ready.set_value();
-  if (kind == Kind::gpt)
+  if (kind == Kind::gpt || kind == Kind::llm)
     generate_loop();
   else if (kind == Kind::onnx)
     tensor_loop();
@@ -568,6 +601,8 @@ void Server::Impl::generate_loop() {
       for (const Emitted& e : emitted) {
         auto it = active.find(e.slot);
         if (it == active.end()) continue;
+        if (it->second->tokens == 0)
+          metrics.record_first_token(seconds_between(it->second->arrival, Clock::now()));
         it->second->deliver(e);
         if (e.finished) active.erase(it);
       }
@@ -644,21 +679,50 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
 void Server::Impl::complete(const httplib::Request&, httplib::Response& res,
                             const std::string& body) {
   CompletionRequest r = parse_completion(body, opt.max_tokens);
-  auto job = std::make_shared<CompletionJob>();
+  std::vector<int32_t> prompt;
   try {
-    job->prompt = generator->encode(r.prompt);
+    prompt = generator->encode(r.prompt);
   } catch (const Error& e) {
     throw RequestError(400, e.what());
   }
+  answer_completion(res, r, std::move(prompt), false);
+}
+
+void Server::Impl::chat(const httplib::Request&, httplib::Response& res, const std::string& body) {
+  CompletionRequest r = parse_chat_completion(body, opt.max_tokens);
+  std::vector<llm::ChatMessage> messages;
+  for (const ChatTurn& t : r.messages) messages.push_back({t.role, t.content});
+  std::vector<int32_t> prompt;
+  try {
+    prompt = llm->encode_chat(messages);
+  } catch (const Error& e) {
+    throw RequestError(400, std::string("messages: ") + e.what());
+  }
+  if (static_cast<int64_t>(prompt.size()) >= generator->context())
+    throw RequestError(400, absl::StrFormat("messages: %d tokens do not fit the context of %d "
+                                            "with room for a reply",
+                                            prompt.size(), generator->context()));
+  answer_completion(res, r, std::move(prompt), true);
+}
+
+// Queues the completion of `prompt` and answers it whole, or streamed as server-sent events:
+// OpenAI's text_completion objects, or chat.completion ones for a chat.
+void Server::Impl::answer_completion(httplib::Response& res, const CompletionRequest& r,
+                                     std::vector<int32_t> prompt, bool chat) {
+  auto job = std::make_shared<CompletionJob>();
+  job->prompt = std::move(prompt);
   job->params = {.max_tokens = r.max_tokens,
                  .temperature = r.temperature,
                  .top_k = r.top_k,
                  .top_p = r.top_p,
+                 .min_p = r.min_p,
+                 .repetition_penalty = r.repetition_penalty,
+                 .stop = r.stop,
                  .seed = r.seed ? *r.seed : std::random_device()()};
   Clock::time_point until = deadline();
   enqueue(texts, job);
-  Json head = {{"id", "cmpl-" + std::to_string(next_id++)},
-               {"object", "text_completion"},
+  Json head = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id++)},
+               {"object", chat ? "chat.completion" : "text_completion"},
                {"created", std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count()},
@@ -671,10 +735,7 @@ void Server::Impl::complete(const httplib::Request&, httplib::Response& res,
     }
     if (job->error_status) throw RequestError(job->error_status, job->error);
     Json out = head;
-    out["choices"] = {{{"text", job->text},
-                       {"index", 0},
-                       {"logprobs", nullptr},
-                       {"finish_reason", job->finish_reason}}};
+    out["choices"] = {choice(chat, job->text, Json(job->finish_reason), false)};
     int64_t prompt_tokens = static_cast<int64_t>(job->prompt.size());
     out["usage"] = {{"prompt_tokens", prompt_tokens},
                     {"completion_tokens", job->tokens},
@@ -685,10 +746,11 @@ void Server::Impl::complete(const httplib::Request&, httplib::Response& res,
   // Server-sent events, one per token (OpenAI's chunk objects), then "data: [DONE]". The HTTP
   // thread waits for tokens here; the model thread never waits for a client.
   res.set_header("Cache-Control", "no-cache");
+  if (chat) head["object"] = "chat.completion.chunk";
   auto held = std::make_shared<std::string>();  // the start of a UTF-8 character cut by a token
   res.set_chunked_content_provider(
       "text/event-stream",
-      [this, job, head, until, held](size_t, httplib::DataSink& sink) {
+      [this, job, head, until, held, chat](size_t, httplib::DataSink& sink) {
         std::string text, finish_reason, error;
         int error_status = 0;
         bool done = false;
@@ -714,11 +776,8 @@ void Server::Impl::complete(const httplib::Request&, httplib::Response& res,
         };
         if (!text.empty() || (done && !error_status)) {
           Json chunk = head;
-          chunk["choices"] = {
-              {{"text", text},
-               {"index", 0},
-               {"logprobs", nullptr},
-               {"finish_reason", done && !error_status ? Json(finish_reason) : Json(nullptr)}}};
+          chunk["choices"] = {choice(
+              chat, text, done && !error_status ? Json(finish_reason) : Json(nullptr), true)};
           if (!event(dump(chunk))) return false;  // the client went away: the releaser cancels
         }
         if (!done) return true;
@@ -825,7 +884,15 @@ void Server::Impl::routes() {
       res.set_content(dump(answer(req)), "application/json");
     });
   };
-  if (kind == Kind::gpt) post(kCompletions, &Impl::complete);
+  if (kind == Kind::gpt || kind == Kind::llm) post(kCompletions, &Impl::complete);
+  if (kind == Kind::llm) {
+    post(kChatCompletions, &Impl::chat);
+    get(kModels, [this](const httplib::Request&) {
+      Json model = {
+          {"id", model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "tinycore"}};
+      return Json{{"object", "list"}, {"data", Json::array({model})}};
+    });
+  }
   if (kind == Kind::classifier) post(kClassify, &Impl::classify);
   if (kind == Kind::onnx) {
     post(kV2Infer, &Impl::infer);
@@ -851,7 +918,8 @@ void Server::Impl::routes() {
   // The other method on a known path: 405 with the allowed one. An endpoint the model does not
   // serve (completions on a classifier, classify on an ONNX model, ...): 404 saying what it is.
   const std::string v2_infer = "/v2/models/" + model_name + "/infer";
-  std::string use = kind == Kind::gpt          ? "a GPT; use POST /v1/completions"
+  std::string use = kind == Kind::gpt || kind == Kind::llm
+                        ? "a language model; use POST /v1/completions or /v1/chat/completions"
                     : kind == Kind::classifier ? "an image classifier; use POST /v1/classify"
                                                : "an ONNX model; use POST " + v2_infer;
   struct Route {
@@ -863,8 +931,10 @@ void Server::Impl::routes() {
   const bool v2 = kind == Kind::onnx;
   for (const Route& r :
        {Route{kClassify, kClassify, "POST", kind == Kind::classifier},
-        Route{kCompletions, kCompletions, "POST", kind == Kind::gpt},
-        Route{kHealthz, kHealthz, "GET", true}, Route{kMetrics, kMetrics, "GET", true},
+        Route{kCompletions, kCompletions, "POST", kind == Kind::gpt || kind == Kind::llm},
+        Route{kChatCompletions, kChatCompletions, "POST", kind == Kind::llm},
+        Route{kModels, kModels, "GET", kind == Kind::llm}, Route{kHealthz, kHealthz, "GET", true},
+        Route{kMetrics, kMetrics, "GET", true},
         Route{kV2Infer, "/v2/models/<name>/infer", "POST", v2},
         Route{kV2Model, "/v2/models/<name>", "GET", v2}, Route{kV2Ready, kV2Ready, "GET", v2},
         Route{kV2Live, kV2Live, "GET", v2}, Route{kV2, kV2, "GET", v2}}) {
@@ -891,6 +961,9 @@ void Server::Impl::routes() {
       kind == Kind::onnx
           ? absl::StrFormat("GET %s, GET /v2/models/%s, POST %s, GET %s, GET %s, GET %s", kV2Ready,
                             model_name, v2_infer, kV2Live, kHealthz, kMetrics)
+      : kind == Kind::llm
+          ? absl::StrFormat("POST %s, POST %s, GET %s, GET %s, GET %s", kCompletions,
+                            kChatCompletions, kModels, kHealthz, kMetrics)
           : absl::StrFormat("POST %s, GET %s, GET %s", kind == Kind::gpt ? kCompletions : kClassify,
                             kHealthz, kMetrics);
   http.set_error_handler([this, endpoints](const httplib::Request& req, httplib::Response& res) {

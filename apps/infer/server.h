@@ -1,10 +1,16 @@
-// infer serve: the HTTP front of a run (cpp-httplib, JSON with nlohmann-json).
+// infer serve: the HTTP front of a run or a model (cpp-httplib, JSON with nlohmann-json).
 //   POST /v1/classify      image bytes (any non-JSON content type) or {"image": "<base64>",
 //                          "topk": K} -> {"predictions": [{"index", "label", "prob"}, ...]}
 //   POST /v1/completions   OpenAI-completions-shaped {"prompt", "max_tokens", "temperature",
 //                          "top_k", "top_p", "seed", "stream"}; stream: true answers with
 //                          server-sent events, one per token, then "data: [DONE]"
 //   GET  /healthz          {"status": "ok", "model": ...}
+// A language model (a GGUF file or a Hugging Face folder) answers /v1/completions (plus stop,
+// min_p, repetition_penalty) and, in OpenAI's shapes:
+//   POST /v1/chat/completions  {"messages": [{"role", "content"}], sampling fields as above,
+//                          "stop"} -> chat.completion (stream: chat.completion.chunk deltas)
+//   GET  /v1/models        {"object": "list", "data": [{"id": <name>, "object": "model"}]}
+// The completion endpoints refuse unknown fields (400 naming the field).
 // An ONNX model is served by KServe's Open Inference Protocol v2 (as Triton serves it) instead:
 //   GET  /v2/health/ready, /v2/health/live, /v2 (server metadata)
 //   GET  /v2/models/<name> {"name", "versions", "platform": "onnx", "inputs" and "outputs":
@@ -45,14 +51,18 @@ struct ServerOptions {
   int64_t max_tokens = 256;          // a completion asking for more: 400
   double request_timeout_s = 30;     // waiting + running; longer: 504 (socket reads/writes too)
   int threads = 16;                  // HTTP worker threads
-  std::string model_name;  // the name an ONNX model is served under (default: its file's stem)
+  std::string model_name;  // the name an ONNX or language model is served under (default: its
+                           // file's stem or folder's name)
+  // A language model's (see llm::LoadOptions and LlmTextModel)
+  int64_t max_context = 4096;
+  std::string quantize, chat_template;
 };
 
 class Server {
  public:
   // Loads the model and binds host:port: `source` is a run folder (a classifier or a GPT, from its
-  // config) or an ONNX model file. Throws tc::Error when the model cannot be loaded or the
-  // address cannot be bound.
+  // config), an ONNX model file, or a language model (a GGUF file or Hugging Face folder). Throws
+  // tc::Error when the model cannot be loaded or the address cannot be bound.
   Server(const std::string& source, const ServerOptions& options);
   ~Server();  // stops
   int port() const;

@@ -1,6 +1,6 @@
 // What infer serve counts, for GET /metrics (Prometheus text format, version 0.0.4): requests by
 // endpoint and status code, latency percentiles over a bounded window of recent requests per
-// endpoint, generated tokens and the recent tokens/s, the queue's depth, the sequences decoding,
+// endpoint, generated tokens, the recent tokens/s and time to first token, the queue's depth, the sequences decoding,
 // and a histogram of model batch sizes. Every member is thread safe (HTTP threads record requests,
 // the model thread records steps).
 #pragma once
@@ -29,6 +29,8 @@ class ServerMetrics {
   void record_request(std::string_view path, int status, double seconds);
   // One model step: `batch` images or sequences, `tokens` generated, `seconds` it took.
   void record_step(int64_t batch, int64_t tokens, double seconds);
+  // A completion's time from its arrival to its first token.
+  void record_first_token(double seconds);
   void set_queue_depth(int64_t n);
   void set_active_sequences(int64_t n);
 
@@ -47,6 +49,7 @@ class ServerMetrics {
     size_t next = 0;
     int64_t count = 0;
     double sum = 0;
+    void add(double seconds, size_t window);
   };
   const std::string& label_of(std::string_view path) const;
   double tokens_per_second(Clock::time_point now) const;  // holds mu_
@@ -60,6 +63,7 @@ class ServerMetrics {
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, int64_t> requests_;
   std::map<std::string, Latencies> latency_;
+  Latencies first_token_;
   std::vector<int64_t> bucket_counts_;  // per bound, not cumulative; the last: above all bounds
   int64_t batches_ = 0, batch_sum_ = 0;
   int64_t tokens_ = 0;

@@ -244,10 +244,17 @@ TEST(CompletionRequest, RefusesEachBadFieldNamingIt) {
             "echo: not supported (only false is accepted), got true");
   EXPECT_EQ(completion_refusal(p + R"("logprobs": 2})").second,
             "logprobs: not supported (only null is accepted), got 2");
-  EXPECT_EQ(completion_refusal(p + R"("stop": "\n"})").second,
-            "stop: not supported (only null, \"\" or [] is accepted), got \"\\n\"");
-  EXPECT_EQ(completion_refusal(p + R"("stop": ["a"]})").second,
-            "stop: not supported (only null, \"\" or [] is accepted), got an array");
+  EXPECT_EQ(completion_refusal(p + R"("stop": ["a", "b", "c", "d", "e"]})").second,
+            "stop: expected a string or an array of at most 4 strings, got an array");
+  EXPECT_EQ(completion_refusal(p + R"("stop": [7]})").second, "stop: expected strings, got 7");
+  EXPECT_EQ(completion_refusal(p + R"("min_p": 1.5})").second,
+            "min_p: expected a number in [0, 1], got 1.5");
+  EXPECT_EQ(completion_refusal(p + R"("repetition_penalty": 0})").second,
+            "repetition_penalty: expected a number > 0, got 0");
+  EXPECT_EQ(completion_refusal(p + R"("temprature": 0})"),
+            R(400, "temprature: unknown field (not a field of this endpoint)"));
+  EXPECT_EQ(completion_refusal(p + R"("messages": []})").second,
+            "messages: unknown field (not a field of this endpoint)");
   EXPECT_EQ(completion_refusal(p + R"("suffix": "x"})").second,
             "suffix: not supported (only null or \"\" is accepted), got \"x\"");
   EXPECT_EQ(completion_refusal(p + R"("presence_penalty": 0.5})").second,
@@ -256,6 +263,59 @@ TEST(CompletionRequest, RefusesEachBadFieldNamingIt) {
             "frequency_penalty: not supported (only 0 is accepted), got \"0\"");
   EXPECT_EQ(completion_refusal(p + R"("logit_bias": {"50": 1}})").second,
             "logit_bias: not supported (only null or {} is accepted), got an object");
+}
+
+TEST(CompletionRequest, ReadsStopStringsAndSamplingExtras) {
+  CompletionRequest r = parse_completion(
+      R"({"prompt": "a", "stop": "\n", "min_p": 0.05, "repetition_penalty": 1.1})", 256);
+  EXPECT_EQ(r.stop, std::vector<std::string>{"\n"});
+  EXPECT_EQ(r.min_p, 0.05);
+  EXPECT_EQ(r.repetition_penalty, 1.1);
+  EXPECT_EQ(parse_completion(R"({"prompt": "a", "stop": ["x", "", "yz"]})", 9).stop,
+            (std::vector<std::string>{"x", "yz"}));  // an empty stop string stops nothing
+}
+
+std::pair<int, std::string> chat_refusal(const std::string& body) {
+  return refusal([&] { tc::infer::parse_chat_completion(body, 256); });
+}
+
+TEST(ChatCompletionRequest, ReadsMessagesAsStringsOrTextParts) {
+  CompletionRequest r = tc::infer::parse_chat_completion(
+      R"({"model": "m", "messages": [{"role": "system", "content": "be brief"},
+          {"role": "user", "content": [{"type": "text", "text": "hi "}, {"type": "text",
+          "text": "there"}]}], "max_completion_tokens": 7, "stream": true, "seed": 3})",
+      256);
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[0].role, "system");
+  EXPECT_EQ(r.messages[0].content, "be brief");
+  EXPECT_EQ(r.messages[1].role, "user");
+  EXPECT_EQ(r.messages[1].content, "hi there");
+  EXPECT_EQ(r.max_tokens, 7);
+  EXPECT_TRUE(r.stream);
+  EXPECT_EQ(r.seed, 3u);
+}
+
+TEST(ChatCompletionRequest, RefusesEachBadFieldNamingIt) {
+  using R = std::pair<int, std::string>;
+  EXPECT_EQ(
+      chat_refusal("{}"),
+      R(400, "messages: expected a non-empty array of {\"role\", \"content\"}, it is missing"));
+  EXPECT_EQ(chat_refusal(R"({"messages": []})").second,
+            "messages: expected a non-empty array of {\"role\", \"content\"}, got an array");
+  EXPECT_EQ(chat_refusal(R"({"messages": [{"role": "tool", "content": "x"}]})").second,
+            "messages[0].role: expected system, user or assistant, got \"tool\"");
+  EXPECT_EQ(chat_refusal(R"({"messages": [{"role": "user"}]})").second,
+            "messages[0]: expected {\"role\": a string, \"content\"}, got an object");
+  EXPECT_EQ(
+      chat_refusal(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})")
+          .second,
+      "messages[0].content: expected text parts {\"type\": \"text\", \"text\"}, got an object");
+  EXPECT_EQ(
+      chat_refusal(R"({"messages": [{"role": "user", "content": "x"}], "prompt": "a"})").second,
+      "prompt: unknown field (not a field of this endpoint)");
+  EXPECT_EQ(
+      chat_refusal(R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0})").second,
+      "max_tokens: expected an integer in 1..256, got 0");
 }
 
 TEST(ErrorBody, IsOpenAiShapedJsonEvenForBytesThatAreNotUtf8) {

@@ -38,6 +38,7 @@ using infertest::client;
 using infertest::from_clients;
 using infertest::scrape;
 using infertest::Serving;
+using infertest::sse_events;
 using infertest::wait_for_metric;
 
 std::string png(const std::vector<uint8_t>& pixels, int w, int h, int comp) {
@@ -415,21 +416,6 @@ std::string completion_text(const httplib::Result& res, const std::string& promp
   EXPECT_EQ(j["usage"]["completion_tokens"], tokens);
   EXPECT_EQ(j["usage"]["total_tokens"], static_cast<int64_t>(prompt.size()) + tokens);
   return j["choices"][0]["text"];
-}
-
-// The events of a server-sent-event stream ("data: ...\n\n" each).
-std::vector<std::string> sse_events(const std::string& stream) {
-  std::vector<std::string> events;
-  for (size_t at = 0; at < stream.size();) {
-    size_t end = stream.find("\n\n", at);
-    if (end == std::string::npos || stream.compare(at, 6, "data: ") != 0) {
-      ADD_FAILURE() << "not an event stream: " << stream.substr(at);
-      break;
-    }
-    events.push_back(stream.substr(at + 6, end - at - 6));
-    at = end + 2;
-  }
-  return events;
 }
 
 class CompletionServer : public infertest::ServerSuite<CompletionServer> {

@@ -93,4 +93,19 @@ class ServerSuite : public testing::Test {
 template <typename Suite>
 Serving* ServerSuite<Suite>::server_ = nullptr;
 
+// The events of a server-sent-event stream ("data: ...\n\n" each).
+inline std::vector<std::string> sse_events(const std::string& stream) {
+  std::vector<std::string> events;
+  for (size_t at = 0; at < stream.size();) {
+    size_t end = stream.find("\n\n", at);
+    if (end == std::string::npos || stream.compare(at, 6, "data: ") != 0) {
+      ADD_FAILURE() << "not an event stream: " << stream.substr(at);
+      break;
+    }
+    events.push_back(stream.substr(at + 6, end - at - 6));
+    at = end + 2;
+  }
+  return events;
+}
+
 }  // namespace infertest
