@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   generate-ninja ninja-build g++ clang-format pkg-config python3
   libabsl-dev libeigen3-dev libyaml-cpp-dev libstb-dev
-  libgtest-dev libgmock-dev llvm-19-dev libopenblas-dev nlohmann-json3-dev libcpp-httplib-dev clang libclang-rt-14-dev clang-15 zlib1g-dev dataset-fashion-mnist fortunes
+  libgtest-dev libgmock-dev llvm-19-dev libopenblas-dev nlohmann-json3-dev libcpp-httplib-dev libmicrohttpd-dev clang libclang-rt-14-dev clang-15 zlib1g-dev dataset-fashion-mnist fortunes
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   # OpenCV's DNN module: the ONNX anchor of bench's onnx suite (bench builds without it too)
   libopencv-dnn-dev

@@ -1,7 +1,5 @@
 #include "apps/infer/server.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,6 +18,7 @@
 
 #include "apps/common/config.h"
 #include "apps/infer/generator.h"
+#include "apps/infer/http_server.h"
 #include "apps/infer/llm_text_model.h"
 #include "apps/infer/onnx_model.h"
 #include "apps/infer/requests.h"
@@ -60,34 +59,27 @@ size_t complete_utf8_prefix(std::string_view s) {
   return s.size();
 }
 
-// The request this HTTP thread is serving (httplib serves a connection's requests on one thread,
-// from the pre-routing handler to the logger): when it started, and whether it was counted.
-thread_local std::optional<Clock::time_point> request_start;
-thread_local bool request_counted = false;
-
-// httplib::Server with a longer queue of connections to accept and a way to close a socket that
-// was bound but never served.
-class HttpServer : public httplib::Server {
- public:
-  // httplib listens with a backlog of 5: a burst of clients overflows it and waits out TCP's
-  // retransmission (a second). Listening again on Linux only resizes the queue.
-  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
-  void close_unserved() {
-    socket_t s = svr_sock_.exchange(INVALID_SOCKET);
-    if (s != INVALID_SOCKET) ::close(s);
-  }
-};
-
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// A request waiting for the model thread, which runs it in a batch of its kind.
+// A request waiting for the model thread, which runs it in a batch of its kind and wakes the
+// request's connection once its result is there.
 template <typename Result>
 struct BatchJob {
   Clock::time_point arrival;
   std::promise<Result> result;
   std::atomic<bool> abandoned{false};  // timed out: skipped, never run
+  http::Waker waker;
+
+  void answer(Result r) {
+    result.set_value(std::move(r));
+    waker.wake();
+  }
+  void refuse(std::exception_ptr e) {
+    result.set_exception(e);
+    waker.wake();
+  }
 };
 
 // An image waiting for the model thread.
@@ -150,15 +142,16 @@ Json json_values(const HostArray& a) {
   return out;
 }
 
-// A completion waiting for a slot or decoding: the model thread appends, the HTTP thread takes.
+// A completion waiting for a slot or decoding: the model thread appends and wakes the request's
+// connection, the HTTP thread takes.
 struct CompletionJob {
   Clock::time_point arrival = Clock::now();
   std::vector<int32_t> prompt;
   SamplingParams params;
   std::atomic<bool> abandoned{false};  // the client went away or timed out: the slot is freed
+  http::Waker waker;
 
   std::mutex mu;
-  std::condition_variable cv;
   std::string text;  // generated, not yet taken
   int64_t tokens = 0;
   bool done = false;
@@ -167,18 +160,22 @@ struct CompletionJob {
   std::string error;
 
   void deliver(const Emitted& e) {
-    std::lock_guard<std::mutex> lock(mu);
-    text += e.text;
-    tokens++;
-    if (e.finished) done = true, finish_reason = e.finish_reason;
-    cv.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      text += e.text;
+      tokens++;
+      if (e.finished) done = true, finish_reason = e.finish_reason;
+    }
+    waker.wake();
   }
   void fail(int status, const std::string& message) {
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
-    error_status = status;
-    error = message;
-    cv.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      error_status = status;
+      error = message;
+    }
+    waker.wake();
   }
 };
 
@@ -217,6 +214,43 @@ std::vector<std::string> counted_paths(Kind kind, const std::string& name) {
           "/v2/models/" + name + "/infer"};
 }
 
+// Errors as the endpoint's protocol writes them: the v2 protocol's {"error": "message"},
+// OpenAI's {"error": {"message", "type"}} elsewhere.
+std::string error_json(const std::string& path, int status, std::string_view message) {
+  if (path.starts_with("/v2")) return dump({{"error", message}});
+  return error_body(status, message);
+}
+
+// A refusal's answer: its status and JSON error.
+http::Response refusal(const std::string& path, int status, std::string_view message) {
+  http::Response res;
+  res.status = status;
+  res.body = error_json(path, status, message);
+  return res;
+}
+
+// The answer to what a handler threw.
+http::Response refusal(const http::Request& req, std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const RequestError& e) {
+    return refusal(req.path, e.status(), e.what());
+  } catch (const Error& e) {
+    return refusal(req.path, 400, e.what());
+  } catch (const std::exception& e) {
+    return refusal(req.path, 500, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return refusal(req.path, 500, "internal error");
+  }
+}
+
+http::Options http_options(const ServerOptions& o) {
+  return {.threads = o.threads,
+          .connection_limit = o.connection_limit,
+          .max_body_bytes = o.max_body_bytes,
+          .request_timeout_s = o.request_timeout_s};
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -236,9 +270,9 @@ struct Server::Impl {
   std::vector<std::string> v2_output_names;
   bool v2_batchable = false;
 
-  HttpServer http;
   int bound_port = -1;
   ServerMetrics metrics;
+  http::Server http;
 
   std::mutex mu;  // guards everything below
   std::condition_variable work;
@@ -258,7 +292,13 @@ struct Server::Impl {
              : std::filesystem::is_regular_file(src) ? Kind::onnx
                                                      : Kind::classifier),
         model_name(served_name(src, o)),
-        metrics(counted_paths(kind, model_name), o.max_batch) {}
+        metrics(counted_paths(kind, model_name), o.max_batch),
+        http(
+            http_options(o),
+            [](const http::Request& req, std::exception_ptr e) { return refusal(req, e); },
+            [this](const http::Request& req, int status) {
+              metrics.record_request(req.path, status, seconds_between(req.start, Clock::now()));
+            }) {}
 
   ~Impl() {
     stop();
@@ -269,7 +309,6 @@ struct Server::Impl {
     }
     work.notify_all();
     if (model_thread.joinable()) model_thread.join();
-    http.close_unserved();
   }
 
   void start();
@@ -314,22 +353,28 @@ struct Server::Impl {
   void refuse_queued(std::deque<std::shared_ptr<Job>>& queue) {
     std::lock_guard<std::mutex> lock(mu);
     for (const auto& job : queue)
-      job->result.set_exception(
-          std::make_exception_ptr(RequestError(503, "the server is shutting down")));
+      job->refuse(std::make_exception_ptr(RequestError(503, "the server is shutting down")));
     queue.clear();
   }
-  // Queues a batch job and waits for its result (504 past the deadline: the job is abandoned).
-  template <typename Job>
-  auto submit(std::deque<std::shared_ptr<Job>>& queue, std::shared_ptr<Job> job) {
+  // Queues a batch job; once its result is there, answers with answer(result) (504 past the
+  // deadline: the job is abandoned).
+  template <typename Job, typename Answer>
+  http::Response submit(const http::Request& req, std::deque<std::shared_ptr<Job>>& queue,
+                        std::shared_ptr<Job> job, Answer answer) {
     job->arrival = Clock::now();
-    auto result = job->result.get_future();
+    job->waker = req.waker;
+    auto result = std::make_shared<decltype(job->result.get_future())>(job->result.get_future());
     Clock::time_point until = deadline();
     enqueue(queue, job);
-    if (result.wait_until(until) != std::future_status::ready) {
-      job->abandoned = true;
-      throw RequestError(504, timeout_message());
-    }
-    return result.get();
+    return http::Response::later_by(
+        until, [this, job, result, until, answer]() -> std::optional<http::Response> {
+          if (result->wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+            if (Clock::now() < until) return std::nullopt;
+            job->abandoned = true;
+            throw RequestError(504, timeout_message());
+          }
+          return answer(result->get());
+        });
   }
 
   // Queues a job for the model thread (503 when the queue is full).
@@ -354,15 +399,13 @@ struct Server::Impl {
                                               opt.queue_limit));
   }
 
-  std::string read_body(const httplib::Request& req, httplib::Response& res,
-                        const httplib::ContentReader& reader) const;
-  void classify(const httplib::Request& req, httplib::Response& res, const std::string& body);
-  void complete(const httplib::Request& req, httplib::Response& res, const std::string& body);
-  void chat(const httplib::Request& req, httplib::Response& res, const std::string& body);
-  void answer_completion(httplib::Response& res, const CompletionRequest& r,
-                         std::vector<int32_t> prompt, bool chat);
-  void infer(const httplib::Request& req, httplib::Response& res, const std::string& body);
-  void check_model_name(const httplib::Request& req) const;
+  http::Response classify(const http::Request& req);
+  http::Response complete(const http::Request& req);
+  http::Response chat(const http::Request& req);
+  http::Response answer_completion(const http::Request& req, const CompletionRequest& r,
+                                   std::vector<int32_t> prompt, bool chat);
+  http::Response infer(const http::Request& req);
+  void check_model_name(const http::Request& req) const;
   Json v2_metadata() const;
   Clock::time_point deadline() const {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -374,25 +417,21 @@ struct Server::Impl {
   }
 
   void stop() {
-    std::unique_lock<std::mutex> lock(mu);
-    stop_requested = true;
-    // run() may be between deciding to listen and listening: wait until httplib can be stopped.
-    while (running && !http.is_running()) {
-      lock.unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      lock.lock();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop_requested = true;
     }
-    lock.unlock();
-    http.stop();
+    run_ended.notify_all();
   }
 };
 
 void Server::Impl::start() {
   if (opt.max_batch < 1 || opt.queue_limit < 1 || opt.max_body_bytes < 1 || opt.max_tokens < 1 ||
-      opt.threads < 1 || !(opt.request_timeout_s > 0) || !(opt.batch_wait_ms >= 0))
+      opt.threads < 1 || opt.connection_limit < 1 || !(opt.request_timeout_s > 0) ||
+      !(opt.batch_wait_ms >= 0))
     fail(
-        "ServerOptions: max_batch, queue_limit, max_body_bytes, max_tokens, threads and "
-        "request_timeout_s must be positive, batch_wait_ms 0 or more");
+        "ServerOptions: max_batch, queue_limit, max_body_bytes, max_tokens, threads, "
+        "connection_limit and request_timeout_s must be positive, batch_wait_ms 0 or more");
   std::string config_file = source + "/config.yaml";
   // A missing config is reported by load_run (through the Classifier), naming the folder.
   if (kind == Kind::onnx)
@@ -414,14 +453,12 @@ void Server::Impl::start() {
   }
 
   routes();
-  bound_port = opt.port == 0 ? http.bind_to_any_port(opt.host)
-                             : (http.bind_to_port(opt.host, opt.port) ? opt.port : -1);
+  bound_port = http.listen(opt.host, opt.port);
   if (bound_port < 0)
     fail(
         "infer serve: cannot listen on %s:%d (is the port in use, or the host not an address of "
         "this machine?)",
         opt.host, opt.port);
-  http.widen_backlog();
 }
 
 void Server::Impl::load_model(std::promise<void>& ready) {
@@ -483,13 +520,13 @@ void Server::Impl::classify_loop() {
     try {
       scores = classifier->classify(inputs, topk);
     } catch (...) {
-      for (const auto& job : batch) job->result.set_exception(std::current_exception());
+      for (const auto& job : batch) job->refuse(std::current_exception());
       continue;
     }
     metrics.record_step(static_cast<int64_t>(batch.size()), 0, seconds_between(t0, Clock::now()));
     for (size_t i = 0; i < batch.size(); i++) {
       scores[i].resize(static_cast<size_t>(batch[i]->topk));
-      batch[i]->result.set_value(std::move(scores[i]));
+      batch[i]->answer(std::move(scores[i]));
     }
   }
   refuse_queued(images);
@@ -510,12 +547,12 @@ void Server::Impl::tensor_loop() {
       else
         outputs = std::move(*stacked);
     } catch (...) {
-      for (const auto& job : batch) job->result.set_exception(std::current_exception());
+      for (const auto& job : batch) job->refuse(std::current_exception());
       continue;
     }
     // Counted before any client has its answer, so that its next /metrics shows the step.
     metrics.record_step(static_cast<int64_t>(batch.size()), 0, seconds_between(t0, Clock::now()));
-    for (size_t i = 0; i < batch.size(); i++) batch[i]->result.set_value(std::move(outputs[i]));
+    for (size_t i = 0; i < batch.size(); i++) batch[i]->answer(std::move(outputs[i]));
   }
   refuse_queued(tensors);
 }
@@ -621,45 +658,9 @@ void Server::Impl::generate_loop() {
   texts.clear();
 }
 
-// The body, read here rather than by httplib so that chunked bodies obey the limit too and an
-// image sent as a form (curl --data-binary) is not cut by httplib's 8 KiB limit on forms.
-std::string Server::Impl::read_body(const httplib::Request& req, httplib::Response& res,
-                                    const httplib::ContentReader& reader) const {
-  // A body left unread (or half read) would be taken for the next request: close after answering.
-  auto refuse = [&](int status, const std::string& message) {
-    res.set_header("Connection", "close");
-    throw RequestError(status, message);
-  };
-  if (req.is_multipart_form_data())
-    refuse(415,
-           "body: multipart/form-data is not supported: send the image file's bytes "
-           "as the body, or JSON");
-  if (!req.has_header("Content-Length") && req.get_header_value("Transfer-Encoding") != "chunked") {
-    res.set_header("Connection", "close");
-    return "";  // no body: httplib would wait for one until the connection closes
-  }
-  // A chunked body over the limit is read on (up to the limit again) and dropped, so that its
-  // client, still sending, gets the 413 rather than a connection reset.
-  std::string body;
-  bool too_large = false;
-  size_t dropped = 0;
-  const size_t limit = static_cast<size_t>(opt.max_body_bytes);
-  bool ok = reader([&](const char* data, size_t n) {
-    too_large = too_large || body.size() + n > limit;
-    if (too_large) return (dropped += n) <= limit;
-    body.append(data, n);
-    return true;
-  });
-  if (too_large || res.status == 413)
-    refuse(413, absl::StrFormat("body: larger than the limit of %d bytes", opt.max_body_bytes));
-  if (!ok) refuse(400, "body: could not be read (cut short, or bad chunked encoding)");
-  return body;
-}
-
-void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
-                            const std::string& body) {
+http::Response Server::Impl::classify(const http::Request& req) {
   ClassifyRequest r =
-      parse_classify(body, req.get_header_value("Content-Type"), req.get_param_value("topk"),
+      parse_classify(req.body, req.header("Content-Type"), req.param("topk"),
                      {.classes = classifier->classes(), .max_image_bytes = opt.image.max_bytes});
   auto job = std::make_shared<ClassifyJob>();
   try {
@@ -670,26 +671,29 @@ void Server::Impl::classify(const httplib::Request& req, httplib::Response& res,
     throw RequestError(422, e.what());  // not an image
   }
   job->topk = r.topk;
-  Json predictions = Json::array();
-  for (const ClassScore& s : submit(images, job))
-    predictions.push_back({{"index", s.index}, {"label", s.label}, {"prob", s.prob}});
-  res.set_content(dump({{"predictions", predictions}}), "application/json");
+  return submit(req, images, job, [](const std::vector<ClassScore>& scores) {
+    Json predictions = Json::array();
+    for (const ClassScore& s : scores)
+      predictions.push_back({{"index", s.index}, {"label", s.label}, {"prob", s.prob}});
+    http::Response res;
+    res.body = dump({{"predictions", predictions}});
+    return res;
+  });
 }
 
-void Server::Impl::complete(const httplib::Request&, httplib::Response& res,
-                            const std::string& body) {
-  CompletionRequest r = parse_completion(body, opt.max_tokens);
+http::Response Server::Impl::complete(const http::Request& req) {
+  CompletionRequest r = parse_completion(req.body, opt.max_tokens);
   std::vector<int32_t> prompt;
   try {
     prompt = generator->encode(r.prompt);
   } catch (const Error& e) {
     throw RequestError(400, e.what());
   }
-  answer_completion(res, r, std::move(prompt), false);
+  return answer_completion(req, r, std::move(prompt), false);
 }
 
-void Server::Impl::chat(const httplib::Request&, httplib::Response& res, const std::string& body) {
-  CompletionRequest r = parse_chat_completion(body, opt.max_tokens);
+http::Response Server::Impl::chat(const http::Request& req) {
+  CompletionRequest r = parse_chat_completion(req.body, opt.max_tokens);
   std::vector<llm::ChatMessage> messages;
   for (const ChatTurn& t : r.messages) messages.push_back({t.role, t.content});
   std::vector<int32_t> prompt;
@@ -702,13 +706,13 @@ void Server::Impl::chat(const httplib::Request&, httplib::Response& res, const s
     throw RequestError(400, absl::StrFormat("messages: %d tokens do not fit the context of %d "
                                             "with room for a reply",
                                             prompt.size(), generator->context()));
-  answer_completion(res, r, std::move(prompt), true);
+  return answer_completion(req, r, std::move(prompt), true);
 }
 
 // Queues the completion of `prompt` and answers it whole, or streamed as server-sent events:
 // OpenAI's text_completion objects, or chat.completion ones for a chat.
-void Server::Impl::answer_completion(httplib::Response& res, const CompletionRequest& r,
-                                     std::vector<int32_t> prompt, bool chat) {
+http::Response Server::Impl::answer_completion(const http::Request& req, const CompletionRequest& r,
+                                               std::vector<int32_t> prompt, bool chat) {
   auto job = std::make_shared<CompletionJob>();
   job->prompt = std::move(prompt);
   job->params = {.max_tokens = r.max_tokens,
@@ -719,6 +723,7 @@ void Server::Impl::answer_completion(httplib::Response& res, const CompletionReq
                  .repetition_penalty = r.repetition_penalty,
                  .stop = r.stop,
                  .seed = r.seed ? *r.seed : std::random_device()()};
+  job->waker = req.waker;
   Clock::time_point until = deadline();
   enqueue(texts, job);
   Json head = {{"id", (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id++)},
@@ -727,76 +732,80 @@ void Server::Impl::answer_completion(httplib::Response& res, const CompletionReq
                                std::chrono::system_clock::now().time_since_epoch())
                                .count()},
                {"model", model_name}};
-  if (!r.stream) {
-    std::unique_lock<std::mutex> lock(job->mu);
-    if (!job->cv.wait_until(lock, until, [&] { return job->done; })) {
-      job->abandoned = true;
-      throw RequestError(504, timeout_message());
-    }
-    if (job->error_status) throw RequestError(job->error_status, job->error);
-    Json out = head;
-    out["choices"] = {choice(chat, job->text, Json(job->finish_reason), false)};
-    int64_t prompt_tokens = static_cast<int64_t>(job->prompt.size());
-    out["usage"] = {{"prompt_tokens", prompt_tokens},
-                    {"completion_tokens", job->tokens},
-                    {"total_tokens", prompt_tokens + job->tokens}};
-    res.set_content(dump(out), "application/json");
-    return;
-  }
-  // Server-sent events, one per token (OpenAI's chunk objects), then "data: [DONE]". The HTTP
-  // thread waits for tokens here; the model thread never waits for a client.
-  res.set_header("Cache-Control", "no-cache");
+  if (!r.stream)
+    return http::Response::later_by(
+        until, [this, job, head, until, chat]() -> std::optional<http::Response> {
+          std::lock_guard<std::mutex> lock(job->mu);
+          if (!job->done) {
+            if (Clock::now() < until) return std::nullopt;
+            job->abandoned = true;
+            throw RequestError(504, timeout_message());
+          }
+          if (job->error_status) throw RequestError(job->error_status, job->error);
+          Json out = head;
+          out["choices"] = {choice(chat, job->text, Json(job->finish_reason), false)};
+          int64_t prompt_tokens = static_cast<int64_t>(job->prompt.size());
+          out["usage"] = {{"prompt_tokens", prompt_tokens},
+                          {"completion_tokens", job->tokens},
+                          {"total_tokens", prompt_tokens + job->tokens}};
+          http::Response res;
+          res.body = dump(out);
+          return res;
+        });
+  // Server-sent events, one per token (OpenAI's chunk objects), then "data: [DONE]". The stream
+  // takes the tokens generated since it last sent (its connection sleeps until the model thread
+  // wakes it); the model thread never waits for a client.
+  http::Response res;
+  res.content_type = "text/event-stream";
+  res.headers = {{"Cache-Control", "no-cache"}};
+  res.deadline = until;
   if (chat) head["object"] = "chat.completion.chunk";
   auto held = std::make_shared<std::string>();  // the start of a UTF-8 character cut by a token
-  res.set_chunked_content_provider(
-      "text/event-stream",
-      [this, job, head, until, held, chat](size_t, httplib::DataSink& sink) {
-        std::string text, finish_reason, error;
-        int error_status = 0;
-        bool done = false;
-        {
-          std::unique_lock<std::mutex> lock(job->mu);
-          job->cv.wait_until(lock, std::min(until, Clock::now() + std::chrono::milliseconds(200)),
-                             [&] { return job->done || !job->text.empty(); });
-          text = *held + std::move(job->text);
-          job->text.clear();
-          done = job->done, finish_reason = job->finish_reason;
-          error_status = job->error_status, error = job->error;
-        }
-        if (!done && Clock::now() >= until) {
-          job->abandoned = true;
-          done = true, error_status = 504, error = timeout_message();
-        }
-        size_t send = done ? text.size() : complete_utf8_prefix(text);
-        *held = text.substr(send);
-        text.resize(send);
-        auto event = [&](const std::string& data) {
-          std::string e = "data: " + data + "\n\n";
-          return sink.write(e.data(), e.size());
-        };
-        if (!text.empty() || (done && !error_status)) {
-          Json chunk = head;
-          chunk["choices"] = {choice(
-              chat, text, done && !error_status ? Json(finish_reason) : Json(nullptr), true)};
-          if (!event(dump(chunk))) return false;  // the client went away: the releaser cancels
-        }
-        if (!done) return true;
-        if (error_status && !event(error_body(error_status, error))) return false;
-        if (!event("[DONE]")) return false;
-        sink.done();
-        return true;
-      },
-      [job](bool) {
-        std::lock_guard<std::mutex> lock(job->mu);
-        if (!job->done) job->abandoned = true;
-      });
+  res.stream = [this, job, head, until, held, chat]() -> http::Chunk {
+    std::string text, finish_reason, error;
+    int error_status = 0;
+    bool done = false;
+    {
+      std::lock_guard<std::mutex> lock(job->mu);
+      text = *held + std::move(job->text);
+      job->text.clear();
+      done = job->done, finish_reason = job->finish_reason;
+      error_status = job->error_status, error = job->error;
+    }
+    if (!done && Clock::now() >= until) {
+      job->abandoned = true;
+      done = true, error_status = 504, error = timeout_message();
+    }
+    size_t send = done ? text.size() : complete_utf8_prefix(text);
+    *held = text.substr(send);
+    text.resize(send);
+    std::string events;
+    auto event = [&](const std::string& data) { events += "data: " + data + "\n\n"; };
+    if (!text.empty() || (done && !error_status)) {
+      Json chunk = head;
+      chunk["choices"] = {
+          choice(chat, text, done && !error_status ? Json(finish_reason) : Json(nullptr), true)};
+      event(dump(chunk));
+    }
+    if (done) {
+      if (error_status) event(error_body(error_status, error));
+      event("[DONE]");
+    }
+    return {std::move(events), done};
+  };
+  // The client went away (or the stream ended): a sequence still decoding is cancelled.
+  res.on_close = [job] {
+    std::lock_guard<std::mutex> lock(job->mu);
+    if (!job->done) job->abandoned = true;
+  };
+  return res;
 }
 
-void Server::Impl::check_model_name(const httplib::Request& req) const {
+void Server::Impl::check_model_name(const http::Request& req) const {
   if (req.matches.size() > 1 && req.matches[1] != model_name)
     throw RequestError(404,
                        absl::StrFormat("model '%s' is not served here (this server serves '%s')",
-                                       std::string(req.matches[1]).substr(0, 100), model_name));
+                                       req.matches[1].substr(0, 100), model_name));
 }
 
 Json Server::Impl::v2_metadata() const {
@@ -813,81 +822,60 @@ Json Server::Impl::v2_metadata() const {
           {"outputs", tensors(v2_outputs)}};
 }
 
-void Server::Impl::infer(const httplib::Request& req, httplib::Response& res,
-                         const std::string& body) {
+http::Response Server::Impl::infer(const http::Request& req) {
   check_model_name(req);
-  V2InferRequest r = parse_v2_infer(body, v2_inputs, v2_output_names);
+  V2InferRequest r = parse_v2_infer(req.body, v2_inputs, v2_output_names);
   auto job = std::make_shared<TensorJob>();
   job->inputs = std::move(r.inputs);
-  NamedArrays outputs = submit(tensors, job);
-  Json out = Json::array();
-  for (const auto& [name, a] : outputs) {
-    if (!r.outputs.empty() &&
-        std::find(r.outputs.begin(), r.outputs.end(), name) == r.outputs.end())
-      continue;
-    const V2DType* t = v2_dtype(a.dtype);
-    out.push_back({{"name", name},
-                   {"datatype", t ? t->name : numpy_name(a.dtype)},
-                   {"shape", a.shape},
-                   {"data", json_values(a)}});
-  }
-  // The outputs in the order they were asked for.
-  if (!r.outputs.empty())
-    std::stable_sort(out.begin(), out.end(), [&](const Json& a, const Json& b) {
-      auto at = [&](const Json& o) {
-        return std::find(r.outputs.begin(), r.outputs.end(), o["name"].get<std::string>());
-      };
-      return at(a) < at(b);
-    });
-  Json answer = {{"model_name", model_name}, {"model_version", "1"}, {"outputs", out}};
-  if (!r.id.empty()) answer["id"] = r.id;
-  res.set_content(dump(answer), "application/json");
-}
-
-// Errors as the endpoint's protocol writes them: the v2 protocol's {"error": "message"},
-// OpenAI's {"error": {"message", "type"}} elsewhere.
-std::string error_json(const std::string& path, int status, std::string_view message) {
-  if (path.starts_with("/v2")) return dump({{"error", message}});
-  return error_body(status, message);
+  return submit(req, tensors, job, [this, r](const NamedArrays& outputs) {
+    Json out = Json::array();
+    for (const auto& [name, a] : outputs) {
+      if (!r.outputs.empty() &&
+          std::find(r.outputs.begin(), r.outputs.end(), name) == r.outputs.end())
+        continue;
+      const V2DType* t = v2_dtype(a.dtype);
+      out.push_back({{"name", name},
+                     {"datatype", t ? t->name : numpy_name(a.dtype)},
+                     {"shape", a.shape},
+                     {"data", json_values(a)}});
+    }
+    // The outputs in the order they were asked for.
+    if (!r.outputs.empty())
+      std::stable_sort(out.begin(), out.end(), [&](const Json& a, const Json& b) {
+        auto at = [&](const Json& o) {
+          return std::find(r.outputs.begin(), r.outputs.end(), o["name"].get<std::string>());
+        };
+        return at(a) < at(b);
+      });
+    Json answer = {{"model_name", model_name}, {"model_version", "1"}, {"outputs", out}};
+    if (!r.id.empty()) answer["id"] = r.id;
+    http::Response res;
+    res.body = dump(answer);
+    return res;
+  });
 }
 
 void Server::Impl::routes() {
-  // Every answer a handler gives goes through here: a refusal becomes its status and JSON error.
-  auto guarded = [](const httplib::Request& req, httplib::Response& res,
-                    const std::function<void()>& handle) {
-    auto refuse = [&](int status, const std::string& message) {
-      res.status = status;
-      res.set_content(error_json(req.path, status, message), "application/json");
-    };
-    try {
-      handle();
-    } catch (const RequestError& e) {
-      refuse(e.status(), e.what());
-    } catch (const Error& e) {
-      refuse(400, e.what());
-    } catch (const std::exception& e) {
-      refuse(500, std::string("internal error: ") + e.what());
-    }
-  };
-  using Handler = void (Impl::*)(const httplib::Request&, httplib::Response&, const std::string&);
-  auto post = [this, guarded](const char* path, Handler handler) {
-    http.Post(path, [this, guarded, handler](const httplib::Request& req, httplib::Response& res,
-                                             const httplib::ContentReader& reader) {
-      guarded(req, res, [&] {
-        std::string body = read_body(req, res, reader);
-        (this->*handler)(req, res, body);
-      });
+  auto post = [this](const char* path, http::Response (Impl::*handler)(const http::Request&)) {
+    http.route("POST", path, [this, handler](const http::Request& req) {
+      if (req.header("Content-Type").starts_with("multipart/form-data"))
+        throw RequestError(415,
+                           "body: multipart/form-data is not supported: send the image file's "
+                           "bytes as the body, or JSON");
+      return (this->*handler)(req);
     });
   };
-  auto get = [this](const char* path, std::function<Json(const httplib::Request&)> answer) {
-    http.Get(path, [answer](const httplib::Request& req, httplib::Response& res) {
-      res.set_content(dump(answer(req)), "application/json");
+  auto get = [this](const char* path, std::function<Json(const http::Request&)> answer) {
+    http.route("GET", path, [answer](const http::Request& req) {
+      http::Response res;
+      res.body = dump(answer(req));
+      return res;
     });
   };
   if (kind == Kind::gpt || kind == Kind::llm) post(kCompletions, &Impl::complete);
   if (kind == Kind::llm) {
     post(kChatCompletions, &Impl::chat);
-    get(kModels, [this](const httplib::Request&) {
+    get(kModels, [this](const http::Request&) {
       Json model = {
           {"id", model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "tinycore"}};
       return Json{{"object", "list"}, {"data", Json::array({model})}};
@@ -896,26 +884,27 @@ void Server::Impl::routes() {
   if (kind == Kind::classifier) post(kClassify, &Impl::classify);
   if (kind == Kind::onnx) {
     post(kV2Infer, &Impl::infer);
-    http.Get(kV2Model, [this, guarded](const httplib::Request& req, httplib::Response& res) {
-      guarded(req, res, [&] {
-        check_model_name(req);
-        res.set_content(dump(v2_metadata()), "application/json");
-      });
+    get(kV2Model, [this](const http::Request& req) {
+      check_model_name(req);
+      return v2_metadata();
     });
-    get(kV2, [](const httplib::Request&) {
+    get(kV2, [](const http::Request&) {
       return Json{{"name", "tinycore"}, {"version", "1"}, {"extensions", Json::array()}};
     });
     // The model is loaded before the server listens: once it answers, it is live and ready.
-    get(kV2Ready, [](const httplib::Request&) { return Json{{"ready", true}}; });
-    get(kV2Live, [](const httplib::Request&) { return Json{{"live", true}}; });
+    get(kV2Ready, [](const http::Request&) { return Json{{"ready", true}}; });
+    get(kV2Live, [](const http::Request&) { return Json{{"live", true}}; });
   }
-  get(kHealthz, [this](const httplib::Request&) {
+  get(kHealthz, [this](const http::Request&) {
     return Json{{"status", "ok"}, {"model", model_name}, {"architecture", architecture}};
   });
-  http.Get(kMetrics, [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.render(), "text/plain; version=0.0.4");
+  http.route("GET", kMetrics, [this](const http::Request&) {
+    http::Response res;
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = metrics.render();
+    return res;
   });
-  // The other method on a known path: 405 with the allowed one. An endpoint the model does not
+  // Any other method on a known path: 405 with the allowed one. An endpoint the model does not
   // serve (completions on a classifier, classify on an ONNX model, ...): 404 saying what it is.
   const std::string v2_infer = "/v2/models/" + model_name + "/infer";
   std::string use = kind == Kind::gpt || kind == Kind::llm
@@ -943,20 +932,12 @@ void Server::Impl::routes() {
                                                      v2 ? "model" : "run", model_name, use);
     int status = r.served ? 405 : 404;
     std::string allow = r.method;
-    httplib::Server::Handler refuse = [=](const httplib::Request& req, httplib::Response& res) {
-      res.status = status;
-      if (status == 405) res.set_header("Allow", allow);
-      res.set_content(error_json(req.path, status, message), "application/json");
-    };
-    if (std::string(r.method) != "GET" || !r.served) http.Get(r.pattern, refuse);
-    if (std::string(r.method) != "POST" || !r.served) http.Post(r.pattern, refuse);
-    http.Put(r.pattern, refuse);
-    http.Patch(r.pattern, refuse);
-    http.Delete(r.pattern, refuse);
-    http.Options(r.pattern, refuse);
+    http.route("", r.pattern, [=](const http::Request& req) {
+      http::Response res = refusal(req.path, status, message);
+      if (status == 405) res.headers = {{"Allow", allow}};
+      return res;
+    });
   }
-  // What httplib answers itself (unknown path 404, malformed request 400, body over the limit
-  // 413, ...) gets a JSON error too.
   std::string endpoints =
       kind == Kind::onnx
           ? absl::StrFormat("GET %s, GET /v2/models/%s, POST %s, GET %s, GET %s, GET %s", kV2Ready,
@@ -966,58 +947,10 @@ void Server::Impl::routes() {
                             kChatCompletions, kModels, kHealthz, kMetrics)
           : absl::StrFormat("POST %s, GET %s, GET %s", kind == Kind::gpt ? kCompletions : kClassify,
                             kHealthz, kMetrics);
-  http.set_error_handler([this, endpoints](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty() || res.content_provider_) return;
-    std::string message =
-        res.status == 404 ? absl::StrFormat("no endpoint %s %s (the endpoints: %s)", req.method,
-                                            req.path, endpoints)
-        : res.status == 413
-            ? absl::StrFormat("body: larger than the limit of %d bytes", opt.max_body_bytes)
-        : res.status == 400 ? std::string("malformed HTTP request")
-        : res.status == 414 ? std::string("the request's URI is too long")
-                            : absl::StrFormat("HTTP error %d", res.status);
-    res.set_content(error_json(req.path, res.status, message), "application/json");
-  });
-  http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        res.status = 500;
-        res.set_content(error_body(500, "internal error"), "application/json");
-      });
-  http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-    request_start = Clock::now();
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  // A request is counted just before its answer is written, so that a client sees it in the
-  // next /metrics; a stream once it has ended (its latency is the whole stream's).
-  auto count = [this](const httplib::Request& req, const httplib::Response& res) {
-    double seconds = request_start ? seconds_between(*request_start, Clock::now()) : 0;
-    metrics.record_request(req.path, res.status, seconds);
-  };
-  http.set_post_routing_handler([=](const httplib::Request& req, httplib::Response& res) {
-    if (res.content_provider_) return;
-    count(req, res);
-    request_counted = true;
-  });
-  http.set_logger([=](const httplib::Request& req, const httplib::Response& res) {
-    if (!request_counted) count(req, res);
-    request_counted = false;
-    request_start.reset();
-  });
-
-  const int threads = opt.threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_payload_max_length(static_cast<size_t>(opt.max_body_bytes));
-  auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::duration<double>(opt.request_timeout_s));
-  http.set_read_timeout(timeout);
-  http.set_write_timeout(timeout);
-  http.set_tcp_nodelay(true);
-  http.set_keep_alive_max_count(1000);  // httplib's 5 would make load generators reconnect
-  // httplib sets SO_REUSEPORT, which lets a second server bind the same port and take half the
-  // connections: a port in use must be an error instead.
-  http.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  http.route("", ".*", [endpoints](const http::Request& req) {
+    return refusal(
+        req.path, 404,
+        absl::StrFormat("no endpoint %s %s (the endpoints: %s)", req.method, req.path, endpoints));
   });
 }
 
@@ -1031,17 +964,29 @@ Server::~Server() = default;
 int Server::port() const { return impl_->bound_port; }
 
 void Server::run() {
+  Impl& s = *impl_;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    if (impl_->stop_requested || impl_->running) return;
-    impl_->running = true;
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.stop_requested || s.running) return;
+    s.running = true;
   }
-  impl_->http.listen_after_bind();
+  // The event thread serves; this one waits for stop().
+  try {
+    s.http.start();
+    std::unique_lock<std::mutex> lock(s.mu);
+    s.run_ended.wait(lock, [&] { return s.stop_requested; });
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.running = false;
+    s.run_ended.notify_all();
+    throw;
+  }
+  s.http.stop();
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->running = false;
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.running = false;
   }
-  impl_->run_ended.notify_all();
+  s.run_ended.notify_all();
 }
 
 void Server::stop() { impl_->stop(); }

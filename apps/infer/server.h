@@ -1,4 +1,5 @@
-// infer serve: the HTTP front of a run or a model (cpp-httplib, JSON with nlohmann-json).
+// infer serve: the HTTP front of a run or a model (libmicrohttpd through apps/infer/http_server.h,
+// JSON with nlohmann-json).
 //   POST /v1/classify      image bytes (any non-JSON content type) or {"image": "<base64>",
 //                          "topk": K} -> {"predictions": [{"index", "label", "prob"}, ...]}
 //   POST /v1/completions   OpenAI-completions-shaped {"prompt", "max_tokens", "temperature",
@@ -21,10 +22,12 @@
 // with errors as that protocol writes them, {"error": "message"}; an unknown model is 404.
 //   GET  /metrics          Prometheus text: requests by endpoint and status, latency
 //                          percentiles, generated tokens and tokens/s, queue depth, batch sizes
-// One model thread owns the model: HTTP threads parse and validate a request, then queue it;
-// the model thread takes up to max_batch queued images or ONNX requests (stacked along axis 0
-// when the model's first dimensions are dynamic; waiting at most batch_wait_ms for more)
-// or keeps up to max_batch sequences decoding together (apps/infer/generator.h). A full queue
+// Serving never spends a thread per connection: one event thread (apps/infer/http_server.h)
+// accepts, reads and writes every connection, parses and validates a request, then queues it and
+// suspends the connection until the model thread wakes it with the result (or tokens to stream).
+// One model thread owns the model: it takes up to max_batch queued images or ONNX requests (stacked
+// along axis 0 when the model's first dimensions are dynamic; waiting at most batch_wait_ms for
+// more) or keeps up to max_batch sequences decoding together (apps/infer/generator.h). A full queue
 // answers 503; bad input 4xx with {"error": {"message", "type"}} (apps/infer/requests.h says
 // which status for what). A streamed completion sends a token's bytes once they end a whole UTF-8
 // character, and ends with an error event (then [DONE]) if the timeout cuts it. A client that goes
@@ -41,16 +44,19 @@ namespace tc::infer {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;           // 0: an ephemeral port (Server::port() tells which)
-  int64_t max_batch = 8;     // images per model step / sequences decoding together
-  double batch_wait_ms = 2;  // how long a lone image waits for company
-  int64_t queue_limit = 64;  // requests waiting for the model thread (each holds an HTTP thread
-                             // while it waits, so at most `threads` wait); more: 503
+  int port = 8080;                   // 0: an ephemeral port (Server::port() tells which)
+  int64_t max_batch = 8;             // images per model step / sequences decoding together
+  double batch_wait_ms = 2;          // how long a lone image waits for company
+  int64_t queue_limit = 64;          // requests waiting for the model thread; more: 503
   int64_t max_body_bytes = 8 << 20;  // larger bodies: 413
   ImageLimits image;                 // larger images: 413
   int64_t max_tokens = 256;          // a completion asking for more: 400
-  double request_timeout_s = 30;     // waiting + running; longer: 504 (socket reads/writes too)
-  int threads = 16;                  // HTTP worker threads
+  double request_timeout_s = 30;     // waiting + running; longer: 504. A connection must also
+                                     // send a whole request within it (of opening, or of its
+                                     // previous answer), and one silent that long is closed
+  int threads = 1;                   // HTTP event-loop threads (each serves any number of
+                                     // connections; they never wait, so one is usually plenty)
+  int64_t connection_limit = 10000;  // open connections; more are closed at once
   std::string model_name;  // the name an ONNX or language model is served under (default: its
                            // file's stem or folder's name)
   // A language model's (see llm::LoadOptions and LlmTextModel)
