@@ -600,25 +600,30 @@ std::optional<std::vector<NamedArrays>> Server::Impl::run_tensors(
 // advances one token per step, and an abandoned one is cancelled before the next step.
 void Server::Impl::generate_loop() {
   std::map<int64_t, std::shared_ptr<CompletionJob>> active;  // by slot
+  std::vector<std::shared_ptr<CompletionJob>> starting;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu);
       work.wait(lock, [&] { return model_stop || !texts.empty() || !active.empty(); });
       if (model_stop) break;
-      while (!texts.empty() && generator->active() < generator->slots()) {
-        std::shared_ptr<CompletionJob> job = texts.front();
+      starting.clear();
+      while (!texts.empty() &&
+             generator->active() + static_cast<int64_t>(starting.size()) < generator->slots()) {
+        if (!texts.front()->abandoned) starting.push_back(texts.front());
         texts.pop_front();
-        if (job->abandoned) continue;
-        try {
-          int64_t slot = generator->start(job->prompt, job->params);
-          TC_CHECK(slot >= 0, "no free slot although ", generator->active(), " of ",
-                   generator->slots(), " are busy");
-          active[slot] = job;
-        } catch (const Error& e) {
-          job->fail(400, e.what());
-        }
       }
       publish_queue_depth();
+    }
+    // Prefills run outside the lock: the HTTP thread queues requests meanwhile.
+    for (const std::shared_ptr<CompletionJob>& job : starting) {
+      try {
+        int64_t slot = generator->start(job->prompt, job->params);
+        TC_CHECK(slot >= 0, "no free slot although ", generator->active(), " of ",
+                 generator->slots(), " are busy");
+        active[slot] = job;
+      } catch (const Error& e) {
+        job->fail(400, e.what());
+      }
     }
     for (auto it = active.begin(); it != active.end();) {
       if (it->second->abandoned) {
