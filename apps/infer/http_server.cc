@@ -112,7 +112,7 @@ struct Exchange {
   Request request;
   bool dispatched = false;
   bool too_large = false;
-  size_t dropped = 0;  // body bytes past the limit, read and dropped
+  uint64_t received = 0;  // body bytes
   std::function<std::optional<Response>()> later;
   std::optional<Timers::Id> deadline;
   int status = 0;
@@ -305,18 +305,17 @@ struct Server::Impl {
     }
     const Shared& e = *static_cast<Shared*>(*context);
     if (*upload_size) {
-      size_t n = *upload_size;
-      *upload_size = 0;
       Request& r = e->request;
-      if (!e->too_large && r.body.size() + n <= static_cast<size_t>(opt.max_body_bytes)) {
-        r.body.append(upload, n);
-        return MHD_YES;
-      }
-      // Over the limit: read on (up to the limit again) so that a client still sending gets
-      // the 413 rather than a reset connection.
+      const auto limit = static_cast<uint64_t>(opt.max_body_bytes);
+      e->received += *upload_size;
+      if (e->received <= limit) r.body.append(upload, *upload_size);
+      *upload_size = 0;
+      if (e->received <= limit) return MHD_YES;
+      // Over the limit: read on and drop (up to the limit again) so that a client still sending
+      // gets the 413 rather than a reset connection; past that, hang up.
       e->too_large = true;
-      r.body.clear();
-      return (e->dropped += n) <= static_cast<size_t>(opt.max_body_bytes) ? MHD_YES : MHD_NO;
+      std::string().swap(r.body);
+      return e->received <= 2 * limit ? MHD_YES : MHD_NO;
     }
     if (e->dispatched) return answer(e, guarded(e->request, e->later));  // resumed
     e->dispatched = true;

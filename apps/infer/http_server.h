@@ -116,7 +116,8 @@ class Server {
   int listen(const std::string& host, int port);
   // Serves from the event thread(s) until stop(). Throws tc::Error when it cannot start.
   void start();
-  // Ends the streams, answers waiting requests 503 and closes every connection.
+  // Closes every connection: streams and requests still waiting are cut (a waiting request the
+  // event thread gets to first is answered 503).
   void stop();
 
  private:

@@ -2,8 +2,9 @@
 // idle or half-sent connections open, /healthz and a completion answer within 100 ms of what they
 // take on an idle server; past the connection limit a connection is closed at once while a freed
 // slot still serves; a client that dawdles over its request is closed at the request timeout;
-// and 100 concurrent streams (more than the model's slots, so most wait queued) all give the
-// in-process Generator's text while the process's thread count does not grow.
+// 100 concurrent streams (more than the model's slots, so most wait queued) all give the
+// in-process Generator's text while the process's thread count does not grow; and a server
+// stopped while a request waits for the model answers or closes it.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/infer/generator.h"
+#include "tests/infer/onnx_models.h"
 #include "tests/infer/runs.h"
 #include "tests/infer/serving.h"
 
@@ -297,6 +299,33 @@ TEST(SlowClients, AHundredStreamsFinishWithoutMoreThreads) {
   EXPECT_TRUE(infertest::wait_for_metric(
       *client(s), "infer_requests_total{endpoint=\"/v1/completions\",code=\"200\"}",
       kStreams + kSlots));
+}
+
+// A request waiting for company in a batch (its connection suspended) when the server stops:
+// the stop neither hangs nor crashes (libmicrohttpd must not stop with suspended connections),
+// and the client's connection is closed (after a 503, if the event thread got to answer it).
+TEST(SlowClients, StoppingWhileARequestWaitsAnswersOrClosesIt) {
+  ServerOptions o;
+  o.max_batch = 4;
+  o.batch_wait_ms = 60000;
+  auto s = std::make_unique<Serving>(onnxmodels::gemm_relu(), o);
+  std::string body =
+      R"({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]})";
+  int fd = connect_to(s->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd,
+                       "POST /v2/models/gemm_relu/infer HTTP/1.1\r\nHost: x\r\n"
+                       "Content-Type: application/json\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_TRUE(infertest::wait_for_metric(*client(*s), "infer_queue_depth", 1));
+  s.reset();
+  bool closed = false;
+  std::string answer = read_to_end(fd, &closed);
+  close(fd);
+  EXPECT_TRUE(closed);
+  if (!answer.empty()) {
+    EXPECT_THAT(answer, ::testing::HasSubstr("HTTP/1.1 503"));
+  }
 }
 
 }  // namespace
