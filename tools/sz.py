@@ -6,8 +6,9 @@ import os
 import re
 import sys
 
-BUDGET = 14850  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
-# the fuzz fixes; 14,806 with three passes of issue 30: opts as rewrites, loops merged, operand layouts)
+BUDGET = 14880  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
+# the fuzz fixes; 14,806 with three passes of issue 30: opts as rewrites, loops merged, operand layouts;
+# 14,866 with gathers that read only the rows they name: IOTA, one-hot narrowing, issue 33)
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
