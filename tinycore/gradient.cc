@@ -90,7 +90,7 @@ std::array<Rule, kNumOps> make_rules() {
     for (Ops op : ops) t[static_cast<int>(op)] = r;
   };
   // leaves
-  def({Ops::BUFFER, Ops::CONST},
+  def({Ops::BUFFER, Ops::CONST, Ops::IOTA},
       [](const UOpRef&, const UOpRef&) { return std::vector<UOpRef>{}; });
   // no gradient: piecewise constant or not differentiable
   def({Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::AND, Ops::OR, Ops::XOR, Ops::SHL, Ops::SHR,

@@ -114,6 +114,35 @@ TEST(Narrow, AWidelyPaddedConvLoopsOnlyWhereItsInputIs) {
   }
 }
 
+// A one-hot matmul (an embedding's lookup, a gather) is one kernel whose reduce loop narrows to
+// the one row its index names: no register tile across the rows (each narrows differently), and
+// the looked-up rows are the table's, an index out of range giving zeros.
+TEST(Narrow, AOneHotMatmulReadsOnlyTheRowsItsIndicesName) {
+  constexpr int V = 5000, D = 32;
+  std::mt19937 rng(5);
+  std::vector<float> wv = random_values(V * D, rng);
+  Tensor w = Tensor(wv, Shape{V, D}).realize();
+  std::vector<int32_t> ids = {3, 4999, 0, 17, 17, 2500, -1, 5000};
+  Tensor tokens = Tensor::from_vector(ids, Shape{8}).realize();
+  auto make_y = [&] { return tokens.one_hot(V).cast(dtypes::float32).matmul(w); };
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({make_y().uop()});
+  ASSERT_EQ(items.size(), 1u);
+  Target avx512{64, 32, true};
+  KernelOpts chosen = choose_opts(lower(items[0].ast), avx512);
+  EXPECT_EQ(chosen.unroll, 1) << chosen.key();
+  LinearKernel k = linearize_kernel(lower(items[0].ast), chosen);
+  int narrowed = 0;
+  for (const UOp* u : k.sink->toposort())
+    narrowed += u->op == Ops::RANGE && u->src[0]->op != Ops::CONST;
+  EXPECT_EQ(narrowed, 1);
+  std::vector<float> got = make_y().data<float>();
+  for (size_t t = 0; t < ids.size(); t++)
+    for (int d = 0; d < D; d++) {
+      bool inside = ids[t] >= 0 && ids[t] < V;
+      ASSERT_EQ(got[t * D + d], inside ? wv[ids[t] * D + d] : 0.0f) << "token " << ids[t];
+    }
+}
+
 // Terms not zero outside the pad (each window element of a padded input plus one, summed) keep
 // every iteration: nothing is narrowed, and the sums count the padding's ones.
 TEST(Narrow, TermsThatAreNotZeroOutsideKeepTheirLoops) {

@@ -60,6 +60,8 @@ class Lowerer {
       }
       case Ops::CONST:
         return n;
+      case Ops::IOTA:  // the element's own index
+        return UOp::make(Ops::CAST, n->dtype, {idx[0]});
       case Ops::CONTIGUOUS:
       case Ops::DETACH:
         return value(n->src[0], idx, valid);

@@ -20,7 +20,7 @@ void zero_gates(const UOpRef& v, std::vector<UOpRef>& out) {
     zero_gates(v->src[1], out);
   } else if (v->op == Ops::MUL) {
     zero_gates(v->src[0], out), zero_gates(v->src[1], out);
-  } else if (v->op == Ops::CAST && dtypes::is_float(v->src[0]->dtype)) {
+  } else if (v->op == Ops::CAST) {  // a cast of 0 is 0
     zero_gates(v->src[0], out);
   }
 }
@@ -46,17 +46,31 @@ struct Bound {
   UOpRef bound;
 };
 
-// `c` as a bound on r when it is `r + e < k` or `!(r + e < k)` with e and k free of the reduce's
-// loops and of SIMD lanes (`inner`: those, r among them).
-std::optional<Bound> bound_of(const UOpRef& c, const UOpRef& r,
-                              const absl::flat_hash_set<const UOp*>& inner) {
+// `c` as bounds on r, into `out`: `r + e < k` (upper), `!(r + e < k)` (lower), or `r + e == k`
+// (both: a one-hot's test, whose loop narrows to one trip, a gather) with e and k free of the
+// reduce's loops and of SIMD lanes (`inner`: those, r among them). An equality may compare in
+// another integer type (an index cast to int32 against a loaded int32).
+void bounds_of(const UOpRef& c, const UOpRef& r, const absl::flat_hash_set<const UOp*>& inner,
+               std::vector<Bound>& out) {
   bool lower = c->op == Ops::CMPNE && c->src[0]->op == Ops::CMPLT && c->src[1]->is_const(1);
   const UOpRef& cmp = lower ? c->src[0] : c;
-  if (cmp->op != Ops::CMPLT || cmp->src[0]->dtype != dtypes::index) return std::nullopt;
-  const UOpRef &sum = cmp->src[0], &k = cmp->src[1];
-  UOpRef e = sum == r ? index_const(0) : subtract_term(sum, r);
-  if (!e || depends_on(e, inner) || depends_on(k, inner)) return std::nullopt;
-  return Bound{c.get(), lower, k - e};
+  bool equal = cmp->op == Ops::CMPEQ && dtypes::is_int(cmp->src[0]->dtype);
+  if (cmp->op != Ops::CMPLT && !equal) return;
+  for (int side = 0; side < (equal ? 2 : 1); side++) {
+    UOpRef sum = cmp->src[side], k = cmp->src[1 - side];
+    if (equal && sum->op == Ops::CAST && sum->src[0]->dtype == dtypes::index) sum = sum->src[0];
+    if (sum->dtype != dtypes::index) continue;
+    if (k->dtype != dtypes::index) k = UOp::make(Ops::CAST, dtypes::index, {k});
+    UOpRef e = sum == r ? index_const(0) : subtract_term(sum, r);
+    if (!e || depends_on(e, inner) || depends_on(k, inner)) continue;
+    if (!equal) {
+      out.push_back(Bound{c.get(), lower, k - e});
+    } else {
+      out.push_back(Bound{c.get(), true, k - e});
+      out.push_back(Bound{c.get(), false, k - e + 1});
+    }
+    return;
+  }
 }
 
 UOpRef imax(const UOpRef& a, const UOpRef& b) { return alu(Ops::MAX, a, b); }
@@ -80,8 +94,7 @@ std::optional<Narrowed> narrow(const UOpRef& r, const std::vector<const UOp*>& r
     std::vector<Bound> bounds;
     absl::flat_hash_set<const UOp*> seen;
     for (const UOpRef& c : cs)
-      if (seen.insert(c.get()).second)
-        if (std::optional<Bound> b = bound_of(c, r, inner)) bounds.push_back(*b);
+      if (seen.insert(c.get()).second) bounds_of(c, r, inner, bounds);
     if (!common) {
       common = std::move(bounds);
       continue;

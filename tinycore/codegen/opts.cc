@@ -142,17 +142,22 @@ std::vector<ReduceLoops> reduce_loops(const LoweredKernel& plain) {
 struct RowLoads {
   int shared = 0;
   std::optional<int64_t> step = 0;
-  bool gated = false;  // a load's gate depends on it (a padded window's rows or columns)
+  bool gated = false;    // a load's gate depends on it (a padded window's rows or columns)
+  bool gathers = false;  // an equality test in a reduce depends on it (a one-hot's row: a gather)
 };
 std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
   const auto& [sink, ranges] = plain;
   absl::flat_hash_set<const UOp*> loads;
+  std::vector<RowLoads> out(nd);
   for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::REDUCE)
-      for (const UOp* n : u->src[0]->toposort())
+      for (const UOp* n : u->src[0]->toposort()) {
         if (n->op == Ops::LOAD) loads.insert(n);
+        if (n->op == Ops::CMPEQ)
+          for (const UOp* m : n->toposort())
+            for (int i = 0; i < nd; i++) out[i].gathers |= m == ranges[i];
+      }
   }
-  std::vector<RowLoads> out(nd);
   for (const UOp* load : loads) {
     const UOpRef& idx = load->src[0]->src[1];
     std::vector<const UOp*> index = idx->toposort();
@@ -317,7 +322,8 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
       return std::make_tuple(!along[i].gated, along[i].shared, near(i, rows), rows, shape[i]);
     };
     for (int i = 0; i < nd; i++) {
-      if (i == o.lane_axis) continue;
+      // a gather's rows each narrow its loop to their own element (codegen/narrow.h): not tiled
+      if (i == o.lane_axis || along[i].gathers) continue;
       int rows = most;
       while (rows > 1 && shape[i] % rows != 0) rows--;
       if (rows > 1 && (o.unroll == 1 || rank(i, rows) > rank(o.unroll_axis, o.unroll)))

@@ -110,9 +110,9 @@ class Scheduler {
     if (marked_) marked_->push_back(n);
   }
 
-  // A CONST, or a movement of one: cheaper to compute than to load.
+  // A CONST or IOTA, or a movement of one: cheaper to compute than to load.
   static bool is_constant_view(const UOpRef& n) {
-    if (n->op == Ops::CONST) return true;
+    if (n->op == Ops::CONST || n->op == Ops::IOTA) return true;
     return group::is_movement(n->op) && is_constant_view(n->src[0]);
   }
 
@@ -139,7 +139,7 @@ class Scheduler {
     // and the simplifier folds it
     if (UOpRef r = is_constant_view(n) ? nullptr : fresh_realized(n))
       out = r;
-    else if (n->op == Ops::BUFFER || n->op == Ops::CONST)
+    else if (n->op == Ops::BUFFER || n->op == Ops::CONST || n->op == Ops::IOTA)
       out = n;
     else if (n->op == Ops::CONTIGUOUS)
       out = realize(n->src[0]);
@@ -273,16 +273,28 @@ class Scheduler {
       w = kManyOps;
     else if (n->op == Ops::CUSTOM_GRAD)
       w = work(n->src[0]);
-    else if (n->op != Ops::CONST && n->op != Ops::DEFINE_VAR) {
+    else if (n->op != Ops::CONST && n->op != Ops::IOTA && n->op != Ops::DEFINE_VAR) {
       for (const UOpRef& s : n->src)
         if (int ws = work(s); ws >= 0) w = std::min(kManyOps, std::max(w, 0) + ws);
-      bool free = group::is_movement(n->op) || n->op == Ops::CAST || n->op == Ops::DETACH;
+      bool free =
+          group::is_movement(n->op) || n->op == Ops::CAST || n->op == Ops::DETACH || tests_index(n);
       if (w >= 0 && !free) w = std::min(kManyOps, w + 1);
     }
     work_[n.get()] = w;
     return w;
   }
   static constexpr int kManyOps = 1 << 20;
+
+  // A comparison with an index (arithmetic on an IOTA alone): a one-hot's or a mask's test, which
+  // codegen turns into loop bounds (codegen/narrow.h), a gather's one trip, rather than work.
+  bool tests_index(const UOpRef& n) {
+    if (n->op != Ops::CMPEQ && n->op != Ops::CMPLT && n->op != Ops::CMPNE) return false;
+    for (const UOpRef& s : n->src)
+      if (work(s) < 0)
+        for (const UOp* u : s->toposort())
+          if (u->op == Ops::IOTA) return true;
+    return false;
+  }
 
   // True when every read of `buf` in `value` is through `target` at the output's own position
   // (only ALU ops between), so a kernel may write `buf` while it reads it.

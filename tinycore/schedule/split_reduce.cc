@@ -14,8 +14,20 @@ constexpr int64_t kMinBlockedReduce = 16384;
 // REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk), with
 // chunks moved first), chunks)). The partial sums' kernel loops over chunks outermost: its cores
 // take whole chunks, and each chunk's slab of the input is read from cache by every output.
+// Whether x tests equality with an index (a one-hot: a gather, or an embedding's lookup): codegen
+// narrows such a reduce to one trip, which a split would hide behind two loops.
+bool gathers(const UOpRef& x) {
+  for (const UOp* u : x->toposort())
+    if (u->op == Ops::CMPEQ)
+      for (const UOpRef& s : u->src)
+        for (const UOp* v : s->toposort())
+          if (v->op == Ops::IOTA) return true;
+  return false;
+}
+
 UOpRef split(const UOpRef& r) {
   const UOpRef& x = r->src[0];
+  if (gathers(x)) return nullptr;
   const Shape& in = x->shape();
   const auto& arg = r->arg_ints();
   std::vector<int64_t> axes(arg.begin() + 1, arg.end());

@@ -82,8 +82,7 @@ Tensor Tensor::arange(double start, double stop, double step, std::optional<DTyp
   DType dt = dtype ? *dtype : all_int ? dtypes::default_int : dtypes::default_float;
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
   if (n == 0) return full({0}, 0, dt);
-  // a running count of ones (cumsum: movement ops and one reduce, no hand-written kernel)
-  Tensor idx = ones({n}, dtypes::int32).cumsum(0).sub(ConstValue(1));  // 0 .. n-1
+  Tensor idx(UOp::make(Ops::IOTA, dtypes::int32, {}, std::vector<int64_t>{n}));  // 0 .. n-1
   if (dtypes::is_float(dt)) return idx.cast(dt).mul(ConstValue(step)).add(ConstValue(start));
   auto as_int = [](double v) { return ConstValue(static_cast<long long>(v)); };
   return idx.cast(dt).mul(as_int(step)).add(as_int(start));

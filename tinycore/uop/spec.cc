@@ -35,6 +35,7 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     };
     set({Ops::SINK}, {0, -1, ArgKind::kAny, Result::kVoid});
     set({Ops::CONST}, {0, 0, ArgKind::kNumber, Result::kAny});
+    set({Ops::IOTA}, {0, 0, ArgKind::kInts, Result::kAny});
     set({Ops::BUFFER, Ops::DEFINE_GLOBAL}, {0, -1, ArgKind::kInts, Result::kAny});
     set({Ops::CONTIGUOUS, Ops::DETACH}, {1, 1, ArgKind::kAny, Result::kLikeSource});
     set({Ops::CUSTOM_GRAD}, {1, -1, ArgKind::kAny, Result::kLikeSource});
@@ -169,7 +170,7 @@ std::string spec_violation(Ops op, DType dtype, const std::vector<UOpRef>& src, 
                         n);
   if (!arg_is(arg, s.arg)) return "its argument is of the wrong kind";
   if (std::string why = dtype_violation(s.dtype, dtype, src); !why.empty()) return why;
-  if (s.arg == ArgKind::kInts && op != Ops::BUFFER && op != Ops::DEFINE_GLOBAL)
+  if (s.arg == ArgKind::kInts && !src.empty())  // a movement or reduce: checked against its source
     return shape_violation(op, src[0]->shape(), std::get<std::vector<int64_t>>(arg));
   return "";
 }

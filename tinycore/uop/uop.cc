@@ -184,6 +184,7 @@ void UOp::infer() {
     case Ops::DEFINE_GLOBAL:
       shape_ = {arg_ints()[1]};
       break;
+    case Ops::IOTA:
     case Ops::RESHAPE:
     case Ops::EXPAND:
       shape_ = arg_ints();
