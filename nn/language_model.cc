@@ -150,8 +150,9 @@ Tensor LanguageModel::rope(const Tensor& x, const Tensor& positions) const {
 Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positions, int64_t row,
                                 bool decode) {
   int64_t batch = x.shape()[0], len = x.shape()[1], hd = c_.head_dim;
-  Tensor q = linear(i, "attn_q", x).reshape({batch, len, c_.heads, hd});
-  Tensor k = linear(i, "attn_k", x).reshape({batch, len, c_.kv_heads, hd});
+  // contiguous: RoPE reads each row twice (both halves), which must not recompute the matmul
+  Tensor q = linear(i, "attn_q", x).contiguous().reshape({batch, len, c_.heads, hd});
+  Tensor k = linear(i, "attn_k", x).contiguous().reshape({batch, len, c_.kv_heads, hd});
   Tensor v = linear(i, "attn_v", x).reshape({batch, len, c_.kv_heads, hd});
   if (c_.qk_norm) {
     q = norm(i, "attn_q_norm", q);

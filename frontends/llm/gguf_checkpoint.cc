@@ -30,10 +30,15 @@ const Family& family_of(const std::string& arch) {
        arch);
 }
 
-// The tensor's values in PyTorch's layout (its GGUF dims reversed), as a lazy dequantization of
-// its bytes copied once into a uint8 buffer.
+// The tensor's values in PyTorch's layout (its GGUF dims reversed), its bytes copied once into a
+// buffer: float types as they are (a size-changing bitcast of bytes would make every kernel that
+// reads them slow), block types as raw bytes and a lazy dequantization.
 Tensor tensor_of(const gguf::Model& m, const gguf::TensorInfo& t) {
   Shape shape(t.dims.rbegin(), t.dims.rend());
+  const std::map<uint32_t, DType> floats = {
+      {gguf::F32, dtypes::float32}, {gguf::F16, dtypes::float16}, {gguf::BF16, dtypes::bfloat16}};
+  if (auto f = floats.find(t.type); f != floats.end())
+    return Tensor::from_blob(m.data(t), shape, f->second);
   Tensor raw = Tensor::from_blob(m.data(t), {static_cast<int64_t>(t.bytes)}, dtypes::uint8);
   return gguf::dequantize(raw, t.type, shape);
 }
@@ -121,7 +126,7 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
       types.insert(gguf::type_info(t.type).name);
       Tensor w = tensor_of(m, t);
       if (t.name == "rope_freqs.weight") {  // Llama 3's scaling: a divisor per frequency
-        std::vector<float> d = w.data<float>();
+        std::vector<float> d = w.cast(dtypes::float32).data<float>();
         c.rope_freq_divisors.assign(d.begin(), d.end());
       } else {
         ck.weights.emplace(t.name, w);
