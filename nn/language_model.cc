@@ -9,8 +9,9 @@
 namespace tc::nn {
 
 void check(const LanguageModelConfig& c) {
-  auto positive = [&](const char* name, int64_t v) {
-    if (v <= 0) fail("%s model: %s must be positive, got %d", c.arch, name, v);
+  auto positive = [&](const char* name, int64_t v) {  // and not so large it cannot be a model's
+    if (v <= 0 || v > (int64_t{1} << 24))
+      fail("%s model: %s must be in 1..16777216, got %d", c.arch, name, v);
   };
   positive("vocab", c.vocab);
   positive("context", c.context);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "frontends/llm/checkpoint.h"
 #include "nn/state.h"
 #include "tinycore/error.h"
@@ -36,7 +37,9 @@ double number(const json& config, const char* key, double fallback = -1) {
   return it->get<double>();
 }
 int64_t integer(const json& config, const char* key, double fallback = -1) {
-  return static_cast<int64_t>(number(config, key, fallback));
+  double v = number(config, key, fallback);
+  if (v != std::trunc(v) || std::abs(v) > 9e15) fail("config.json: '%s' is not an integer", key);
+  return static_cast<int64_t>(v);
 }
 
 // Llama 3's rope scaling, as transformers' _compute_llama3_parameters: long wavelengths are
@@ -193,7 +196,10 @@ std::map<std::string, Tensor> rename(const nn::StateDict& hf, const nn::Language
         unknown.push_back(name);
         continue;
       }
-      experts[blk + which->second].insert_or_assign(std::stoll(rest.substr(12, e_end - 12)), t);
+      int64_t e = -1;
+      if (!absl::SimpleAtoi(rest.substr(12, e_end - 12), &e) || e < 0)
+        fail("safetensors: tensor %s does not number its expert", name);
+      experts[blk + which->second].insert_or_assign(e, t);
       continue;
     }
     auto l = kLayerNames.find(rest);

@@ -161,6 +161,10 @@ TEST(LlmCli, MistakesAreNamed) {
   std::string odd_hf = dir + "/odd-hf";
   std::filesystem::create_directories(odd_hf);
   std::ofstream(odd_hf + "/config.json") << R"({"model_type": "bloom"})";
+  std::string huge_hf = dir + "/huge-hf";
+  std::filesystem::create_directories(huge_hf);
+  std::ofstream(huge_hf + "/config.json")
+      << R"({"model_type": "llama", "hidden_size": 1e30, "num_hidden_layers": 2})";
   std::string gguf = kDir + "llama.f16.gguf";
   struct Case {
     std::vector<std::string> args;
@@ -171,6 +175,7 @@ TEST(LlmCli, MistakesAreNamed) {
       {{"--model", dir + "/none.gguf", "--prompt", "hi"}, "none.gguf: no such file"},
       {{"--model", bad_hf, "--prompt", "hi"}, "config.json: is not valid JSON"},
       {{"--model", odd_hf, "--prompt", "hi"}, "model_type 'bloom' is not supported"},
+      {{"--model", huge_hf, "--prompt", "hi"}, "'hidden_size' is not an integer"},
       {{"--model", gguf, "--prompt", "hi", "--quantize", "q3_k"}, "--quantize: 'q3_k'"},
       {{"--model", gguf, "--chat", "--chat-template", "alpaca"}, "alpaca"},
       {{"--model", gguf, "--prompt", "hi", "--min-p", "2"}, "--min-p: expected a number in [0, 1]"},
