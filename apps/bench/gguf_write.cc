@@ -22,7 +22,7 @@ int64_t GgufTensor::bytes() const {
 void GgufWriter::put(const void* p, size_t n) {
   out_.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
   written_ += n;
-  if (!out_) tc::fail("bench: cannot write %s (disk full?)", path_);
+  if (!out_) tc::fail("GGUF writer: cannot write %s (disk full?)", path_);
 }
 
 void GgufWriter::pad() {
@@ -33,7 +33,7 @@ void GgufWriter::pad() {
 GgufWriter::GgufWriter(const std::string& path, const tc::gguf::Metadata& metadata,
                        std::vector<GgufTensor> tensors)
     : path_(path), out_(path, std::ios::binary | std::ios::trunc), tensors_(std::move(tensors)) {
-  if (!out_) tc::fail("bench: cannot create %s", path);
+  if (!out_) tc::fail("GGUF writer: cannot create %s", path);
   auto u32 = [&](uint32_t v) { put(&v, 4); };
   auto u64 = [&](uint64_t v) { put(&v, 8); };
   auto str = [&](const std::string& s) { u64(s.size()), put(s.data(), s.size()); };
@@ -67,7 +67,7 @@ GgufWriter::GgufWriter(const std::string& path, const tc::gguf::Metadata& metada
         for (const Value& item : v.items) value(item);
         return;
       default:
-        tc::fail("bench: GGUF value type %s is not written", value_type_name(v.type));
+        tc::fail("GGUF writer: GGUF value type %s is not written", value_type_name(v.type));
     }
   };
   put("GGUF", 4);
@@ -86,19 +86,21 @@ GgufWriter::GgufWriter(const std::string& path, const tc::gguf::Metadata& metada
 }
 
 void GgufWriter::write(const std::vector<uint8_t>& data) {
-  if (next_ >= tensors_.size()) tc::fail("bench: %s: more tensors written than declared", path_);
+  if (next_ >= tensors_.size())
+    tc::fail("GGUF writer: %s: more tensors written than declared", path_);
   const GgufTensor& t = tensors_[next_++];
   if (static_cast<int64_t>(data.size()) != t.bytes())
-    tc::fail("bench: %s: tensor %s has %d bytes, not %d", path_, t.name, data.size(), t.bytes());
+    tc::fail("GGUF writer: %s: tensor %s has %d bytes, not %d", path_, t.name, data.size(),
+             t.bytes());
   put(data.data(), data.size());
   pad();
 }
 
 void GgufWriter::close() {
   if (next_ != tensors_.size())
-    tc::fail("bench: %s: %d of %d tensors written", path_, next_, tensors_.size());
+    tc::fail("GGUF writer: %s: %d of %d tensors written", path_, next_, tensors_.size());
   out_.close();
-  if (!out_) tc::fail("bench: cannot write %s", path_);
+  if (!out_) tc::fail("GGUF writer: cannot write %s", path_);
 }
 
 }  // namespace bench

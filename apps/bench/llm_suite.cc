@@ -55,7 +55,7 @@ constexpr FileType kTypes[] = {
 const FileType& file_type(const std::string& name) {
   for (const FileType& t : kTypes)
     if (name == t.name) return t;
-  tc::fail("bench: --llm-types: no type '%s' (f16, q8_0, q4_0)", name);
+  tc::fail("llm suite: --llm-types: no type '%s' (f16, q8_0, q4_0)", name);
 }
 
 // A status line that shows the suite working: redrawn in place on a terminal, else a line every
