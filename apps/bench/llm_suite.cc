@@ -80,7 +80,7 @@ class Status {
 
  private:
   bool tty_ = isatty(STDERR_FILENO) != 0, shown_ = false;
-  double last_ = now();
+  double last_ = -1e9;  // the first line shows at once
 };
 
 // ---------------------------------------------------------------- the model files
@@ -445,10 +445,10 @@ std::vector<Result> measure_type(const std::string& path, const ModelShape& m, c
   // waits for once the server is warm
   std::vector<Result> results;
   double tps = 0;
+  Status status;
   {  // the batch-1 generator, gone before the streams' model is loaded
     tc::infer::Generator g(std::move(model), 1);
     std::vector<int32_t> tokens = prompt_tokens(prompt, bos, 1);
-    Status status;
     status.show(
         absl::StrFormat("llm: %s: first prefill of %d tokens (kernels compile)", label, prompt));
     t0 = now();
@@ -503,8 +503,12 @@ std::vector<Result> measure_type(const std::string& path, const ModelShape& m, c
   // started with a short prompt of its own, then decoded together (a step reads the weights once)
   tc::infer::Generator many(std::make_unique<tc::infer::LlmTextModel>(path, load), streams);
   const int64_t short_prompt = std::min<int64_t>(prompt, 32);
-  for (int64_t s = 0; s < streams; s++)
+  for (int64_t s = 0; s < streams; s++) {
+    status.show(absl::StrFormat("llm: %s: starting stream %d of %d (a prefill of %d tokens)", label,
+                                s + 1, streams, short_prompt));
     many.start(prompt_tokens(short_prompt, bos, static_cast<uint32_t>(s + 2)), greedy);
+  }
+  status.done();
   Steps bn = run_steps(many, absl::StrFormat("%s generation x%d", label, streams), gen * streams);
   Result st{"llm", absl::StrFormat("%s tg%d x%d streams", label, gen, streams), false};
   const double aggregate = bn.tokens_per_s(kWarmSteps);

@@ -332,7 +332,12 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
                      every available device, each in a process of its own, and merges the results
                      into one JSON, one table and one chart
   --suite LIST       comma-separated suites (default: all of them):
-                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,onnx
+                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,llm,onnx
+                     (llm: a Llama-3.2-1B-shaped model with random weights as GGUF F16, Q8_0
+                     and Q4_0, written once into $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm
+                     (4.5 GB): load, prompt processing, time to first token, generation at
+                     batch 1 and with concurrent streams, resident memory, the bandwidth limit;
+                     with --small a 2-layer model in a scratch folder, in seconds)
                      (onnx: ResNet-50 and MobileNetV2 exported by PyTorch, beside PyTorch and
                      OpenCV's DNN module; needs python3-torch and python3-torchvision; skipped
                      with --small)
@@ -343,7 +348,9 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
   --llm-gen N        its tokens generated per sequence (default 128; 16 with --small)
   --llm-streams N    its concurrent streams (default 8; 2 with --small)
   --llama-cpp DIR    a llama.cpp build (CPU): its bin/llama-bench or llama-bench runs on the same
-                     files as the llm suite's anchor
+                     files as the llm suite's anchor (build it outside this repository: in a
+                     clone of github.com/ggml-org/llama.cpp, `cmake -B build && cmake --build
+                     build -j --target llama-bench`, then --llama-cpp <clone>/build)
   --small            tiny sizes that run in seconds (the smoke test); without it, the model suite
                      runs full sizes on an accelerator and about a minute's worth on a CPU
   --json FILE        writes the cases as a JSON list: suite, case, device, time_ms, gflops or
