@@ -346,7 +346,7 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
   --llm-types LIST   the llm suite's model files: f16,q8_0,q4_0 (default: all three)
   --llm-prompt N     its prompt's tokens (default 512; 32 with --small)
   --llm-gen N        its tokens generated per sequence (default 128; 16 with --small)
-  --llm-streams N    its concurrent streams (default 8; 2 with --small)
+  --llm-streams N    its concurrent streams (default 8; 2 with --small; 1: batch 1 only)
   --llama-cpp DIR    a llama.cpp build (CPU): its bin/llama-bench or llama-bench runs on the same
                      files as the llm suite's anchor (build it outside this repository: in a
                      clone of github.com/ggml-org/llama.cpp, `cmake -B build && cmake --build
@@ -658,7 +658,8 @@ int main(int argc, char** argv) {
       return true;
     };
     std::string suites, batches, list;
-    // a count of at least 1 for `flag`; false (and why) when the value is not one
+    // true when the argument is `flag`, its value (a count >= 1) then in `out`; a value that is
+    // not one ends the program
     auto count = [&](const char* flag, int64_t& out) {
       if (a != flag) return false;
       std::string v;
