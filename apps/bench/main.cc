@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "apps/bench/anchors.h"
 #include "apps/bench/device_peak.h"
+#include "apps/bench/llm_suite.h"
 #include "apps/bench/measure.h"
 #include "apps/bench/model_suite.h"
 #include "apps/bench/onnx_suite.h"
@@ -331,12 +332,25 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
                      every available device, each in a process of its own, and merges the results
                      into one JSON, one table and one chart
   --suite LIST       comma-separated suites (default: all of them):
-                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,onnx
+                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,llm,onnx
+                     (llm: a Llama-3.2-1B-shaped model with random weights as GGUF F16, Q8_0
+                     and Q4_0, written once into $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm
+                     (4.5 GB): load, prompt processing, time to first token, generation at
+                     batch 1 and with concurrent streams, resident memory, the bandwidth limit;
+                     with --small a 2-layer model in a scratch folder, in seconds)
                      (onnx: ResNet-50 and MobileNetV2 exported by PyTorch, beside PyTorch and
                      OpenCV's DNN module; needs python3-torch and python3-torchvision; skipped
                      with --small)
                      (the peaks and bandwidths of the device are always measured)
   --onnx-batch LIST  comma-separated batch sizes of the onnx suite (default: 1,8)
+  --llm-types LIST   the llm suite's model files: f16,q8_0,q4_0 (default: all three)
+  --llm-prompt N     its prompt's tokens (default 512; 32 with --small)
+  --llm-gen N        its tokens generated per sequence (default 128; 16 with --small)
+  --llm-streams N    its concurrent streams (default 8; 2 with --small; 1: batch 1 only)
+  --llama-cpp DIR    a llama.cpp build (CPU): its bin/llama-bench or llama-bench runs on the same
+                     files as the llm suite's anchor (build it outside this repository: in a
+                     clone of github.com/ggml-org/llama.cpp, `cmake -B build && cmake --build
+                     build -j --target llama-bench`, then --llama-cpp <clone>/build)
   --small            tiny sizes that run in seconds (the smoke test); without it, the model suite
                      runs full sizes on an accelerator and about a minute's worth on a CPU
   --json FILE        writes the cases as a JSON list: suite, case, device, time_ms, gflops or
@@ -349,9 +363,10 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
 )";
 
 struct Options {
-  std::vector<std::string> suites = {"gemm", "conv",   "elementwise", "reduce", "softmax",
-                                     "jit",  "loader", "infer",       "model",  "onnx"};
+  std::vector<std::string> suites = {"gemm",   "conv",  "elementwise", "reduce", "softmax", "jit",
+                                     "loader", "infer", "model",       "llm",    "onnx"};
   std::vector<int64_t> onnx_batches = {1, 8};
+  bench::LlmOptions llm;
   std::string device, json, plot, markdown;
   bool small = false, table = true;
   bool want(const char* suite) const {
@@ -573,6 +588,11 @@ int run_on_device(const Options& o) {
     for (const Result& r : infer_suite(small)) results.push_back(r);
   if (o.want("model"))
     for (const Result& r : bench::model_suite(small)) results.push_back(r);
+  if (o.want("llm")) {
+    bench::LlmOptions llm = o.llm;
+    llm.small = small;
+    for (const Result& r : bench::llm_suite(llm, p.gbps)) results.push_back(r);
+  }
   if (o.want("onnx")) {
     if (small)  // full-size models only: their compile alone is more than the smoke test's run
       std::printf("onnx: skipped with --small\n");
@@ -605,6 +625,12 @@ int run_on_all_devices(const Options& o, bool small) {
     std::vector<std::string> args = {"bench", "--device",   d,         "--json",
                                      json,    "--no-table", "--suite", absl::StrJoin(suites, ",")};
     if (small) args.push_back("--small");
+    const bench::LlmOptions& l = o.llm;  // the llm suite's flags, as given
+    args.insert(args.end(), {"--llm-types", absl::StrJoin(l.types, ",")});
+    for (const auto& [flag, n] :
+         {std::pair{"--llm-prompt", l.prompt}, {"--llm-gen", l.gen}, {"--llm-streams", l.streams}})
+      if (n > 0) args.insert(args.end(), {flag, std::to_string(n)});
+    if (!l.llama_cpp.empty()) args.insert(args.end(), {"--llama-cpp", l.llama_cpp});
     std::printf("\n== bench --device %s ==\n", d.c_str());
     if (!run_again(args, {})) {
       failed.push_back(d);
@@ -631,7 +657,18 @@ int main(int argc, char** argv) {
       out = argv[++i];
       return true;
     };
-    std::string suites, batches;
+    std::string suites, batches, list;
+    // true when the argument is `flag`, its value (a count >= 1) then in `out`; a value that is
+    // not one ends the program
+    auto count = [&](const char* flag, int64_t& out) {
+      if (a != flag) return false;
+      std::string v;
+      if (!value(v) || !absl::SimpleAtoi(v, &out) || out < 1) {
+        std::fprintf(stderr, "bench: %s wants a number >= 1, not '%s'\n", flag, v.c_str());
+        std::exit(2);
+      }
+      return true;
+    };
     if (a == "--help" || a == "-h") {
       std::printf(kUsage, absl::StrJoin(tc::runtime::available_devices(), ", ").c_str());
       return 0;
@@ -648,6 +685,11 @@ int main(int argc, char** argv) {
         }
         o.onnx_batches.push_back(n);
       }
+    } else if (a == "--llm-types" && value(list)) {
+      o.llm.types = absl::StrSplit(list, ',');
+    } else if (count("--llm-prompt", o.llm.prompt) || count("--llm-gen", o.llm.gen) ||
+               count("--llm-streams", o.llm.streams) ||
+               (a == "--llama-cpp" && value(o.llm.llama_cpp))) {
     } else if ((a == "--json" && value(o.json)) || (a == "--plot" && value(o.plot)) ||
                (a == "--markdown" && value(o.markdown)) || (a == "--device" && value(o.device))) {
     } else if (a == "--small") {

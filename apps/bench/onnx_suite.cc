@@ -35,14 +35,7 @@ struct Model {
 };
 constexpr Model kModels[] = {{"resnet50", 4.089}, {"mobilenet_v2", 0.301}};
 
-std::string models_dir() {
-  if (const char* d = std::getenv("TC_BENCH_ONNX_DIR"); d && *d) return d;
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d)
-    return std::string(d) + "/tinycore-bench-onnx";
-  if (const char* d = std::getenv("HOME"); d && *d)
-    return std::string(d) + "/.cache/tinycore-bench-onnx";
-  return "/tmp/tinycore-bench-onnx";
-}
+std::string models_dir() { return cache_folder("tinycore-bench-onnx", "TC_BENCH_ONNX_DIR"); }
 
 // torch.linspace(-1, 1, n) in the shape of a batch of images: the input every runner is given.
 std::vector<float> fixed_input(int64_t batch) {

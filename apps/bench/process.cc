@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 namespace bench {
@@ -18,6 +19,13 @@ TempFolder::TempFolder(const std::string& name)
 TempFolder::~TempFolder() {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
+}
+
+std::string cache_folder(const std::string& name, const char* env) {
+  if (const char* d = std::getenv(env); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/" + name;
+  if (const char* d = std::getenv("HOME"); d && *d) return std::string(d) + "/.cache/" + name;
+  return "/tmp/" + name;
 }
 
 // Its argv and environment are built before the fork, since the child of a process with threads
