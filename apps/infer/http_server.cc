@@ -77,8 +77,8 @@ class Timers {
     while (!stop_) {
       if (due_.empty()) {
         cv_.wait(lock);
-      } else if (due_.begin()->first.first > Clock::now()) {
-        cv_.wait_until(lock, due_.begin()->first.first);
+      } else if (Clock::time_point next = due_.begin()->first.first; next > Clock::now()) {
+        cv_.wait_until(lock, next);  // a copy: cancel() may erase the entry while this waits
       } else {
         std::function<void()> fn = std::move(due_.begin()->second);
         due_.erase(due_.begin());
