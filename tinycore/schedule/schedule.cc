@@ -171,11 +171,19 @@ class Scheduler {
       // anyway are buffers there); a padded buffer is copied padded once rather than have every
       // broadcast copy check its bounds per load (a conv's input windows), unless its pads are
       // wide enough that the kernel narrows its loops to them instead (pads_widely)
-      bool own =
-          expands(*n) && (computes(fuse(s, /*top=*/true)) || (pads_a_buffer(s) && !pads_widely(s)));
+      bool own = expands(*n) && !few_copies(*n, s) &&
+                 (computes(fuse(s, /*top=*/true)) || (pads_a_buffer(s) && !pads_widely(s)));
       src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
     }
     return n->replace(std::move(src));
+  }
+
+  // An expand to at most 8 copies of elementwise work (a decode step's few rows over a
+  // dequantized weight) recomputes it per copy: a register tile of rows computes it once, where
+  // its own kernel would write it out and read it back.
+  bool few_copies(const UOp& e, const UOpRef& s) {
+    return shape_numel(e.shape()) <= 8 * shape_numel(s->shape()) &&
+           work(fuse(s, /*top=*/true)) < kManyOps;
   }
 
   // The value `v` is a view of (through a pad, reshape, permute, flip or detach, or a pad with a
