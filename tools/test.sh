@@ -158,7 +158,7 @@ if python3 tools/sz.py; then passed=$((passed + 1)); else failed=$((failed + 1))
 echo "=== floors of tinycore/ (tools/floors.py)"
 if python3 tools/floors.py; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # the fuzz targets, once (ASan + UBSan built in): a finding fails the run
-echo "=== fuzz: safetensors header parser for ${FUZZ_SECONDS:-60} s, infer's request parsers and the ONNX importer for half that"
+echo "=== fuzz: safetensors header parser for ${FUZZ_SECONDS:-60} s, infer's request parsers, the ONNX importer and the GGUF parser for half that"
 if bash tools/fuzz.sh "${FUZZ_SECONDS:-60}"; then
   passed=$((passed + 1))
 else
