@@ -74,16 +74,9 @@ void expect_refusal(const httplib::Result& res, int status, const std::string& m
 // The response a raw socket gets for `bytes` (for requests httplib's client cannot make). The
 // socket stays open for writing: httplib takes a half-closed connection for a client gone away.
 std::string raw_exchange(int port, const std::string& bytes) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval timeout{.tv_sec = 10, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = infertest::connect_to(port);
   std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size())) {
+  if (fd >= 0 && write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size())) {
     char buf[4096];
     for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
       out.append(buf, static_cast<size_t>(n));
@@ -93,7 +86,7 @@ std::string raw_exchange(int port, const std::string& bytes) {
         break;
     }
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   return out;
 }
 

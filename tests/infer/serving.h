@@ -2,8 +2,12 @@
 // a client for it, and its /metrics read back as numbers.
 #pragma once
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -106,6 +110,22 @@ inline std::vector<std::string> sse_events(const std::string& stream) {
     at = end + 2;
   }
   return events;
+}
+
+// A blocking loopback connection (reads give up after 10 s), or -1.
+inline int connect_to(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{.tv_sec = 10, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace infertest

@@ -23,6 +23,8 @@
 #include "tests/infer/runs.h"
 #include "tests/infer/serving.h"
 
+using infertest::connect_to;
+
 namespace {
 
 using infertest::client;
@@ -33,22 +35,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// A blocking loopback connection (reads give up after 10 s), or -1.
-int connect_to(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval timeout{.tv_sec = 10, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 bool send_all(int fd, const std::string& bytes) {
