@@ -27,7 +27,6 @@ bool gathers(const UOpRef& x) {
 
 UOpRef split(const UOpRef& r) {
   const UOpRef& x = r->src[0];
-  if (gathers(x)) return nullptr;
   const Shape& in = x->shape();
   const auto& arg = r->arg_ints();
   std::vector<int64_t> axes(arg.begin() + 1, arg.end());
@@ -35,6 +34,7 @@ UOpRef split(const UOpRef& r) {
   int64_t reduced = shape_numel(in) / std::max<int64_t>(outputs, 1);
   bool few_outputs = reduced >= kMinReduce && outputs < kMaxOutputs;
   if (!few_outputs && reduced < kMinBlockedReduce) return nullptr;
+  if (gathers(x)) return nullptr;  // after the cheap tests: it walks x's graph
   // chunks of the outermost reduce axis: each partial sums a contiguous slab of memory; few of
   // them for many outputs, whose partials are as big as the outputs each
   int64_t a = -1, chunks = 0;
