@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "tinycore/error.h"
+#include "tinycore/runtime/host_function.h"
 
 namespace tc {
 namespace {
@@ -144,6 +145,13 @@ std::array<Rule, kNumOps> make_rules() {
     return std::vector<UOpRef>{cast(g, ret->src[0]->dtype)};
   });
   def({Ops::CONTIGUOUS}, [](const UOpRef&, const UOpRef& g) { return std::vector<UOpRef>{g}; });
+  def({Ops::CUSTOM}, [](const UOpRef& ret, const UOpRef& g) {
+    const std::string& name = std::get<std::string>(ret->arg);
+    const std::string& grad = runtime::host_function(name).gradient;
+    if (grad.empty() || ret->src.size() != 1)
+      fail("gradient: the host function '%s' has no gradient", name);
+    return std::vector<UOpRef>{UOp::make(Ops::CUSTOM, g->dtype, {g}, grad)};
+  });
   def({Ops::CUSTOM_GRAD}, [](const UOpRef& ret, const UOpRef& g) {
     std::vector<UOpRef> out = {nullptr};  // none through the value's own (detached) graph
     for (UOpRef& s : registered_rule(ret->arg_int())(ret, g)) out.push_back(std::move(s));

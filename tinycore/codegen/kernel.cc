@@ -10,6 +10,7 @@
 #include "tinycore/codegen/merge_axes.h"
 #include "tinycore/codegen/saved_kernel.h"
 #include "tinycore/helpers.h"
+#include "tinycore/runtime/host_function.h"
 #include "tinycore/runtime/thread_pool.h"
 
 namespace tc::codegen {
@@ -72,6 +73,18 @@ std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::
   return build_kernel(plain, device, *opts);
 }
 
+// A scheduled host function, SINK(STORE(out, CUSTOM(sources))), as a kernel running it.
+std::shared_ptr<const Kernel> host_kernel(const UOp& call, runtime::Device& device) {
+  auto k = std::make_shared<Kernel>();
+  const std::string& name = std::get<std::string>(call.arg);
+  int64_t numel = shape_numel(call.shape());
+  k->name = "host_" + name;
+  k->bytes = static_cast<double>(numel * call.dtype.itemsize() * (call.src.size() + 1));
+  k->host = true;
+  k->binary = runtime::host_program(name, numel, call.dtype, device);
+  return k;
+}
+
 }  // namespace
 
 void forget_built_kernels() {
@@ -84,6 +97,8 @@ void forget_built_kernels() {
 }
 
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {
+  if (const UOpRef& value = scheduled->src[0]->src[1]; value->op == Ops::CUSTOM)
+    return host_kernel(*value, device);
   KernelCache& c = KernelCache::get();
   if (auto k = c.find(scheduled, device)) return k;
   std::string key = saved_kernel_key(scheduled, device);

@@ -23,6 +23,7 @@ struct Kernel {
   KernelOpts opts;
   bool parallel = false;       // its outermost output loop is split across cores
   bool reduces = false;        // it has a reduce loop (see compile_effort)
+  bool host = false;           // a host function (Ops::CUSTOM): no generated code, never skipped
   runtime::LaunchSpec launch;  // a GPU kernel's grid
   std::shared_ptr<runtime::Program> binary;
 };

@@ -99,7 +99,7 @@ void find_memos(TinyJit::Plan& plan, const absl::flat_hash_set<const runtime::Bu
   for (size_t i = 0; i < launches.size(); i++) {
     const engine::Launch& l = launches[i];
     const runtime::Buffer* out = l.bufs[0].get();
-    if (!l.fresh[0] || writers[out] != 1 || outputs.contains(out)) continue;
+    if (l.kernel->host || !l.fresh[0] || writers[out] != 1 || outputs.contains(out)) continue;
     TinyJit::Plan::Memo m;
     bool constant = true;
     for (size_t a = 1; a < l.bufs.size() && constant; a++) {

@@ -64,6 +64,7 @@ class Scheduler {
   UOpRef realize(const UOpRef& n) {
     if (UOpRef r = fresh_realized(n)) return r;
     if (is_contiguous_buffer(n)) return n;
+    if (n->op == Ops::CUSTOM) return run_host_function(n);
     if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM_GRAD || n->op == Ops::DETACH) {
       // the source's kernel writes the (contiguous) result itself, and other readers of the
       // source (conv's detached input beside a residual add) read that buffer too
@@ -98,6 +99,20 @@ class Scheduler {
   std::vector<ScheduleItem> take() { return std::move(items_); }
 
  private:
+  // A host function (Ops::CUSTOM) as a kernel of its own: STORE(out, CUSTOM(sources)), each
+  // source a whole buffer, realized contiguous first.
+  UOpRef run_host_function(const UOpRef& n) {
+    std::vector<UOpRef> src;
+    for (const UOpRef& s : n->src) src.push_back(base_buffer(realize(s)));
+    UOpRef out = new_buffer(src[0]->buffer->device().name(), n->dtype, shape_numel(n->shape()));
+    emit(out, n->replace(std::move(src)));
+    UOpRef view =
+        n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
+    mark_realized(n, view);
+    forget_fused();
+    return view;
+  }
+
   // The kernel writing `value` into `out`, unless `out` has no element: such a kernel does
   // nothing, and its index arithmetic (modulo a size of 0) is undefined in LLVM.
   void emit(const UOpRef& out, const UOpRef& value) {
@@ -141,8 +156,8 @@ class Scheduler {
       out = r;
     else if (n->op == Ops::BUFFER || n->op == Ops::CONST || n->op == Ops::IOTA)
       out = n;
-    else if (n->op == Ops::CONTIGUOUS)
-      out = realize(n->src[0]);
+    else if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM)
+      out = realize(n->op == Ops::CUSTOM ? n : n->src[0]);
     else if (n->op == Ops::CUSTOM_GRAD)  // only the value is computed
       out = fuse(n->src[0], top);
     else if (n->op == Ops::REDUCE_AXIS && (!top || shared(n)))
@@ -277,7 +292,7 @@ class Scheduler {
     int w = -1;
     if (n->op == Ops::BUFFER)
       w = 0;
-    else if (n->op == Ops::REDUCE_AXIS)
+    else if (n->op == Ops::REDUCE_AXIS || n->op == Ops::CUSTOM)
       w = kManyOps;
     else if (n->op == Ops::CUSTOM_GRAD)
       w = work(n->src[0]);

@@ -12,8 +12,10 @@ namespace tc {
   X(SINK) X(NOOP)                                                                      \
   /* memory and constants; IOTA (arg {n}) is 0 .. n-1, each element its own index;    \
      DETACH is the value of its source, a wall for gradients;                         \
-     CUSTOM_GRAD is the value of its first source, its gradient a registered rule's */ \
+     CUSTOM_GRAD is the value of its first source, its gradient a registered rule's;  \
+     CUSTOM (arg: a name) runs that host function (runtime/host_function.h) */       \
   X(BUFFER) X(CONST) X(IOTA) X(DEFINE_VAR) X(CONTIGUOUS) X(DETACH) X(CUSTOM_GRAD)      \
+  X(CUSTOM)                                                                            \
   /* movement: change how a kernel indexes, never copy */                              \
   X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                             \
   /* reductions: REDUCE_AXIS on tensors, REDUCE over RANGEs in kernels */              \

@@ -9,7 +9,7 @@
 namespace tc {
 namespace {
 
-enum class ArgKind { kAny, kNone, kInt, kInts, kNumber };
+enum class ArgKind { kAny, kNone, kInt, kInts, kNumber, kName };
 // What a node's dtype must be, against its sources' (scalar types: vector widths and pointers
 // are codegen's business).
 enum class Result {
@@ -39,6 +39,7 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     set({Ops::BUFFER, Ops::DEFINE_GLOBAL}, {0, -1, ArgKind::kInts, Result::kAny});
     set({Ops::CONTIGUOUS, Ops::DETACH}, {1, 1, ArgKind::kAny, Result::kLikeSource});
     set({Ops::CUSTOM_GRAD}, {1, -1, ArgKind::kAny, Result::kLikeSource});
+    set({Ops::CUSTOM}, {1, -1, ArgKind::kName, Result::kLikeSource});
     set({Ops::RESHAPE, Ops::PERMUTE, Ops::EXPAND, Ops::PAD, Ops::SHRINK, Ops::FLIP},
         {1, 1, ArgKind::kInts, Result::kLikeSource});
     set({Ops::REDUCE_AXIS}, {1, 1, ArgKind::kInts, Result::kLikeSource});
@@ -72,6 +73,8 @@ bool arg_is(const Arg& arg, ArgKind kind) {
       return std::holds_alternative<std::vector<int64_t>>(arg);
     case ArgKind::kNumber:
       return std::holds_alternative<int64_t>(arg) || std::holds_alternative<double>(arg);
+    case ArgKind::kName:
+      return std::holds_alternative<std::string>(arg);
   }
   return false;
 }

@@ -210,6 +210,7 @@ void UOp::infer() {
     case Ops::CONTIGUOUS:
     case Ops::DETACH:
     case Ops::CUSTOM_GRAD:
+    case Ops::CUSTOM:
       shape_ = in;
       break;
     default:

@@ -1,0 +1,73 @@
+#include "tinycore/runtime/host_function.h"
+
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "tinycore/error.h"
+#include "tinycore/helpers.h"
+
+namespace tc::runtime {
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  // node-stable: host_function hands out references
+  absl::flat_hash_map<std::string, std::unique_ptr<HostFunction>> fns;
+  static Registry& get() {
+    static auto* r = new Registry();
+    return *r;
+  }
+};
+
+class HostProgram : public Program {
+ public:
+  HostProgram(const HostFunction& fn, int64_t numel, DType dtype, Device& device)
+      : fn_(fn), numel_(numel), dtype_(dtype), device_(device) {}
+  void run(void* const* bufs, int) override { fn_.run({bufs, numel_, dtype_, device_}); }
+  // a sample of a host function is the whole of it (it may be a collective: every rank runs it)
+  void run_part(void* const* bufs, int, int) override { run(bufs, 1); }
+
+ private:
+  const HostFunction& fn_;
+  int64_t numel_;
+  DType dtype_;
+  Device& device_;
+};
+
+}  // namespace
+
+void register_host_function(const std::string& name, HostFunction fn) {
+  Registry& r = Registry::get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto& slot = r.fns[name];
+  if (slot)
+    *slot = std::move(fn);
+  else
+    slot = std::make_unique<HostFunction>(std::move(fn));
+}
+
+const HostFunction& host_function(const std::string& name) {
+  Registry& r = Registry::get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.fns.find(name);
+  if (it == r.fns.end()) fail("no host function named '%s' is registered", name);
+  return *it->second;
+}
+
+UOpRef host_call(const std::string& name, const std::vector<UOpRef>& sources) {
+  host_function(name);  // registered
+  if (sources.empty()) fail("host function '%s': no source", name);
+  for (const UOpRef& s : sources)
+    if (s->shape() != sources[0]->shape() || s->dtype != sources[0]->dtype)
+      fail("host function '%s': its sources differ in shape or dtype (%s %s and %s %s)", name,
+           sources[0]->dtype.name(), fmt_shape(sources[0]->shape()), s->dtype.name(),
+           fmt_shape(s->shape()));
+  return UOp::make(Ops::CUSTOM, sources[0]->dtype, sources, name);
+}
+
+std::shared_ptr<Program> host_program(const std::string& name, int64_t numel, DType dtype,
+                                      Device& device) {
+  return std::make_shared<HostProgram>(host_function(name), numel, dtype, device);
+}
+
+}  // namespace tc::runtime
