@@ -107,17 +107,29 @@ BatchNorm::BatchNorm(int64_t features, BatchNormOpts opts)
   register_buffer("num_batches_tracked", &num_batches_tracked);
 }
 
+namespace {
+BatchNorm::Sync& synced() {
+  static BatchNorm::Sync sync;
+  return sync;
+}
+}  // namespace
+
+void BatchNorm::sync_statistics(Sync sync) { synced() = std::move(sync); }
+
 Tensor BatchNorm::forward(const Tensor& x) {
   check_channels("BatchNorm", x, running_mean.shape()[0]);
   std::vector<int> axes = {0};
   for (int i = 2; i < x.ndim(); i++) axes.push_back(i);
   if (!Tensor::training() && o_.track_running_stats)
     return x.batchnorm(weight, bias, running_mean, (running_var + o_.eps).rsqrt());
-  Tensor kept = x.mean(axes, true);  // (1, C, 1, ...)
+  const Sync& sync = synced();
+  auto over_replicas = [&](const Tensor& t) { return sync.mean ? sync.mean(t) : t; };
+  Tensor kept = over_replicas(x.mean(axes, true));  // (1, C, 1, ...)
   Tensor mean = kept.reshape({x.shape()[1]});
-  Tensor var = (x - kept).square().mean(axes);  // biased, as the normalization uses
+  // biased, as the normalization uses
+  Tensor var = over_replicas((x - kept).square().mean(axes));
   if (o_.track_running_stats) {
-    double n = static_cast<double>(x.numel() / x.shape()[1]);
+    double n = static_cast<double>(x.numel() / x.shape()[1] * (sync.mean ? sync.replicas : 1));
     running_mean.assign(running_mean * (1 - o_.momentum) + mean.detach() * o_.momentum);
     running_var.assign(running_var * (1 - o_.momentum) +
                        var.detach() * (o_.momentum * n / std::max(n - 1, 1.0)));

@@ -4,6 +4,7 @@
 // nn/transformer.h.)
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -73,6 +74,15 @@ class BatchNorm : public Module {
  public:
   BatchNorm(int64_t features, BatchNormOpts opts = {});
   Tensor forward(const Tensor& x) override;
+  // Data-parallel training: every BatchNorm's batch statistics averaged over `replicas`, each
+  // holding an equal share of the batch, by `mean` (an all-reduce; its gradient flows back), so
+  // each replica normalizes as one process with the whole batch would (PyTorch's SyncBatchNorm).
+  // An empty `mean` (the default) keeps each replica's own statistics.
+  struct Sync {
+    std::function<Tensor(const Tensor&)> mean;
+    int replicas = 1;
+  };
+  static void sync_statistics(Sync sync);
   std::optional<Tensor> weight, bias;
   Tensor running_mean, running_var, num_batches_tracked;
 

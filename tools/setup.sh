@@ -13,6 +13,8 @@ packages=(
   python3-pytest python3-numpy python3-dev pybind11-dev
   # ONNX models (frontends/onnx) and ONNX's backend test data (tests/frontends)
   libonnx-dev libprotobuf-dev libonnx-testdata
+  # data-parallel training across processes (tinycore/dist): mpirun and its library
+  libopenmpi-dev openmpi-bin
   # the reference of tinygrad's test_ops.py (tests/conformance); torchvision exports bench's
   # onnx suite's models and made the ONNX model fixtures
   python3-torch python3-torchvision

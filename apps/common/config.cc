@@ -196,12 +196,27 @@ const std::vector<Field>& schema() {
       field("log.dir", &C::log, &LogConfig::dir, "the folder of runs"),
       field("log.print_every", &C::log, &LogConfig::print_every,
             "steps between progress lines when stderr is not a terminal", positive),
+
+      field("dist.timeout_s", &C::dist, &DistConfig::timeout_s,
+            "mpirun: a collective that takes longer (a rank died, a link went silent) ends every "
+            "rank with a message naming it",
+            {.min = 1e-3}),
+      field("dist.sync_batchnorm", &C::dist, &DistConfig::sync_batchnorm,
+            "mpirun: batchnorm statistics over the whole batch, every rank's share (false: each "
+            "rank's own, as tinygrad's shards)"),
+      field("dist.bucket_mb", &C::dist, &DistConfig::bucket_mb,
+            "mpirun: gradients are averaged over the ranks in all-reduces of at most this many "
+            "MB (PyTorch DDP's 25)",
+            {.min = 1e-3}),
+      field("dist.check_replicas", &C::dist, &DistConfig::check_replicas,
+            "mpirun: after each step, check that every rank holds the same weights (slower; a "
+            "debug aid)"),
   };
   return fields;
 }
 
 const std::vector<std::string>& sections() {
-  static const std::vector<std::string> names = {"model", "data", "optim", "train", "log"};
+  static const std::vector<std::string> names = {"model", "data", "optim", "train", "log", "dist"};
   return names;
 }
 

@@ -76,12 +76,21 @@ struct LogConfig {
   int64_t print_every = 50;  // steps between progress lines when stderr is not a terminal
 };
 
+// Data-parallel training under mpirun (tinycore/dist): ignored by a single process.
+struct DistConfig {
+  double timeout_s = 60;        // a collective longer than this ends every rank
+  bool sync_batchnorm = false;  // batch statistics over every rank's share (false: per rank)
+  double bucket_mb = 25;        // gradients all-reduced in buckets of at most this size
+  bool check_replicas = false;  // compare every rank's weights after each step (a debug aid)
+};
+
 struct Config {
   ModelConfig model;
   DataConfig data;
   OptimConfig optim;
   TrainConfig train;
   LogConfig log;
+  DistConfig dist;
 };
 
 // Parses YAML `text` read from `source` (a path, used in messages and for log.name's default),

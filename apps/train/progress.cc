@@ -52,6 +52,7 @@ void Progress::clear_bar() {
 }
 
 void Progress::log(const std::string& line) {
+  if (!o_.log) return;
   clear_bar();
   std::fprintf(o_.log, "%s\n", line.c_str());
   std::fflush(o_.log);

@@ -17,7 +17,7 @@ struct ProgressOpts {
   bool tty = false;  // redraw a bar in place
   int64_t print_every = 50;
   FILE* bar = stderr;
-  FILE* log = stdout;
+  FILE* log = stdout;  // nullptr: no log lines (a data-parallel run's ranks but the first)
 };
 
 class Progress {

@@ -20,6 +20,8 @@
 #include "apps/train/progress.h"
 #include "apps/train/replace_file.h"
 #include "nn/grad_scaler.h"
+#include "nn/layers.h"
+#include "tinycore/dist/collectives.h"
 #include "tinycore/error.h"
 #include "tinycore/jit/jit.h"
 #include "tinycore/runtime/device.h"
@@ -54,6 +56,36 @@ std::vector<Tensor> per_sample_loss_and_hits(const Tensor& logits, const Tensor&
   return {loss, hits};
 }
 
+// Data-parallel runs (under mpirun): the ranks and this process's place among them.
+struct Replicas {
+  int rank = dist::rank(), size = dist::world_size();
+  bool lead() const { return rank == 0; }  // rank 0 alone writes the run's files and prints
+};
+
+// Every rank's model, optimizer state and position made rank 0's (its fresh weights, or the
+// checkpoint it resumed from).
+void start_from_rank_zero(nn::Module& model, const nn::StateDict& run_state, Position& pos) {
+  std::vector<Tensor> state;
+  for (const auto& [name, t] : model.state_dict()) state.push_back(t);
+  for (const auto& [name, t] : run_state) state.push_back(t);
+  dist::broadcast(state);
+  int64_t p[5] = {pos.step, pos.epoch, pos.batch, static_cast<int64_t>(pos.rng.seed),
+                  static_cast<int64_t>(pos.rng.counter)};
+  dist::broadcast(p, sizeof p, 0, "the run's position");
+  pos = {p[0], p[1], p[2], {static_cast<uint64_t>(p[3]), static_cast<uint64_t>(p[4])}};
+}
+
+// Throws unless every rank holds the same weights, bit for bit (dist.check_replicas).
+void check_replicas(nn::Module& model, int64_t step) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over every parameter's bytes
+  for (const Tensor& p : model.parameters())
+    for (uint8_t b : p.raw_bytes()) h = (h ^ b) * 1099511628211ull;
+  std::vector<double> all = dist::allgather(static_cast<double>(h >> 11), "the weights' hashes");
+  for (size_t r = 1; r < all.size(); r++)
+    if (all[r] != all[0])
+      fail("dist.check_replicas: after step %d, rank %d's weights differ from rank 0's", step, r);
+}
+
 }  // namespace
 
 std::string fresh_run_dir(const config::Config& c) {
@@ -67,9 +99,14 @@ std::string fresh_run_dir(const config::Config& c) {
 RunResult run_training(const config::Config& given, const RunOptions& opts) {
   const bool resuming = !opts.resume_dir.empty();
   RunResult result;
+  dist::init(given.dist.timeout_s);
+  const Replicas replicas;
   result.dir = resuming ? opts.resume_dir : fresh_run_dir(given);
 
-  std::unique_ptr<DataSource> data = make_data_source(given);
+  // each step's batch is the one a single process would take; rank r trains on its r-th share
+  config::Config whole = given;
+  whole.train.batch_size *= replicas.size;
+  std::unique_ptr<DataSource> data = make_data_source(whole);
   const datasets::Vocab* vocab = data->vocab();  // text only
   const bool char_vocab = vocab && given.data.vocab == "chars";
   config::Config c = given;
@@ -88,15 +125,20 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
     scaler.emplace(nn::GradScalerOpts{.init_scale = c.train.loss_scale});
   nn::StateDict run_state = nn::with_prefix(opt->state_dict(), "optim.");
   if (scaler) run_state.merge(nn::with_prefix(scaler->state_dict(), "scaler."));
-  if (!resuming) {  // made once the config is known to describe a run
+  if (!resuming && replicas.lead()) {  // made once the config is known to describe a run
     std::error_code ec;
     fs::create_directories(result.dir, ec);
     if (ec) fail("train: cannot create %s: %s", result.dir, ec.message());
   }
   Metrics metrics(result.dir);
   Position pos;
+  if (resuming && replicas.lead()) pos = load_checkpoint(result.dir, *model, run_state);
+  start_from_rank_zero(*model, run_state, pos);
+  nn::BatchNorm::sync_statistics({});
+  if (c.dist.sync_batchnorm && replicas.size > 1)
+    nn::BatchNorm::sync_statistics(
+        {[n = replicas.size](const Tensor& t) { return dist::allreduce(t) / n; }, replicas.size});
   if (resuming) {
-    pos = load_checkpoint(result.dir, *model, run_state);
     if (schedule) schedule->resume(pos.step);
     Tensor::set_rng_state(pos.rng);
     metrics.resume(pos.step);
@@ -106,17 +148,19 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
   }
   config::Config saved = c;
   saved.train.stop_after = 0;  // a one-shot test hook, not part of what the run is
-  replace_file(
-      result.dir + "/config.yaml",
-      "# the effective config of this run (train --resume reads it)\n" + config::to_yaml(saved));
-  // infer maps a chars run's text to tokens with it
-  if (char_vocab) replace_file(result.dir + "/" + config::kVocabFile, vocab->symbols());
+  if (replicas.lead()) {
+    replace_file(
+        result.dir + "/config.yaml",
+        "# the effective config of this run (train --resume reads it)\n" + config::to_yaml(saved));
+    // infer maps a chars run's text to tokens with it
+    if (char_vocab) replace_file(result.dir + "/" + config::kVocabFile, vocab->symbols());
+  }
 
-  Progress progress({.quiet = opts.quiet,
+  Progress progress({.quiet = opts.quiet || !replicas.lead(),
                      .tty = opts.tty.value_or(isatty(fileno(opts.bar)) != 0),
                      .print_every = c.log.print_every,
                      .bar = opts.bar,
-                     .log = opts.log});
+                     .log = replicas.lead() ? opts.log : nullptr});
   progress.log(absl::StrFormat("train: %s %s at step %d of %d", resuming ? "resuming" : "run",
                                result.dir, pos.step, total));
   std::string yaml = config::to_yaml(c);
@@ -124,7 +168,12 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
   progress.log("config:\n  " + absl::StrReplaceAll(yaml, {{"\n", "\n  "}}));
   progress.log(absl::StrFormat("model %s: %d parameters; data %s: %d batches of %d per epoch",
                                c.model.name, parameter_count(*model), c.data.name, per_epoch,
-                               c.train.batch_size));
+                               whole.train.batch_size));
+  if (replicas.size > 1)
+    progress.log(absl::StrFormat(
+        "data parallel: %d ranks x %d samples a step; gradients averaged in buckets of %g MB%s",
+        replicas.size, c.train.batch_size, c.dist.bucket_mb,
+        c.dist.sync_batchnorm ? "; batchnorm statistics over all ranks" : ""));
   if (narrow && runtime::default_device() == "CPU")
     progress.log(absl::StrFormat(
         "train.dtype %s: the CPU stores %s but computes in float32, so this checks mixed "
@@ -138,6 +187,8 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
     opt->zero_grad();
     Tensor loss = (*model)(in[0]).sparse_categorical_crossentropy(in[1]);
     (scaler ? scaler->scale(loss) : loss).backward();
+    dist::average_gradients(opt->params(), static_cast<int64_t>(c.dist.bucket_mb * (1 << 20)));
+    loss = dist::allreduce(loss.detach()) / replicas.size;  // the whole batch's
     std::optional<Tensor> finite;  // a float16 step with inf/NaN gradients is skipped
     if (scaler) finite = scaler->unscale(opt->params());
     if (grad_clip > 0) nn::clip_grad_norm(opt->params(), grad_clip);
@@ -157,17 +208,18 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
     return out;
   });
   auto evaluate = [&] {
-    double t0 = now_seconds(), loss = 0, hits = 0;
-    int64_t n = 0;
-    for (int64_t i = 0; i < data->eval_batches(); i++) {
+    double t0 = now_seconds();
+    double totals[3] = {0, 0, 0};  // loss, hits, samples: over every rank's share of the batches
+    for (int64_t i = replicas.rank; i < data->eval_batches(); i += replicas.size) {
       StepBatch b = data->eval_batch(i);
       std::vector<Tensor> out = eval_step({b.x, b.y});
       std::vector<float> l = out[0].data<float>(), h = out[1].data<float>();
-      for (int64_t k = 0; k < b.valid; k++) loss += l[k], hits += h[k];
-      n += b.valid;
+      for (int64_t k = 0; k < b.valid; k++) totals[0] += l[k], totals[1] += h[k];
+      totals[2] += static_cast<double>(b.valid);
     }
-    result.eval_loss = loss / static_cast<double>(n);
-    result.eval_accuracy = hits / static_cast<double>(n);
+    dist::allreduce(totals, totals, 3, dtypes::float64, dist::ReduceOp::kSum, "the eval totals");
+    result.eval_loss = totals[0] / totals[2];
+    result.eval_accuracy = totals[1] / totals[2];
     metrics.set_eval(*result.eval_loss, *result.eval_accuracy);
     progress.log(absl::StrFormat("eval step %d (epoch %d): loss %.4f  accuracy %.2f%%  (%.1f s)",
                                  pos.step, pos.epoch + (pos.batch == 0 ? 0 : 1), *result.eval_loss,
@@ -190,7 +242,18 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
     const double lr = schedule ? schedule->lr_at(pos.step) : c.optim.lr;
     const double t0 = now_seconds();
     StepBatch b = data->next_train();
+    const int64_t whole_batch = b.y.shape()[0];
+    if (replicas.size > 1) {  // this rank's share
+      const int64_t share = whole_batch / replicas.size, at = replicas.rank * share;
+      auto rows = [&](const Tensor& t) {
+        std::vector<std::pair<int64_t, int64_t>> r = {{at, at + share}};
+        for (int d = 1; d < t.ndim(); d++) r.push_back({0, t.shape()[d]});
+        return t.shrink(r);
+      };
+      b.x = rows(b.x), b.y = rows(b.y);
+    }
     result.loss = train_step({b.x, b.y})[0].item<float>();
+    if (c.dist.check_replicas && replicas.size > 1) check_replicas(*model, pos.step + 1);
     const double seconds = now_seconds() - t0;
     if (!std::isfinite(result.loss))
       fail("train: the loss is %f at step %d (learning rate too high?)", result.loss, pos.step + 1);
@@ -202,8 +265,9 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
     row.epoch = pos.epoch + 1;
     row.loss = result.loss;
     row.lr = lr;
-    row.samples_per_s = static_cast<double>(b.y.shape()[0]) / seconds;
-    if (vocab) row.tokens_per_s = static_cast<double>(b.y.numel()) / seconds;  // y: (B, T)
+    row.samples_per_s = static_cast<double>(whole_batch) / seconds;
+    if (vocab)  // y: (B, T)
+      row.tokens_per_s = static_cast<double>(whole_batch * b.y.shape()[1]) / seconds;
     metrics.add(row);
     progress.step(pos.step, pos.batch, result.loss, row.samples_per_s, row.tokens_per_s, seconds);
     const bool epoch_end = pos.batch == per_epoch, last = pos.step == total;
@@ -214,8 +278,14 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
       new_epoch = true;
     }
     if (every(pos.step, c.train.eval_every, epoch_end) || last) evaluate();
-    const bool interrupted = opts.interrupt && opts.interrupt->load();
-    if (every(pos.step, c.train.checkpoint_every, epoch_end) || last || interrupted) {
+    bool interrupted = opts.interrupt && opts.interrupt->load();
+    if (replicas.size > 1) {  // every rank stops after the same step
+      int32_t any = interrupted;
+      dist::allreduce(&any, &any, 1, dtypes::int32, dist::ReduceOp::kMax, "the interrupt flag");
+      interrupted = any != 0;
+    }
+    if (replicas.lead() &&
+        (every(pos.step, c.train.checkpoint_every, epoch_end) || last || interrupted)) {
       // metrics first: a kill between the two leaves rows past the checkpoint, which a resume
       // drops and writes again, never a checkpoint past the rows
       metrics.write();
