@@ -899,6 +899,17 @@ TEST(GradRealized, WeightRealizedAfterForwardWasBuilt) {
   EXPECT_EQ(g[0].data<double>(), (V{1, 2, 3}));
 }
 
+TEST(GradRealized, AWeightAssignedAConstantIsNotEveryEqualConstant) {
+  // how nn makes its state tensors: a buffer assigned zeros, realized. The loss also holds zeros
+  // of that shape (interned: the node the weight's value was before realize) on another path.
+  Tensor w = Tensor::empty({3}, dt::float64);
+  w.assign(Tensor::zeros({3}, dt::float64)).realize();
+  w.requires_grad_();
+  Tensor x = f64({1, 2, 3}, {3});
+  (w * x).sum().add(Tensor::zeros({3}, dt::float64).maximum(x - 2).sum()).backward();
+  EXPECT_EQ(w.grad()->data<double>(), (V{1, 2, 3}));
+}
+
 TEST(GradRealized, ReshapedWeightRealizedAfterForwardWasBuilt) {
   // the forward uses a reshape of w, which Tensor folds into one RESHAPE of w's source
   Tensor w = Tensor::arange(6).cast(dt::float64).add(1.0).reshape({2, 3}).requires_grad_();

@@ -87,7 +87,12 @@ void Tensor::Impl::set_uop(UOpRef u) {
   // the reshape-free node: a graph built from a reshape of this tensor holds that, not `uop`
   UOpRef base = uop;
   while (base->op == Ops::RESHAPE) base = base->src[0];
-  before_realize.push_back(base);
+  // A constant (zeros, full) is interned: every equal constant in any graph is that node, so it
+  // is no mark of this tensor (a loss holding zeros of the same shape would send its gradient
+  // here).
+  const UOp* c = base.get();
+  while (group::is_movement(c->op) || c->op == Ops::CAST) c = c->src[0].get();
+  if (c->op != Ops::CONST && c->op != Ops::IOTA) before_realize.push_back(base);
   uop = std::move(u);
 }
 
