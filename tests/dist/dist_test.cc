@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -312,6 +313,94 @@ TEST_F(Dist, GptOnTwoRanksMatchesOneProcessWithTheWholeBatch) {
 TEST_F(Dist, MnistConvnetWithSyncedBatchnormMatchesOneProcess) {
   expect_two_ranks_match_one_process(
       "mnist", {"dist.sync_batchnorm=true", "optim.lr=1e-4", "train.eval_batch_size=32"}, 16);
+}
+
+// The pid of rank `rank` of a job whose command line holds `marker` (0 while there is none).
+pid_t pid_of_rank(int rank, const std::string& marker) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmd(e.path() / "cmdline"), env(e.path() / "environ");
+    std::string c((std::istreambuf_iterator<char>(cmd)), {}),
+        v((std::istreambuf_iterator<char>(env)), {});
+    if (c.find(marker) == std::string::npos || c.find("mpirun") != std::string::npos) continue;
+    if (v.find(std::string("OMPI_COMM_WORLD_RANK=") + std::to_string(rank) + '\0') !=
+        std::string::npos)
+      return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A long gpt run on 2 ranks, started in the background; once its first checkpoint is written,
+// `signal` goes to rank 1. Returns what the job printed, its exit code and how long it took to
+// end after the signal.
+struct Stopped {
+  Ran ran;
+  double after_signal_s = 0;
+};
+Stopped signal_rank_one(const std::string& dir, int signal, std::vector<std::string> keys) {
+  std::vector<std::string> args = {"--config", tinyrun::kRoot + "/configs/gpt.yaml", "--quiet"};
+  std::vector<std::string> base = tinyrun::tiny_overrides("gpt", dir, 512);
+  args.insert(args.end(), base.begin(), base.end());
+  args.insert(args.end(), {"train.max_steps=1000000", "train.checkpoint_every=20", "log.dir=" + dir,
+                           "log.name=run"});
+  args.insert(args.end(), keys.begin(), keys.end());
+  Stopped s;
+  std::chrono::steady_clock::time_point signalled;
+  std::thread job([&] { s.ran = run(mpirun(2, programs() + "/../train", args)); });
+  pid_t pid = 0;
+  for (int i = 0; i < 600 && !(pid && fs::exists(dir + "/run/checkpoint.safetensors")); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!pid) pid = pid_of_rank(1, dir);
+  }
+  EXPECT_NE(pid, 0) << "rank 1 never started";
+  if (pid) kill(pid, signal);
+  signalled = std::chrono::steady_clock::now();
+  job.join();
+  s.after_signal_s = seconds_since(signalled);
+  if (pid) kill(pid, SIGKILL);  // a stopped rank that outlived the job
+  return s;
+}
+
+TEST_F(Dist, AKilledRankEndsEveryRankAndTheRunResumesFromItsCheckpoint) {
+  std::string dir = tinyrun::fresh_dir("dist_killed");
+  Stopped s = signal_rank_one(dir, SIGKILL, {});
+  EXPECT_NE(s.ran.rc, 0);
+  EXPECT_LT(s.after_signal_s, 60) << s.ran.out;
+  // mpirun names the rank that died; rank 0 says which collective it was in
+  EXPECT_THAT(s.ran.out, HasSubstr("rank 1")) << s.ran.out;
+  EXPECT_THAT(s.ran.out, HasSubstr("dist: rank 0 of 2: MPI_Allreduce")) << s.ran.out;
+  int64_t at = tinyrun::metrics_of(dir + "/run").size();
+  ASSERT_GE(at, 20);
+  ASSERT_EQ(at % 20, 0);
+  // resumed for 10 more steps, it ends where a run that was never killed does
+  std::string more = "train.max_steps=" + std::to_string(at + 10);
+  Ran resumed =
+      run(mpirun(2, programs() + "/../train", {"--resume", dir + "/run", "--quiet", more}));
+  ASSERT_EQ(resumed.rc, 0) << resumed.out;
+  std::vector<std::string> whole = {"--config", tinyrun::kRoot + "/configs/gpt.yaml", "--quiet"};
+  std::vector<std::string> base = tinyrun::tiny_overrides("gpt", dir, 512);
+  whole.insert(whole.end(), base.begin(), base.end());
+  whole.insert(whole.end(),
+               {"train.checkpoint_every=20", "log.dir=" + dir, "log.name=whole", more});
+  Ran uninterrupted = run(mpirun(2, programs() + "/../train", whole));
+  ASSERT_EQ(uninterrupted.rc, 0) << uninterrupted.out;
+  EXPECT_EQ(weights_of(dir + "/run"), weights_of(dir + "/whole"));
+  EXPECT_EQ(tinyrun::metrics_of(dir + "/run").size(), static_cast<size_t>(at + 10));
+}
+
+TEST_F(Dist, ASilentRankEndsEveryRankWithinTheTimeout) {
+  std::string dir = tinyrun::fresh_dir("dist_silent");
+  // rank 1 stops answering (SIGSTOP: as a link gone silent, nothing tells the others)
+  Stopped s = signal_rank_one(dir, SIGSTOP, {"dist.timeout_s=2"});
+  EXPECT_NE(s.ran.rc, 0);
+  EXPECT_THAT(s.ran.out, HasSubstr("dist: rank 0 of 2: MPI_Allreduce of ")) << s.ran.out;
+  EXPECT_THAT(s.ran.out, HasSubstr("did not finish within dist.timeout_s = 2 s")) << s.ran.out;
+  EXPECT_LT(s.after_signal_s, 30) << s.ran.out;
 }
 
 }  // namespace
