@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "apps/bench/anchors.h"
 #include "apps/bench/device_peak.h"
+#include "apps/bench/dist_suite.h"
 #include "apps/bench/llm_suite.h"
 #include "apps/bench/measure.h"
 #include "apps/bench/model_suite.h"
@@ -332,7 +333,7 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
                      every available device, each in a process of its own, and merges the results
                      into one JSON, one table and one chart
   --suite LIST       comma-separated suites (default: all of them):
-                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,llm,onnx
+                     gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,llm,onnx,dist
                      (llm: a Llama-3.2-1B-shaped model with random weights as GGUF F16, Q8_0
                      and Q4_0, written once into $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm
                      (4.5 GB): load, prompt processing, time to first token, generation at
@@ -341,6 +342,10 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
                      (onnx: ResNet-50 and MobileNetV2 exported by PyTorch, beside PyTorch and
                      OpenCV's DNN module; needs python3-torch and python3-torchvision; skipped
                      with --small)
+                     (dist: all-reduce bus bandwidth, 4 KB to 64 MB, of tinycore's path in a
+                     captured step beside raw MPI_Allreduce, over shared memory (2 ranks) and
+                     TCP (two simulated hosts, tools/two_hosts.sh, as root); MNIST training on 2
+                     ranks x 1 thread against 1 x 1; needs mpirun; --small: shared memory only)
                      (the peaks and bandwidths of the device are always measured)
   --onnx-batch LIST  comma-separated batch sizes of the onnx suite (default: 1,8)
   --llm-types LIST   the llm suite's model files: f16,q8_0,q4_0 (default: all three)
@@ -364,7 +369,7 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
 
 struct Options {
   std::vector<std::string> suites = {"gemm",   "conv",  "elementwise", "reduce", "softmax", "jit",
-                                     "loader", "infer", "model",       "llm",    "onnx"};
+                                     "loader", "infer", "model",       "llm",    "onnx",    "dist"};
   std::vector<int64_t> onnx_batches = {1, 8};
   bench::LlmOptions llm;
   std::string device, json, plot, markdown;
@@ -593,6 +598,8 @@ int run_on_device(const Options& o) {
     llm.small = small;
     for (const Result& r : bench::llm_suite(llm, p.gbps)) results.push_back(r);
   }
+  if (o.want("dist") && on_cpu())
+    for (const Result& r : bench::dist_suite(small)) results.push_back(r);
   if (o.want("onnx")) {
     if (small)  // full-size models only: their compile alone is more than the smoke test's run
       std::printf("onnx: skipped with --small\n");
@@ -730,6 +737,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (const char* answer = std::getenv(kFirstStepEnv)) return first_step_child(answer);
+    if (const char* answer = std::getenv(bench::kDistRankEnv))
+      return bench::dist_rank_child(answer, o.small);
     if (const char* answer = std::getenv(bench::kOnnxFirstRunEnv))
       return bench::onnx_first_run_child(answer);
     if (o.device == "all") return run_on_all_devices(o, o.small);

@@ -24,33 +24,36 @@ void on_sigint(int) {
 }
 
 void usage(FILE* f) {
-  std::fprintf(f,
-               "usage: train [--config FILE] [key.path=value ...] [--resume runs/<name>] "
-               "[--device NAME] [--quiet] [--help]\n"
-               "\n"
-               "Trains the model a YAML config describes and writes the run to "
-               "<log.dir>/<log.name>/:\n"
-               "config.yaml, checkpoint.safetensors (model, optimizer and position: what "
-               "--resume reads),\nmodel.safetensors (the weights alone), metrics.csv (step, "
-               "epoch, loss, lr, samples_per_s,\ntokens_per_s for text, eval_loss, "
-               "eval_accuracy), curves.png, and vocab.bin for data.vocab chars.\n"
-               "\n"
-               "  --config FILE     the config (default: %s, built into this program)\n"
-               "  key.path=value    overrides one config key, e.g. optim.lr=3e-4 "
-               "train.epochs=2\n"
-               "  --resume DIR      continues the run in DIR from its last checkpoint with its "
-               "config.yaml\n"
-               "                    (overrides still apply); the result equals an "
-               "uninterrupted run\n"
-               "  --device NAME     where to train: CPU, CUDA, CL, HIP (default: DEVICE, else the\n"
-               "                    fastest available)\n"
-               "  --quiet           no progress bar or progress lines, log lines only\n"
-               "  --help            this text\n"
-               "\n"
-               "Ctrl-C (SIGINT) saves a checkpoint after the current step, then exits (130).\n"
-               "\n"
-               "Config keys (sections model, data, optim, train, log):\n%s",
-               kEmbeddedSource, tc::config::describe_keys().c_str());
+  std::fprintf(
+      f,
+      "usage: train [--config FILE] [key.path=value ...] [--resume runs/<name>] "
+      "[--device NAME] [--quiet] [--help]\n"
+      "\n"
+      "Trains the model a YAML config describes and writes the run to "
+      "<log.dir>/<log.name>/:\n"
+      "config.yaml, checkpoint.safetensors (model, optimizer and position: what "
+      "--resume reads),\nmodel.safetensors (the weights alone), metrics.csv (step, "
+      "epoch, loss, lr, samples_per_s,\ntokens_per_s for text, eval_loss, "
+      "eval_accuracy), curves.png, and vocab.bin for data.vocab chars.\n"
+      "\n"
+      "  --config FILE     the config (default: %s, built into this program)\n"
+      "  key.path=value    overrides one config key, e.g. optim.lr=3e-4 "
+      "train.epochs=2\n"
+      "  --resume DIR      continues the run in DIR from its last checkpoint with its "
+      "config.yaml\n"
+      "                    (overrides still apply); the result equals an "
+      "uninterrupted run\n"
+      "  --device NAME     where to train: CPU, CUDA, CL, HIP (default: DEVICE, else the\n"
+      "                    fastest available)\n"
+      "  --quiet           no progress bar or progress lines, log lines only\n"
+      "  --help            this text\n"
+      "\n"
+      "Ctrl-C (SIGINT) saves a checkpoint after the current step, then exits (130).\n"
+      "Under mpirun, each rank trains on its share of every batch (train.batch_size is per\n"
+      "rank) and rank 0 writes the run (keys dist.*; README: data-parallel training).\n"
+      "\n"
+      "Config keys (sections model, data, optim, train, log, dist):\n%s",
+      kEmbeddedSource, tc::config::describe_keys().c_str());
 }
 
 }  // namespace

@@ -134,10 +134,16 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
   Position pos;
   if (resuming && replicas.lead()) pos = load_checkpoint(result.dir, *model, run_state);
   start_from_rank_zero(*model, run_state, pos);
-  nn::BatchNorm::sync_statistics({});
-  if (c.dist.sync_batchnorm && replicas.size > 1)
-    nn::BatchNorm::sync_statistics(
-        {[n = replicas.size](const Tensor& t) { return dist::allreduce(t) / n; }, replicas.size});
+  // batchnorm statistics over every rank's share, for this run only
+  struct SyncedBatchnorm {
+    explicit SyncedBatchnorm(int ranks) {
+      nn::BatchNorm::sync_statistics(
+          {[ranks](const Tensor& t) { return dist::allreduce(t) / ranks; }, ranks});
+    }
+    ~SyncedBatchnorm() { nn::BatchNorm::sync_statistics({}); }
+  };
+  std::optional<SyncedBatchnorm> synced;
+  if (c.dist.sync_batchnorm && replicas.size > 1) synced.emplace(replicas.size);
   if (resuming) {
     if (schedule) schedule->resume(pos.step);
     Tensor::set_rng_state(pos.rng);
@@ -187,8 +193,10 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
     opt->zero_grad();
     Tensor loss = (*model)(in[0]).sparse_categorical_crossentropy(in[1]);
     (scaler ? scaler->scale(loss) : loss).backward();
-    dist::average_gradients(opt->params(), static_cast<int64_t>(c.dist.bucket_mb * (1 << 20)));
-    loss = dist::allreduce(loss.detach()) / replicas.size;  // the whole batch's
+    if (replicas.size > 1) {
+      dist::average_gradients(opt->params(), static_cast<int64_t>(c.dist.bucket_mb * (1 << 20)));
+      loss = dist::allreduce(loss.detach()) / replicas.size;  // the whole batch's
+    }
     std::optional<Tensor> finite;  // a float16 step with inf/NaN gradients is skipped
     if (scaler) finite = scaler->unscale(opt->params());
     if (grad_clip > 0) nn::clip_grad_norm(opt->params(), grad_clip);
