@@ -16,7 +16,7 @@ FLOORS = [
     ["engine"],  # running schedules
     ["gradient"],  # autograd rules on the graph
     ["tensor"],  # the lazy Tensor front-end
-    ["variable", "jit"],  # on top of the Tensor
+    ["variable", "jit", "dist"],  # on top of the Tensor
 ]
 LEVEL = {part: level for level, parts in enumerate(FLOORS) for part in parts}
 

@@ -4,7 +4,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/error.h"
-#include "tinycore/helpers.h"
 
 namespace tc::runtime {
 namespace {
@@ -52,17 +51,6 @@ const HostFunction& host_function(const std::string& name) {
   auto it = r.fns.find(name);
   if (it == r.fns.end()) fail("no host function named '%s' is registered", name);
   return *it->second;
-}
-
-UOpRef host_call(const std::string& name, const std::vector<UOpRef>& sources) {
-  host_function(name);  // registered
-  if (sources.empty()) fail("host function '%s': no source", name);
-  for (const UOpRef& s : sources)
-    if (s->shape() != sources[0]->shape() || s->dtype != sources[0]->dtype)
-      fail("host function '%s': its sources differ in shape or dtype (%s %s and %s %s)", name,
-           sources[0]->dtype.name(), fmt_shape(sources[0]->shape()), s->dtype.name(),
-           fmt_shape(s->shape()));
-  return UOp::make(Ops::CUSTOM, sources[0]->dtype, sources, name);
 }
 
 std::shared_ptr<Program> host_program(const std::string& name, int64_t numel, DType dtype,

@@ -1,8 +1,8 @@
 // Functions of the host that a graph runs as kernels of their own (Ops::CUSTOM, its arg the
-// name a function was registered under): a collective over processes (dist/), which generated
-// code cannot be. The scheduler gives each its sources realized and contiguous and a fresh output
-// buffer of its first source's shape and dtype, so it runs, and TinyJit captures and replays it,
-// in order among the kernels around it.
+// name a function was registered under, its sources of one size and dtype): a collective over
+// processes (dist/), which generated code cannot be. The scheduler gives each its sources realized
+// and contiguous and a fresh output buffer of its first source's shape and dtype, so it runs, and
+// TinyJit captures and replays it, in order among the kernels around it.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,6 @@
 
 #include "tinycore/dtype.h"
 #include "tinycore/runtime/device.h"
-#include "tinycore/uop/uop.h"
 
 namespace tc::runtime {
 
@@ -36,10 +35,6 @@ struct HostFunction {
 void register_host_function(const std::string& name, HostFunction fn);
 // The function registered as `name`; throws tc::Error naming it when there is none.
 const HostFunction& host_function(const std::string& name);
-
-// The node running host function `name` over `sources`, which must be registered and agree in
-// shape and dtype (its value has theirs); a tc::Error names what does not.
-UOpRef host_call(const std::string& name, const std::vector<UOpRef>& sources);
 
 // A program that runs the host function `name` over its buffers of `numel` elements.
 std::shared_ptr<Program> host_program(const std::string& name, int64_t numel, DType dtype,

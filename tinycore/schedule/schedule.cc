@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "tinycore/error.h"
+#include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/schedule/layout.h"
@@ -103,7 +104,13 @@ class Scheduler {
   // source a whole buffer, realized contiguous first.
   UOpRef run_host_function(const UOpRef& n) {
     std::vector<UOpRef> src;
-    for (const UOpRef& s : n->src) src.push_back(base_buffer(realize(s)));
+    for (const UOpRef& s : n->src) {
+      if (s->dtype != n->dtype || shape_numel(s->shape()) != shape_numel(n->shape()))
+        fail("host function '%s': its sources differ in size or dtype (%s %s and %s %s)",
+             std::get<std::string>(n->arg), n->dtype.name(), fmt_shape(n->shape()), s->dtype.name(),
+             fmt_shape(s->shape()));
+      src.push_back(base_buffer(realize(s)));
+    }
     UOpRef out = new_buffer(src[0]->buffer->device().name(), n->dtype, shape_numel(n->shape()));
     emit(out, n->replace(std::move(src)));
     UOpRef view =
