@@ -157,7 +157,7 @@ TEST(Config, UnknownKeysNameTheKeyFileAndLine) {
             "stop_after)");
   EXPECT_EQ(error_of(std::string(kMinimal) + "logging:\n  name: x\n"),
             "cfg/run.yaml:10: unknown section 'logging' (sections are model, data, optim, "
-            "train, log)");
+            "train, log, dist)");
 }
 
 TEST(Config, WrongTypesNameTheKeyFileAndLine) {
@@ -174,8 +174,9 @@ TEST(Config, WrongTypesNameTheKeyFileAndLine) {
   EXPECT_EQ(error_of("model: resnet\n"),
             "cfg/run.yaml:1: model: expected a mapping of keys (name, classes, in_channels, "
             "depth, style, width, vocab, context, layers, dim, heads)");
-  EXPECT_EQ(error_of("- 1\n- 2\n"),
-            "cfg/run.yaml:1: expected a mapping of sections (model, data, optim, train, log)");
+  EXPECT_EQ(
+      error_of("- 1\n- 2\n"),
+      "cfg/run.yaml:1: expected a mapping of sections (model, data, optim, train, log, dist)");
 }
 
 TEST(Config, ValuesOutOfRangeOrChoicesAreErrors) {
@@ -213,7 +214,7 @@ TEST(Config, BadOverridesAndFilesAreErrors) {
             "step_size, gamma)");
   EXPECT_EQ(error_of(kMinimal, {"opt.lr=1"}),
             "command line override 'opt.lr=1': opt.lr: unknown key (sections are model, data, "
-            "optim, train, log)");
+            "optim, train, log, dist)");
   EXPECT_EQ(error_of(kMinimal, {"optim.lr=fast"}),
             "command line override 'optim.lr=fast': optim.lr: expected a number, got 'fast'");
   EXPECT_EQ(error_of("model:\n  name: [unclosed\n"),
