@@ -159,7 +159,13 @@ void bind_tensor(py::module_& m) {
   // what a tensor is
   cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("dtype", &Tensor::dtype)
-      .def_property_readonly("device", &Tensor::device)
+      .def_property_readonly("device",  // a tuple for a multi-device tensor, as tinygrad's
+                             [](const Tensor& t) -> py::object {
+                               std::vector<std::string> d = t.devices();
+                               if (d.size() > 1 || d[0] != t.device())
+                                 return py::tuple(py::cast(d));
+                               return py::str(d[0]);
+                             })
       .def_property_readonly("ndim", &Tensor::ndim)
       .def("numel", &Tensor::numel)
       .def("element_size", &Tensor::element_size)

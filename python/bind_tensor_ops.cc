@@ -48,11 +48,12 @@ void bind_tensor_ops(py::module_& m) {
   TC_UNARY(logical_not)
   TC_UNARY(reciprocal)
   TC_UNARY(sqrt)
-  TC_UNARY(rsqrt) TC_UNARY(exp) TC_UNARY(exp2) TC_UNARY(log) TC_UNARY(log2) TC_UNARY(sin) TC_UNARY(
-      cos) TC_UNARY(tan) TC_UNARY(trunc) TC_UNARY(relu) TC_UNARY(abs) TC_UNARY(sigmoid)
-      TC_UNARY(square) TC_UNARY(tanh) TC_UNARY(sinh) TC_UNARY(cosh) TC_UNARY(sign) TC_UNARY(
-          ceil) TC_UNARY(floor) TC_UNARY(round) TC_UNARY(isnan) TC_UNARY(isfinite) TC_UNARY(log10)
-          TC_UNARY(quick_gelu) TC_UNARY(silu) TC_UNARY(swish) TC_UNARY(relu6) TC_UNARY(hardswish)
+  TC_UNARY(rsqrt)
+  TC_UNARY(exp) TC_UNARY(exp2) TC_UNARY(log) TC_UNARY(log2) TC_UNARY(sin) TC_UNARY(cos) TC_UNARY(
+      tan) TC_UNARY(trunc) TC_UNARY(relu) TC_UNARY(abs) TC_UNARY(sigmoid) TC_UNARY(square)
+      TC_UNARY(tanh) TC_UNARY(sinh) TC_UNARY(cosh) TC_UNARY(sign) TC_UNARY(ceil) TC_UNARY(floor)
+          TC_UNARY(round) TC_UNARY(isnan) TC_UNARY(isfinite) TC_UNARY(log10) TC_UNARY(
+              quick_gelu) TC_UNARY(silu) TC_UNARY(swish) TC_UNARY(relu6) TC_UNARY(hardswish)
               TC_UNARY(softsign) TC_UNARY(mish) TC_UNARY(logsigmoid) TC_UNARY(asin) TC_UNARY(
                   acos) TC_UNARY(atan) TC_UNARY(asinh) TC_UNARY(acosh) TC_UNARY(atanh) TC_UNARY(erf)
                   TC_UNARY(bitwise_not) TC_UNARY(contiguous) TC_UNARY(half) TC_UNARY(
@@ -478,19 +479,34 @@ void bind_tensor_ops(py::module_& m) {
             return device.is_none() ? c : c.to(device.cast<std::string>());
           },
           py::arg("device") = py::none())
+      // a tuple of devices: a whole copy on each (tinygrad's multi-device to)
       .def(
           "to",
           [](const Tensor& t, py::object device) {
+            if (py::isinstance<py::tuple>(device))
+              return t.shard(device.cast<std::vector<std::string>>());
             return device.is_none() ? t : t.to(device.cast<std::string>());
           },
           py::arg("device"))
       .def(
           "to_",
           [](py::object self, py::object device) {
-            if (!device.is_none()) self.cast<Tensor&>().to_(device.cast<std::string>());
+            Tensor& t = self.cast<Tensor&>();
+            if (py::isinstance<py::tuple>(device))
+              t.shard_(device.cast<std::vector<std::string>>());
+            else if (!device.is_none())
+              t.to_(device.cast<std::string>());
             return self;
           },
           py::arg("device"))
+      .def("shard", &Tensor::shard, py::arg("devices"), py::arg("axis") = py::none())
+      .def(
+          "shard_",
+          [](py::object self, const std::vector<std::string>& devices, std::optional<int> axis) {
+            self.cast<Tensor&>().shard_(devices, axis);
+            return self;
+          },
+          py::arg("devices"), py::arg("axis") = py::none())
       .def("const_like", &Tensor::const_like, py::arg("b"))
       .def("multinomial", &Tensor::multinomial, py::arg("num_samples") = 1,
            py::arg("replacement") = false);

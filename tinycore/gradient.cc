@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "tinycore/error.h"
 #include "tinycore/runtime/host_function.h"
+#include "tinycore/schedule/multi.h"
 
 namespace tc {
 namespace {
@@ -145,6 +146,27 @@ std::array<Rule, kNumOps> make_rules() {
     return std::vector<UOpRef>{cast(g, ret->src[0]->dtype)};
   });
   def({Ops::CONTIGUOUS}, [](const UOpRef&, const UOpRef& g) { return std::vector<UOpRef>{g}; });
+  def({Ops::MULTI}, [](const UOpRef& ret, const UOpRef& g) {
+    // each piece its part of the whole's gradient; a whole copy's goes to the first copy alone
+    schedule::Sharding s = schedule::sharding_of(*ret);
+    std::vector<UOpRef> out(ret->src.size());
+    if (s.axis < 0) {
+      out[0] = g;
+      return out;
+    }
+    int64_t at = 0;
+    for (size_t d = 0; d < ret->src.size(); d++) {
+      std::vector<int64_t> arg;
+      for (int a = 0; a < static_cast<int>(g->shape().size()); a++) {
+        int64_t len = ret->src[d]->shape()[a];
+        arg.push_back(a == s.axis ? at : 0);
+        arg.push_back(a == s.axis ? at + len : len);
+      }
+      at += ret->src[d]->shape()[s.axis];
+      out[d] = UOp::make(Ops::SHRINK, g->dtype, {g}, arg);
+    }
+    return out;
+  });
   def({Ops::CUSTOM}, [](const UOpRef& ret, const UOpRef& g) {
     const std::string& name = std::get<std::string>(ret->arg);
     const std::string& grad = runtime::host_function(name).gradient;

@@ -641,6 +641,15 @@ class Tensor {
   // new buffer: the copy is a leaf (no gradient flows back to the source device).
   Tensor to(const std::string& device) const;
   Tensor& to_(const std::string& device);  // moves this tensor (every handle) in place
+  // Multi-device (tinygrad's shard): this tensor in pieces on `devices`, split along `axis`
+  // (ceil(n / k) elements a piece, the last ones shorter), or a whole copy on each without one
+  // (tinygrad's to(tuple)). Ops on it run on each device (tinycore/schedule/multi.h), reduces
+  // over the split axis all-reduce; host reads see the whole tensor. The devices are the CPU's
+  // virtual CPU:0 .. CPU:N-1 for now.
+  Tensor shard(const std::vector<std::string>& devices, std::optional<int> axis = {}) const;
+  Tensor& shard_(const std::vector<std::string>& devices, std::optional<int> axis = {});
+  // The devices of a multi-device tensor, or of one computed from them; {device()} otherwise.
+  std::vector<std::string> devices() const;
   // A new tensor with its own buffer holding the same values (and a clone of the grad). Lazy as
   // tinygrad's: once realized, later assigns to either do not affect the other.
   Tensor clone() const;

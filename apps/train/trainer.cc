@@ -147,6 +147,8 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
   if (resuming) {
     if (schedule) schedule->resume(pos.step);
     Tensor::set_rng_state(pos.rng);
+  }
+  if (resuming && replicas.lead()) {  // the run's files, which other hosts may not see
     metrics.resume(pos.step);
     if (char_vocab && config::load_run_vocab(result.dir, c).symbols() != vocab->symbols())
       fail("data.path: the text's characters differ from those the run trained on (%s/%s)",
@@ -261,8 +263,8 @@ RunResult run_training(const config::Config& given, const RunOptions& opts) {
       b.x = rows(b.x), b.y = rows(b.y);
     }
     result.loss = train_step({b.x, b.y})[0].item<float>();
-    if (c.dist.check_replicas && replicas.size > 1) check_replicas(*model, pos.step + 1);
     const double seconds = now_seconds() - t0;
+    if (c.dist.check_replicas && replicas.size > 1) check_replicas(*model, pos.step + 1);
     if (!std::isfinite(result.loss))
       fail("train: the loss is %f at step %d (learning rate too high?)", result.loss, pos.step + 1);
     pos.step++;

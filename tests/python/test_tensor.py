@@ -857,3 +857,20 @@ def test_tensors_on_the_cl_device_compute_there_and_copy_back():
   np.testing.assert_array_equal(a.sum().numpy(), np.float32(2.75))
   with pytest.raises(RuntimeError, match="different devices"):
     (a + Tensor([1.0, 1.0, 1.0], device="CPU")).realize()
+
+
+def test_shard_over_virtual_cpus_as_tinygrad():
+    # tinygrad's multi-device forms: shard (split along an axis), to(tuple) (a copy on each)
+    devs = ("CPU:0", "CPU:1")
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    w = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2)
+    x = Tensor(a).shard(devs, axis=0)
+    assert x.device == devs and x.shape == (4, 3)
+    y = x @ Tensor(w).to(devs)
+    np.testing.assert_allclose(y.numpy(), a @ w, rtol=1e-6)
+    np.testing.assert_allclose(x.sum(0).numpy(), a.sum(0), rtol=1e-6)
+    t = Tensor(a)
+    assert t.shard_(devs, axis=1) is t and t.device == devs
+    np.testing.assert_allclose((t * 2).numpy(), a * 2)
+    with pytest.raises(RuntimeError, match="split axis cannot be padded"):
+        x.pad(((1, 0), (0, 0))).realize()

@@ -131,6 +131,7 @@ void allreduce(const void* in, void* out, int64_t count, DType dtype, ReduceOp o
     if (in != out) std::memcpy(out, in, count * dtype.itemsize());
     return;
   }
+  if (count > INT32_MAX) fail("dist: %s: more than 2^31 - 1 elements in one all-reduce", what);
   Running r("MPI_Allreduce of " + what);
   check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, static_cast<int>(count), mpi_type(dtype),
                       mpi_op(op), MPI_COMM_WORLD),
@@ -139,6 +140,7 @@ void allreduce(const void* in, void* out, int64_t count, DType dtype, ReduceOp o
 
 void broadcast(void* data, int64_t bytes, int root, const std::string& what) {
   if (my_size == 1) return;
+  if (bytes > INT32_MAX) fail("dist: %s: more than 2^31 - 1 bytes in one broadcast", what);
   Running r("MPI_Bcast of " + what);
   check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD),
         "MPI_Bcast of " + what);

@@ -9,6 +9,7 @@
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
+#include "tinycore/schedule/multi.h"
 
 namespace tc::engine {
 namespace {
@@ -132,7 +133,44 @@ void run_schedule(const std::vector<schedule::ScheduleItem>& items) {
   run_kernels(items, kernels_of(items));
 }
 
+namespace {
+// realize() of roots that hold multi-device tensors: each lowered (schedule/multi.h) into its
+// devices' pieces, the pieces computed together, each root's answer the MULTI of its pieces'.
+std::vector<UOpRef> realize_pieces(const std::vector<UOpRef>& roots,
+                                   const std::vector<UOpRef>& targets) {
+  std::vector<UOpRef> lowered, flat_roots, flat_targets;
+  for (size_t i = 0; i < roots.size(); i++) {
+    UOpRef l = schedule::lower_multi(roots[i]), target = targets.empty() ? nullptr : targets[i];
+    lowered.push_back(l);
+    if (target && (target->op == Ops::MULTI) != (l->op == Ops::MULTI))
+      fail("assign: the value is on %s and the tensor on %s",
+           l->op == Ops::MULTI ? "several devices" : "one device",
+           target->op == Ops::MULTI ? "several" : "one");
+    if (l->op != Ops::MULTI) {
+      flat_roots.push_back(l), flat_targets.push_back(target);
+      continue;
+    }
+    for (size_t d = 0; d < l->src.size(); d++)
+      flat_roots.push_back(l->src[d]), flat_targets.push_back(target ? target->src[d] : nullptr);
+  }
+  std::vector<UOpRef> views = realize(flat_roots, flat_targets), out;
+  size_t at = 0;
+  for (const UOpRef& l : lowered) {
+    if (l->op != Ops::MULTI) {
+      out.push_back(views[at++]);
+      continue;
+    }
+    std::vector<UOpRef> pieces(views.begin() + at, views.begin() + at + l->src.size());
+    at += l->src.size();
+    out.push_back(schedule::make_multi(std::move(pieces), schedule::sharding_of(*l)));
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<UOpRef>& targets) {
+  if (schedule::may_hold_multi(roots) || schedule::may_hold_multi(targets))
+    return realize_pieces(roots, targets);
   auto t0 = std::chrono::steady_clock::now();
   const bool freeing = freeing_intermediates > 0 && !capturing;
   std::vector<UOpRef> marked;  // the nodes caching values, whose buffers may be freed

@@ -143,6 +143,9 @@ void TinyJit::reset() {
 
 std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
   if (getenv_int("JIT", 1) == 0) return run_plainly(inputs);
+  for (size_t i = 0; i < inputs.size(); i++)
+    if (inputs[i].uop()->op == Ops::MULTI)
+      jit_fail("TinyJit: input %d is on several devices; pass it whole (shard inside the step)", i);
   std::vector<Tensor> in = realized_inputs(inputs);
   // one tensor as two inputs: a replay given two could not tell which slots read which
   for (size_t i = 0; i < in.size(); i++)
@@ -198,6 +201,9 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
     engine::LaunchCapture recording(&plan->launches, &marked);
     AssignLog assigns;
     out = fn_(in);
+    for (size_t i = 0; i < out.size(); i++)
+      if (out[i].uop()->op == Ops::MULTI)
+        jit_fail("TinyJit: output %d is on several devices; return it whole (.to(\"CPU\"))", i);
     realize_all(assigns.with_pending(out));
     // The values the step cached in its graph (tinygrad replaces them with their buffers) let go
     // of their buffers: those that nothing else holds (a gradient's graph, kept until the next

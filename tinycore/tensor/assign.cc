@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "tinycore/gradient.h"
+#include "tinycore/schedule/multi.h"
 #include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
 
@@ -83,7 +84,11 @@ void Tensor::hold_own(const Tensor& fresh) {
 }
 
 bool Tensor::holds_buffer() const {
-  return impl_->assign_target || schedule::is_contiguous_buffer(uop());
+  if (impl_->assign_target || schedule::is_contiguous_buffer(uop())) return true;
+  // a multi-device tensor whose pieces are buffers
+  return uop()->op == Ops::MULTI &&
+         std::all_of(uop()->src.begin(), uop()->src.end(),
+                     [](const UOpRef& p) { return schedule::is_contiguous_buffer(p); });
 }
 
 Tensor& Tensor::assign(const Tensor& x) {
@@ -100,10 +105,19 @@ Tensor& Tensor::assign(const Tensor& x) {
   // a view of a tensor without a buffer (an unrealized result) is written on its own
   impl_->view_base.reset();
   impl_->view_steps.clear();
-  if (!impl_->assign_target && schedule::is_contiguous_buffer(uop())) {
+  if (!impl_->assign_target && holds_buffer()) {
     // The first in-place write goes to a buffer of this tensor's own: the current one may be the
-    // cached result of an interned graph that other tensors share (zeros(n).contiguous()).
-    impl_->assign_target = impl_->owns_buffer ? uop() : empty(shape(), dtype(), device()).uop();
+    // cached result of an interned graph that other tensors share (zeros(n).contiguous()). A
+    // multi-device tensor gets one a piece.
+    if (impl_->owns_buffer) {
+      impl_->assign_target = uop();
+    } else if (uop()->op == Ops::MULTI) {
+      std::vector<UOpRef> pieces;
+      for (const UOpRef& p : uop()->src) pieces.push_back(empty(p->shape(), dtype(), "CPU").uop());
+      impl_->assign_target = schedule::make_multi(pieces, schedule::sharding_of(*uop()));
+    } else {
+      impl_->assign_target = empty(shape(), dtype(), device()).uop();
+    }
     impl_->owns_buffer = true;
   }
   // Not set_uop: the new graph holds the old value, so it must not count as this tensor's past.

@@ -11,6 +11,7 @@
 #include "tinycore/engine/realize.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/device.h"
+#include "tinycore/schedule/multi.h"
 #include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor/internal.h"
 
@@ -43,6 +44,8 @@ Tensor Tensor::to(const std::string& device) const {
   } catch (const Error& e) {
     fail("Tensor.to: no device \"%s\" (%s)", device, e.what());
   }
+  // a multi-device tensor's pieces are in the CPU's memory: gathered there lazily
+  if (uop()->op == Ops::MULTI && name == "CPU") return Tensor(schedule::gathered(uop()));
   if (name == this->device()) return *this;
   std::vector<uint8_t> host = bytes();
   Tensor out = from_blob(host.data(), shape(), dtype(), name);
@@ -55,6 +58,37 @@ Tensor& Tensor::to_(const std::string& device) {
   Tensor moved = to(device);
   if (moved.impl_ == impl_) return *this;
   return replace(moved);
+}
+
+Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int> axis) const {
+  if (uop()->op == Ops::MULTI)
+    fail("Tensor.shard: the tensor is on several devices already (%s)",
+         absl::StrJoin(this->devices(), ", "));
+  if (devices.empty()) fail("Tensor.shard: no devices given");
+  schedule::check_shard_devices(devices);
+  if (device() != "CPU")
+    fail("Tensor.shard: the tensor is on %s; multi-device tensors start on the CPU", device());
+  int a = axis ? detail::resolve_dim("shard", *this, *axis, detail::Dims::kExisting) : -1;
+  std::vector<UOpRef> pieces(devices.size(), uop());  // a whole copy each, or a piece each:
+  if (a >= 0) {
+    auto bounds = schedule::split_bounds(shape()[a], static_cast<int>(devices.size()));
+    for (size_t d = 0; d < devices.size(); d++)
+      pieces[d] = shrink(detail::range_on(*this, a, bounds[d].first, bounds[d].second)).uop();
+  }
+  Tensor out(schedule::make_multi(std::move(pieces), {a, devices}));
+  if (requires_grad()) out.requires_grad_();
+  return out;
+}
+
+Tensor& Tensor::shard_(const std::vector<std::string>& devices, std::optional<int> axis) {
+  return replace(shard(devices, axis));
+}
+
+std::vector<std::string> Tensor::devices() const {
+  // a graph over multi-device tensors runs on theirs
+  for (const UOp* u : uop()->toposort())
+    if (u->op == Ops::MULTI) return schedule::sharding_of(*u).devices;
+  return {device()};
 }
 
 Tensor Tensor::clone() const {
@@ -148,6 +182,7 @@ std::shared_ptr<runtime::Buffer> Tensor::realized_buffer(const char* reader) con
         "return the tensor from the function instead",
         reader);
   UOpRef view = engine::realize({uop()})[0];
+  if (view->op == Ops::MULTI) view = engine::realize({schedule::gathered(view)})[0];  // whole
   const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
   return buf->buffer;
 }

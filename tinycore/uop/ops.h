@@ -13,9 +13,11 @@ namespace tc {
   /* memory and constants; IOTA (arg {n}) is 0 .. n-1, each element its own index;    \
      DETACH is the value of its source, a wall for gradients;                         \
      CUSTOM_GRAD is the value of its first source, its gradient a registered rule's;  \
-     CUSTOM (arg: a name) runs that host function (runtime/host_function.h) */       \
+     CUSTOM (arg: a name) runs that host function (runtime/host_function.h);          \
+     MULTI (arg: "axis;dev,dev..") is one tensor in pieces on several devices, its   \
+     sources, split along axis (-1: each a whole copy; schedule/multi.h) */           \
   X(BUFFER) X(CONST) X(IOTA) X(DEFINE_VAR) X(CONTIGUOUS) X(DETACH) X(CUSTOM_GRAD)      \
-  X(CUSTOM)                                                                            \
+  X(CUSTOM) X(MULTI)                                                                   \
   /* movement: change how a kernel indexes, never copy */                              \
   X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                             \
   /* reductions: REDUCE_AXIS on tensors, REDUCE over RANGEs in kernels */              \

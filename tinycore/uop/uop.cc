@@ -1,6 +1,8 @@
 #include "tinycore/uop/uop.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -53,6 +55,7 @@ struct InternTable {
   std::mutex mu;
   absl::flat_hash_map<size_t, std::vector<UOp*>> buckets;
   size_t live = 0;
+  std::array<std::atomic<size_t>, kNumOps> live_by_op{};
 };
 InternTable& table() {
   static InternTable* t = new InternTable();  // never destroyed: nodes may outlive main's statics
@@ -70,6 +73,7 @@ struct Deleter {
         if (it->second.empty()) t.buckets.erase(it);
       }
       t.live--;
+      t.live_by_op[static_cast<int>(u->op)]--;
     }
     delete u;  // outside the lock: freeing sources re-enters the table
   }
@@ -98,6 +102,7 @@ size_t UOp::live_count() {
   std::lock_guard<std::mutex> lock(table().mu);
   return table().live;
 }
+size_t UOp::live_count(Ops op) { return table().live_by_op[static_cast<int>(op)].load(); }
 
 namespace {
 
@@ -130,6 +135,7 @@ UOpRef UOp::make(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg) {
   node->infer();  // before another thread can find it (kernels are built on several threads)
   bucket.push_back(node.get());
   t.live++;
+  t.live_by_op[static_cast<int>(op)]++;
   return node;
 }
 
@@ -213,6 +219,13 @@ void UOp::infer() {
     case Ops::CUSTOM:
       shape_ = in;
       break;
+    case Ops::MULTI: {  // the pieces side by side along the axis the arg names first
+      shape_ = in;
+      int axis = std::stoi(std::get<std::string>(arg));
+      if (axis >= 0)
+        for (size_t i = 1; i < src.size(); i++) shape_[axis] += src[i]->shape()[axis];
+      break;
+    }
     default:
       if (group::is_alu(op)) shape_ = op == Ops::WHERE ? src[1]->shape() : in;
   }

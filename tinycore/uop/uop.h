@@ -77,8 +77,9 @@ class UOp : public std::enable_shared_from_this<UOp> {
   mutable UOpRef realized;
   mutable uint64_t realized_clock = 0;
 
-  // Number of nodes alive (for tests of freeing).
+  // Number of nodes alive (for tests of freeing), and of those with op `op`.
   static size_t live_count();
+  static size_t live_count(Ops op);
 
   UOp(Ops op, DType dtype, std::vector<UOpRef> src, Arg arg, size_t hash);
   ~UOp();

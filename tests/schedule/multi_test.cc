@@ -1,0 +1,198 @@
+// Multi-device tensors (Tensor::shard, schedule/multi.h) on the CPU's virtual devices, in the
+// spirit of tinygrad's test_multitensor.py: each result equals the same ops on one device, and
+// the naive double loop where one is short; the refused ops say what and where.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/models.h"
+#include "tests/error_message.h"
+#include "tinycore/jit/jit.h"
+#include "tinycore/tensor.h"
+
+namespace tc {
+namespace {
+
+using ::testing::HasSubstr;
+const std::vector<std::string> kTwo = {"CPU:0", "CPU:1"}, kThree = {"CPU:0", "CPU:1", "CPU:2"};
+
+Tensor ramp(Shape shape, float scale = 0.25f) {
+  return (Tensor::arange(static_cast<double>(shape_numel(shape))) * scale - 3)
+      .reshape(shape)
+      .cast(dtypes::float32)
+      .contiguous()
+      .realize();
+}
+
+void expect_same(const Tensor& got, const Tensor& want, double tol = 1e-5) {
+  ASSERT_EQ(got.shape(), want.shape());
+  std::vector<float> g = got.data<float>(), w = want.data<float>();
+  for (size_t i = 0; i < w.size(); i++)
+    ASSERT_NEAR(g[i], w[i], tol * (1 + std::abs(w[i]))) << "element " << i;
+}
+
+TEST(Shard, PiecesAreCeilSplitsAndReadBackWhole) {
+  Tensor x = ramp({5, 3});
+  for (std::optional<int> axis : {std::optional<int>{}, std::optional<int>{0}, {1}, {-1}}) {
+    Tensor s = x.shard(kThree, axis);
+    EXPECT_EQ(s.shape(), (Shape{5, 3}));
+    EXPECT_EQ(s.devices(), kThree);
+    expect_same(s, x);
+  }
+  Tensor s = x.shard(kThree, 0).realize();  // rows 2, 2, 1
+  std::vector<int64_t> rows;
+  for (const UOpRef& p : s.uop()->src) rows.push_back(p->shape()[0]);
+  EXPECT_EQ(rows, (std::vector<int64_t>{2, 2, 1}));
+  Tensor four = ramp({5}).shard({"CPU:0", "CPU:1", "CPU:2", "CPU:3"}, 0);  // 2, 2, 1, 0
+  expect_same(four * 2, ramp({5}) * 2);
+}
+
+TEST(Shard, ElementwiseOnEveryMixOfShardings) {
+  Tensor a = ramp({4, 6}), b = ramp({4, 6}, -0.5f);
+  Tensor want = (a * b + a.exp()).relu();
+  std::vector<std::optional<int>> ways = {{}, 0, 1};
+  for (auto sa : ways)
+    for (auto sb : ways) {
+      Tensor x = a.shard(kTwo, sa), y = b.shard(kTwo, sb);
+      expect_same((x * y + x.exp()).relu(), want);
+      expect_same((x * b + a.exp()).relu(), want);  // one on a single device
+    }
+}
+
+TEST(Shard, ReducesOverEveryAxisAllReduceTheSplitOne) {
+  Tensor a = ramp({6, 5});
+  for (std::optional<int> axis : {std::optional<int>{}, std::optional<int>{0}, {1}}) {
+    Tensor s = a.shard(kThree, axis);
+    expect_same(s.sum(), a.sum());
+    expect_same(s.sum(0), a.sum(0));
+    expect_same(s.max(1), a.max(1));
+    expect_same(s.min(0), a.min(0));
+    expect_same(s.mean(1, true), a.mean(1, true));
+    expect_same(s.softmax(0), a.softmax(0));
+  }
+  // the naive double loop
+  std::vector<float> v = a.data<float>();
+  double total = 0;
+  for (float f : v) total += f;
+  EXPECT_NEAR(a.shard(kTwo, 0).sum().item<float>(), total, 1e-4);
+}
+
+TEST(Shard, MatmulInEverySharding) {
+  Tensor a = ramp({6, 4}, 0.1f), b = ramp({4, 5}, -0.2f);
+  std::vector<double> want(30, 0);
+  std::vector<float> av = a.data<float>(), bv = b.data<float>();
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 5; j++)
+      for (int k = 0; k < 4; k++) want[i * 5 + j] += double{av[i * 4 + k]} * bv[k * 5 + j];
+  std::vector<std::optional<int>> ways = {{}, 0, 1};
+  for (auto sa : ways)
+    for (auto sb : ways) {
+      std::vector<float> got = a.shard(kTwo, sa).matmul(b.shard(kTwo, sb)).data<float>();
+      for (int i = 0; i < 30; i++)
+        ASSERT_NEAR(got[i], want[i], 1e-4)
+            << "a on " << (sa ? *sa : -1) << ", b on " << (sb ? *sb : -1) << ", element " << i;
+    }
+}
+
+TEST(Shard, MovementRunsPerPieceOrSaysWhyNot) {
+  Tensor a = ramp({4, 6});
+  Tensor s = a.shard(kTwo, 0);
+  expect_same(s.reshape({4, 2, 3}), a.reshape({4, 2, 3}));
+  expect_same(s.reshape({24}), a.reshape({24}));
+  expect_same(s.permute({1, 0}) * 2, a.permute({1, 0}) * 2);
+  expect_same(s.pad({{0, 0}, {1, 2}}), a.pad({{0, 0}, {1, 2}}));
+  expect_same(s.flip({1}), a.flip({1}));
+  expect_same(s.reshape({4, 1, 6}).expand({4, 3, 6}), a.reshape({4, 1, 6}).expand({4, 3, 6}));
+  expect_same(s.shrink({{2, 4}, {0, 6}}), a.shrink({{2, 4}, {0, 6}}));  // exactly one piece
+  EXPECT_THAT(error_message([&] {
+                s.pad({{1, 0}, {0, 0}}).realize();
+              }),
+              HasSubstr("PAD of a tensor split along axis 0 over (CPU:0, CPU:1): the split axis "
+                        "cannot be padded"));
+  EXPECT_THAT(error_message([&] { s.flip({0}).realize(); }),
+              HasSubstr("FLIP of a tensor split along axis 0 over (CPU:0, CPU:1)"));
+  EXPECT_THAT(error_message([&] {
+                s.shrink({{1, 3}, {0, 6}}).realize();
+              }),
+              HasSubstr("exactly one piece"));
+  EXPECT_THAT(error_message([&] {
+                a.shard(kTwo, 1).reshape({6, 4}).realize();
+              }),
+              HasSubstr("RESHAPE (4, 6) -> (6, 4) of a tensor split along axis 1 over (CPU:0, "
+                        "CPU:1): it would move elements between the devices' pieces"));
+  EXPECT_THAT(error_message([&] {
+                a.shard({"CPU:0", "CL"}, 0);
+              }),
+              HasSubstr("device 'CL': multi-device tensors run on the CPU"));
+  EXPECT_THAT(error_message([&] { s.shard(kTwo, 1); }), HasSubstr("on several devices already"));
+  EXPECT_THAT(error_message([&] { (s + a.shard(kThree, 0)).realize(); }),
+              HasSubstr("different devices (CPU:0, CPU:1) and (CPU:0, CPU:1, CPU:2)"));
+}
+
+TEST(Shard, BackwardGivesTheOneDeviceGradients) {
+  Tensor w0 = ramp({4, 3}, 0.3f), x0 = ramp({5, 4}, -0.1f);
+  auto grads = [&](std::optional<int> wa, std::optional<int> xa) {
+    Tensor w = (wa ? w0.shard(kTwo, *wa) : w0).requires_grad_();
+    Tensor x = (xa ? x0.shard(kTwo, *xa) : x0).requires_grad_();
+    (x.matmul(w).tanh().square().sum()).backward();
+    return std::vector<Tensor>{*w.grad(), *x.grad()};
+  };
+  std::vector<Tensor> want = grads({}, {});
+  for (auto wa : {std::optional<int>{}, std::optional<int>{0}, {1}})
+    for (auto xa : {std::optional<int>{}, std::optional<int>{0}, {1}}) {
+      std::vector<Tensor> got = grads(wa, xa);
+      expect_same(got[0], want[0]);
+      expect_same(got[1], want[1]);
+    }
+}
+
+// A data-parallel step of the MNIST convnet: the batch split over CPU:0 and CPU:1, the weights
+// copied to both; its gradients are the one-device step's (batchnorm over the whole batch, as
+// the all-reduce of its statistics gives).
+TEST(Shard, DataParallelConvnetGradientsEqualOneDevices) {
+  Tensor::manual_seed(3);
+  Tensor x = Tensor::randn({8, 1, 28, 28}).realize();
+  Tensor y = (Tensor::rand({8}) * 10).cast(dtypes::int32).realize();
+  auto grads = [&](bool sharded) {
+    Tensor::manual_seed(5);
+    std::unique_ptr<nn::Module> model = nn::mnist_convnet(10);
+    std::vector<Tensor> params = model->parameters();
+    if (sharded)
+      for (Tensor& p : params) p.shard_(kTwo);
+    for (Tensor& p : params) p.requires_grad_();
+    Tensor::Train train;
+    Tensor xs = sharded ? x.shard(kTwo, 0) : x, ys = sharded ? y.shard(kTwo, 0) : y;
+    Tensor logits = (*model)(xs);
+    EXPECT_EQ(logits.devices(), sharded ? kTwo : std::vector<std::string>{"CPU"});
+    logits.sparse_categorical_crossentropy(ys).backward();
+    std::vector<Tensor> out;
+    for (const Tensor& p : params) out.push_back(*p.grad());
+    return out;
+  };
+  std::vector<Tensor> want = grads(false), got = grads(true);
+  for (size_t k = 0; k < want.size(); k++) expect_same(got[k], want[k]);
+}
+
+TEST(Shard, TinyJitReplaysAStepOnShardedWeights) {
+  Tensor w = ramp({4, 3}, 0.2f).shard(kTwo, 1).realize();
+  Tensor w1 = ramp({4, 3}, 0.2f);
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    Tensor out = in[0].matmul(w).relu().sum(1).to("CPU");
+    w.assign(w * 0.5f);  // in place, piece by piece
+    return std::vector<Tensor>{out};
+  });
+  for (int call = 0; call < 4; call++) {
+    Tensor x = ramp({5, 4}, 0.1f * (call + 1));
+    expect_same(step({x})[0], x.matmul(w1).relu().sum(1));
+    w1 = (w1 * 0.5f).realize();
+  }
+  EXPECT_TRUE(step.captured());
+  expect_same(w, w1);
+}
+
+}  // namespace
+}  // namespace tc
