@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -175,6 +176,49 @@ TEST(Shard, DataParallelConvnetGradientsEqualOneDevices) {
   };
   std::vector<Tensor> want = grads(false), got = grads(true);
   for (size_t k = 0; k < want.size(); k++) expect_same(got[k], want[k]);
+}
+
+TEST(Shard, TinyJitReplaysStepsOnShardedInputs) {
+  Tensor w = ramp({4, 3}, 0.2f);
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[0].matmul(w) * in[1]).sum(0).to("CPU")};
+  });
+  for (int call = 0; call < 4; call++) {
+    Tensor x = ramp({6, 4}, 0.1f * (call + 1)), c = ramp({6, 3}, 0.05f * (call + 1));
+    expect_same(step({x.shard(kTwo, 0), c.shard(kTwo, 0)})[0], (x.matmul(w) * c).sum(0));
+  }
+  EXPECT_TRUE(step.captured());
+  Tensor x = ramp({6, 4});
+  EXPECT_THAT(error_message([&] {
+                step({x.shard(kTwo, 1), x.shard(kTwo, 0)});
+              }),
+              HasSubstr("input 0 is sharded as '1;CPU:0,CPU:1', captured as '0;CPU:0,CPU:1'"));
+  EXPECT_THAT(error_message([&] {
+                step({x, x});
+              }),
+              HasSubstr("input 0 is sharded as on one device, captured as '0;CPU:0,CPU:1'"));
+}
+
+TEST(Shard, AllReduceOfFuzzedSizesIsTheSumOfTheWhole) {
+  std::srand(7);
+  for (int c = 0; c < 8; c++) {
+    int64_t n = 1 + std::rand() % 300, m = 1 + std::rand() % 5;
+    int k = 2 + c % 3;
+    std::vector<std::string> devices;
+    for (int d = 0; d < k; d++) devices.push_back("CPU:" + std::to_string(d));
+    Tensor a = ramp({n, m}, 0.01f);
+    std::vector<float> v = a.data<float>();
+    std::vector<double> sum(m, 0), mx(m, -1e30);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < m; j++)
+        sum[j] += v[i * m + j], mx[j] = std::max(mx[j], double{v[i * m + j]});
+    Tensor s = a.shard(devices, 0);
+    std::vector<float> got = s.sum(0).data<float>(), got_max = s.max(0).data<float>();
+    for (int64_t j = 0; j < m; j++) {
+      EXPECT_NEAR(got[j], sum[j], 1e-3 * (1 + std::abs(sum[j]))) << n << "x" << m << " on " << k;
+      EXPECT_EQ(got_max[j], static_cast<float>(mx[j])) << n << "x" << m << " on " << k;
+    }
+  }
 }
 
 TEST(Shard, TinyJitReplaysAStepOnShardedWeights) {

@@ -143,9 +143,12 @@ void TinyJit::reset() {
 
 std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
   if (getenv_int("JIT", 1) == 0) return run_plainly(inputs);
-  for (size_t i = 0; i < inputs.size(); i++)
-    if (inputs[i].uop()->op == Ops::MULTI)
-      jit_fail("TinyJit: input %d is on several devices; pass it whole (shard inside the step)", i);
+  bool multi = piece_layout_.has_value();
+  for (const Tensor& x : inputs) multi = multi || x.uop()->op == Ops::MULTI;
+  return multi ? call_with_pieces(inputs) : call(inputs);
+}
+
+std::vector<Tensor> TinyJit::call(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> in = realized_inputs(inputs);
   // one tensor as two inputs: a replay given two could not tell which slots read which
   for (size_t i = 0; i < in.size(); i++)
@@ -172,6 +175,50 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
     if (!in[i].is_same_tensor(inputs[i]) && in[i].uop() != at_call[i])
       Tensor(inputs[i]).assign(in[i]);
   return out;
+}
+
+// A call with multi-device inputs (or of a step captured with them): each piece passed as an input
+// of its own (a replay swaps each
+// piece's buffer), the step given them put back together.
+std::vector<Tensor> TinyJit::call_with_pieces(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> flat;
+  std::vector<std::string> layout;
+  for (const Tensor& x : inputs) {
+    if (x.uop()->op != Ops::MULTI) {
+      flat.push_back(x), layout.push_back("");
+      continue;
+    }
+    Tensor whole = x.contiguous().realize();  // contiguous pieces
+    for (const UOpRef& p : whole.uop()->src) flat.push_back(Tensor(p));
+    layout.push_back(std::get<std::string>(whole.uop()->arg));
+  }
+  if (!piece_layout_) {
+    piece_layout_ = layout;
+    fn_ = [user = std::move(fn_), layout](const std::vector<Tensor>& pieces) {
+      std::vector<Tensor> in;
+      size_t at = 0;
+      for (const std::string& sharding : layout) {
+        if (sharding.empty()) {
+          in.push_back(pieces[at++]);
+          continue;
+        }
+        std::vector<UOpRef> src;
+        size_t k = std::count(sharding.begin(), sharding.end(), ',') + 1;
+        for (size_t d = 0; d < k; d++) src.push_back(pieces[at++].uop());
+        DType dtype = src[0]->dtype;
+        in.push_back(Tensor(UOp::make(Ops::MULTI, dtype, std::move(src), sharding)));
+      }
+      return user(in);
+    };
+  } else if (*piece_layout_ != layout) {
+    auto said = [](const std::string& l) { return l.empty() ? "on one device" : "'" + l + "'"; };
+    for (size_t i = 0; i < layout.size() && i < piece_layout_->size(); i++)
+      if (layout[i] != (*piece_layout_)[i])
+        jit_fail("TinyJit: input %d is sharded as %s, captured as %s (axis;devices)", i,
+                 said(layout[i]), said((*piece_layout_)[i]));
+    jit_fail("TinyJit: %d inputs, captured with %d", layout.size(), piece_layout_->size());
+  }
+  return call(flat);
 }
 
 // The step's outputs and the assigns it left pending, realized in one schedule.

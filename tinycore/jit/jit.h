@@ -6,7 +6,8 @@
 // What replay reads and writes:
 //   - inputs: realized (contiguous) before each call; a replay whose inputs differ in count,
 //     shape, dtype or device from the capture throws, naming the input and the change. The same
-//     buffer passed as two inputs is an error (replay could not tell them apart).
+//     buffer passed as two inputs is an error (replay could not tell them apart). A multi-device
+//     input (Tensor::shard) is its pieces, each an input, sharded as at the first call.
 //   - outputs: fresh buffers each call, so results the caller keeps are never overwritten. An
 //     output that is an input or a tensor from outside the function is returned as that tensor.
 //   - everything else the function reads (weights, constants) is read from the same buffers each
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,10 +57,15 @@ class TinyJit {
   struct Plan;  // the captured step (jit.cc)
 
  private:
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs);
+  std::vector<Tensor> call_with_pieces(const std::vector<Tensor>& inputs);
   std::vector<Tensor> run_plainly(const std::vector<Tensor>& inputs);
   std::vector<Tensor> capture(const std::vector<Tensor>& inputs);
   std::vector<Tensor> replay(const std::vector<Tensor>& inputs);
   Fn fn_;
+  // multi-device inputs: each input's sharding (MULTI's arg; "" for one device), fixed by the
+  // first call: fn_ then takes their pieces, each an input of its own
+  std::optional<std::vector<std::string>> piece_layout_;
   int calls_ = 0;
   std::unique_ptr<Plan> plan_;
 };
