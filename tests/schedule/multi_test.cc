@@ -130,6 +130,8 @@ TEST(Shard, MovementRunsPerPieceOrSaysWhyNot) {
               }),
               HasSubstr("device 'CL': multi-device tensors run on the CPU"));
   EXPECT_THAT(error_message([&] { s.shard(kTwo, 1); }), HasSubstr("on several devices already"));
+  EXPECT_THAT(error_message([&] { (s * 2).shard(kTwo, 1); }),
+              HasSubstr("on several devices already (CPU:0, CPU:1)"));
   EXPECT_THAT(error_message([&] { (s + a.shard(kThree, 0)).realize(); }),
               HasSubstr("different devices (CPU:0, CPU:1) and (CPU:0, CPU:1, CPU:2)"));
 }

@@ -61,9 +61,8 @@ Tensor& Tensor::to_(const std::string& device) {
 }
 
 Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int> axis) const {
-  if (uop()->op == Ops::MULTI)
-    fail("Tensor.shard: the tensor is on several devices already (%s)",
-         absl::StrJoin(this->devices(), ", "));
+  if (std::vector<std::string> now = this->devices(); now.size() > 1 || now[0] != device())
+    fail("Tensor.shard: the tensor is on several devices already (%s)", absl::StrJoin(now, ", "));
   if (devices.empty()) fail("Tensor.shard: no devices given");
   schedule::check_shard_devices(devices);
   if (device() != "CPU")
