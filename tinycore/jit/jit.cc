@@ -178,8 +178,7 @@ std::vector<Tensor> TinyJit::call(const std::vector<Tensor>& inputs) {
 }
 
 // A call with multi-device inputs (or of a step captured with them): each piece passed as an input
-// of its own (a replay swaps each
-// piece's buffer), the step given them put back together.
+// of its own (a replay swaps each piece's buffer), the step given them put back together.
 std::vector<Tensor> TinyJit::call_with_pieces(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> flat;
   std::vector<std::string> layout;
