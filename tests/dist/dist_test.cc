@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
@@ -22,6 +21,7 @@
 #include "nn/layers.h"
 #include "nn/models.h"
 #include "nn/state.h"
+#include "tests/run_command.h"
 #include "tests/train/tiny_run.h"
 #include "tinycore/dist/collectives.h"
 #include "tinycore/jit/jit.h"
@@ -221,24 +221,11 @@ std::string mpirun(int np, const std::string& program, const std::vector<std::st
                    : "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout "
                      "300 mpirun --oversubscribe --bind-to none -np " +
                          std::to_string(np) + " " + program;
-  for (const std::string& a : args) cmd += " '" + a + "'";
-  return cmd;
+  return testrun::command_line(cmd, args);
 }
 
-struct Ran {
-  int rc = -1;
-  std::string out;
-};
-Ran run(const std::string& cmd) {
-  Ran r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testrun::Ran;
+using testrun::run_command;
 
 class Dist : public ::testing::Test {
  protected:
@@ -251,8 +238,8 @@ class Dist : public ::testing::Test {
 };
 
 TEST_F(Dist, CollectivesOnTwoRanks) {
-  Ran r =
-      run(mpirun(2, programs() + "/dist_test", {"--gtest_filter=DistRanks.*", "--gtest_color=no"}));
+  Ran r = run_command(
+      mpirun(2, programs() + "/dist_test", {"--gtest_filter=DistRanks.*", "--gtest_color=no"}));
   EXPECT_EQ(r.rc, 0) << r.out;
   // both ranks ran every DistRanks test (none skipped)
   size_t passed = 0;
@@ -285,13 +272,11 @@ void expect_two_ranks_match_one_process(const std::string& name, std::vector<std
   two.insert(two.end(), {"train.batch_size=" + std::to_string(per_rank), "log.name=two",
                          "dist.check_replicas=true"});
   one.insert(one.end(), {"train.batch_size=" + std::to_string(2 * per_rank), "log.name=one"});
-  Ran r2 = run(mpirun(2, programs() + "/../train", two, two_hosts));
+  Ran r2 = run_command(mpirun(2, programs() + "/../train", two, two_hosts));
   if (r2.rc == 77) GTEST_SKIP() << "no network namespaces here (needs root and iproute2)";
   ASSERT_EQ(r2.rc, 0) << r2.out;
   EXPECT_THAT(r2.out, HasSubstr("data parallel: 2 ranks x " + std::to_string(per_rank)));
-  std::string cmd = programs() + "/../train";
-  for (const std::string& a : one) cmd += " '" + a + "'";
-  Ran r1 = run(cmd);
+  Ran r1 = run_command(testrun::command_line(programs() + "/../train", one));
   ASSERT_EQ(r1.rc, 0) << r1.out;
 
   std::vector<train::MetricRow> a = tinyrun::metrics_of(dir + "/one"),
@@ -370,7 +355,7 @@ Stopped signal_rank_one(const std::string& dir, int signal, std::vector<std::str
   args.insert(args.end(), keys.begin(), keys.end());
   Stopped s;
   std::chrono::steady_clock::time_point signalled;
-  std::thread job([&] { s.ran = run(mpirun(2, programs() + "/../train", args)); });
+  std::thread job([&] { s.ran = run_command(mpirun(2, programs() + "/../train", args)); });
   pid_t pid = 0;
   for (int i = 0; i < 600 && !(pid && fs::exists(dir + "/run/checkpoint.safetensors")); i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -399,14 +384,14 @@ TEST_F(Dist, AKilledRankEndsEveryRankAndTheRunResumesFromItsCheckpoint) {
   // resumed for 10 more steps, it ends where a run that was never killed does
   std::string more = "train.max_steps=" + std::to_string(at + 10);
   Ran resumed =
-      run(mpirun(2, programs() + "/../train", {"--resume", dir + "/run", "--quiet", more}));
+      run_command(mpirun(2, programs() + "/../train", {"--resume", dir + "/run", "--quiet", more}));
   ASSERT_EQ(resumed.rc, 0) << resumed.out;
   std::vector<std::string> whole = {"--config", tinyrun::kRoot + "/configs/gpt.yaml", "--quiet"};
   std::vector<std::string> base = tinyrun::tiny_overrides("gpt", dir, 512);
   whole.insert(whole.end(), base.begin(), base.end());
   whole.insert(whole.end(),
                {"train.checkpoint_every=20", "log.dir=" + dir, "log.name=whole", more});
-  Ran uninterrupted = run(mpirun(2, programs() + "/../train", whole));
+  Ran uninterrupted = run_command(mpirun(2, programs() + "/../train", whole));
   ASSERT_EQ(uninterrupted.rc, 0) << uninterrupted.out;
   EXPECT_EQ(weights_of(dir + "/run"), weights_of(dir + "/whole"));
   EXPECT_EQ(tinyrun::metrics_of(dir + "/run").size(), static_cast<size_t>(at + 10));
