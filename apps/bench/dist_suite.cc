@@ -186,10 +186,6 @@ int dist_rank_child(const char* answer, bool small) {
       ours();
       ours_ms.push_back((now() - t0) * 1e3 / (iters * kChain));
     }
-    auto median = [](std::vector<double> v) {
-      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-      return v[v.size() / 2];
-    };
     // each rank starts from 1 + rank: the chain's result is their sum times ranks^(kChain - 1)
     if (step({x})[0].data<float>()[n - 1] !=
         ranks * (ranks + 1) / 2.0f * std::pow(static_cast<float>(ranks), kChain - 1))

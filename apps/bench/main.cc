@@ -460,16 +460,16 @@ void gemm_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
       if (dtype != tc::dtypes::float32) name += " " + dtype.name();
       Result r{"gemm", name, true};
       int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
-      std::vector<double> ms = bench::time_beside(
+      bench::Turns t = bench::time_beside(
           a.matmul(b),
           on_cpu() ? std::vector<bench::Workload>{bench::eigen_sgemm(mi, ki, ni, threads),
                                                   bench::openblas_sgemm(mi, ki, ni, threads)}
                    : std::vector<bench::Workload>{},
           reps);
-      r.time_ms = ms[0];
+      r.time_ms = t.median_ms(0);
       if (on_cpu()) {
-        r.ratios["ratio_vs_eigen"] = ms[1] / r.time_ms;
-        r.ratios["ratio_vs_openblas"] = ms[2] / r.time_ms;
+        r.set_ratio("ratio_vs_eigen", t.ratio(1));
+        r.set_ratio("ratio_vs_openblas", t.ratio(2));
       }
       r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
       if (dtype == tc::dtypes::float32) r.ratios["fraction_of_peak"] = r.rate / p.gflops;
@@ -504,14 +504,14 @@ void conv_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
     Tensor x = random({c.batch, c.cin, c.h, c.w}), w = random({c.cout, c.cin, c.k, c.k});
     Result r{"conv", name, true};
     Tensor y = x.conv2d(w, {.stride = c.stride, .padding = c.pad});
-    std::vector<double> ms = bench::time_beside(
+    bench::Turns t = bench::time_beside(
         y,
         on_cpu()
             ? std::vector<bench::Workload>{bench::eigen_im2col_conv(c, tc::runtime::cpu_threads())}
             : std::vector<bench::Workload>{},
-        o.small ? 1 : 3);
-    r.time_ms = ms[0];
-    if (on_cpu()) r.ratios["ratio_vs_eigen_im2col"] = ms[1] / r.time_ms;
+        o.small ? 1 : 5);
+    r.time_ms = t.median_ms(0);
+    if (on_cpu()) r.set_ratio("ratio_vs_eigen_im2col", t.ratio(1));
     r.rate = 2.0 * c.batch * c.cout * c.out_h() * c.out_w() * c.cin * c.k * c.k / r.time_ms / 1e6;
     r.ratios["fraction_of_peak"] = r.rate / p.gflops;
     print(r);
@@ -521,18 +521,23 @@ void conv_suite(const Options& o, const Peaks& p, std::vector<Result>& results) 
 
 // The memory-bound suites: elementwise, reduce, softmax.
 void memory_suites(const Options& o, const Peaks& p, std::vector<Result>& results) {
-  const int reps = o.small ? 2 : 5;
+  const int reps = o.small ? 2 : 7;
   const int64_t big = o.small ? (1 << 16) : (16 << 20);  // floats: 64 MiB a tensor in full runs
   // Times `t`, moving `bytes`, into r. On the CPU a STREAM triad runs in turns with it and is
   // the bandwidth it is a fraction of; elsewhere the device's bandwidth measured at the start.
   std::vector<bench::Workload> triad;
   if (on_cpu()) triad.push_back(bench::stream_triad(tc::runtime::cpu_threads()));
   auto add = [&](Result r, const Tensor& t, double bytes) {
-    std::vector<double> ms = bench::time_beside(t, triad, reps);
-    r.time_ms = ms[0];
-    double bandwidth = on_cpu() ? bench::kTriadBytes / ms[1] / 1e6 : p.gbps;
+    bench::Turns turns = bench::time_beside(t, triad, reps);
+    r.time_ms = turns.median_ms(0);
     r.rate = bytes / r.time_ms / 1e6;
-    r.ratios["fraction_of_bandwidth"] = r.rate / bandwidth;
+    if (on_cpu()) {  // the triad's rate over ours, round by round: (bytes/ours) / (triad/its)
+      bench::Ratio f = turns.ratio(1);
+      const double scale = bytes / bench::kTriadBytes;
+      r.set_ratio("fraction_of_bandwidth", {f.median * scale, f.min * scale, f.max * scale});
+    } else {
+      r.ratios["fraction_of_bandwidth"] = r.rate / p.gbps;
+    }
     print(r);
     results.push_back(r);
   };

@@ -65,24 +65,39 @@ double time_ms(const tc::Tensor& t, int reps) {
   return device_time_ms([&] { tc::engine::run_schedule(items); }, reps);
 }
 
-std::vector<double> time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors,
-                                int reps) {
-  if (anchors.empty()) return {time_ms(t, reps)};
-  std::vector<Workload> all = {kernels_of(t)};
-  all.insert(all.end(), anchors.begin(), anchors.end());
-  return best_ms_in_turns(all, reps);
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  size_t h = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + h, v.end());
+  if (v.size() % 2) return v[h];
+  return (v[h] + *std::max_element(v.begin(), v.begin() + h)) / 2;
 }
 
-std::vector<double> best_ms_in_turns(const std::vector<Workload>& workloads, int rounds) {
+double Turns::median_ms(size_t workload) const { return median(ms.at(workload)); }
+
+Ratio Turns::ratio(size_t anchor, size_t of) const {
+  std::vector<double> r;
+  for (size_t i = 0; i < ms.at(of).size(); i++) r.push_back(ms.at(anchor)[i] / ms[of][i]);
+  if (r.empty()) return {};
+  return {median(r), *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end())};
+}
+
+Turns time_in_turns(const std::vector<Workload>& workloads, int rounds) {
   for (const Workload& w : workloads) w();
-  std::vector<double> best(workloads.size(), 1e30);
+  Turns t{std::vector<std::vector<double>>(workloads.size())};
   for (int r = 0; r < rounds; r++)
     for (size_t i = 0; i < workloads.size(); i++) {
       double t0 = now();
       workloads[i]();
-      best[i] = std::min(best[i], (now() - t0) * 1e3);
+      t.ms[i].push_back((now() - t0) * 1e3);
     }
-  return best;
+  return t;
+}
+
+Turns time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors, int rounds) {
+  std::vector<Workload> all = {kernels_of(t)};
+  all.insert(all.end(), anchors.begin(), anchors.end());
+  return time_in_turns(all, rounds);
 }
 
 std::optional<nlohmann::json> run_pytorch(const std::string& args) {

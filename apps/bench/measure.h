@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/bench/anchors.h"
+#include "apps/bench/report.h"
 #include "tinycore/runtime/device.h"
 #include "tinycore/tensor.h"
 
@@ -33,15 +34,24 @@ Workload kernels_of(const tc::Tensor& t);
 // The best time of the kernels that compute `t` (scheduled once), by device_time_ms.
 double time_ms(const tc::Tensor& t, int reps);
 
-// The best times of the kernels that compute `t` and of each anchor, in milliseconds, timed in
-// turns (best_ms_in_turns); with no anchors, {time_ms(t)}.
-std::vector<double> time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors,
-                                int reps);
+// The times of workloads run in turns: each runs once to warm up, then every round runs each of
+// them once, in order. A busy moment of the shared machine then falls on a case and its anchors
+// alike, not on whichever was being measured. Ratios are taken round by round (the anchor's time
+// over the case's in the same round) and reported as their median and spread.
+struct Turns {
+  std::vector<std::vector<double>> ms;  // ms[workload][round]
 
-// Best times in milliseconds of each workload, measured in turns: each runs once to warm up, then
-// every round runs each of them once. A busy moment of the shared machine then falls on a case
-// and its anchors alike, not on whichever was being measured, so their ratio holds still.
-std::vector<double> best_ms_in_turns(const std::vector<Workload>& workloads, int rounds);
+  double median_ms(size_t workload) const;
+  // workload `anchor`'s time over workload `of`'s, round by round: median, min and max
+  Ratio ratio(size_t anchor, size_t of = 0) const;
+};
+Turns time_in_turns(const std::vector<Workload>& workloads, int rounds);
+
+// The kernels that compute `t` (scheduled once) as workload 0, then `anchors`, in turns.
+Turns time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors, int rounds);
+
+// The median of `v` (the mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> v);
 
 // The PyTorch anchors: apps/bench/torch_anchors.py (beside this program's source) run by
 // /usr/bin/python3 with `args`, its JSON answer; nullopt (and why, on stderr) where PyTorch is

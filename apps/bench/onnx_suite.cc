@@ -45,11 +45,6 @@ std::vector<float> fixed_input(int64_t batch) {
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double max_abs_diff(const std::vector<float>& got, const std::vector<double>& want) {
   double err = 0;
   for (size_t i = 0; i < want.size() && i < got.size(); i++)

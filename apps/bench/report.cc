@@ -57,9 +57,18 @@ std::vector<std::string> devices_of(const Rows& rows) {
 
 }  // namespace
 
+void Result::set_ratio(const std::string& name, const Ratio& r) {
+  ratios[name] = r.median;
+  spreads[name] = r;
+}
+
 void print(const Result& r) {
   std::string ratios;
-  for (const auto& [k, v] : r.ratios) ratios += absl::StrFormat("  %s %.3f", k, v);
+  for (const auto& [k, v] : r.ratios) {
+    ratios += absl::StrFormat("  %s %.3f", k, v);
+    if (auto s = r.spreads.find(k); s != r.spreads.end())
+      ratios += absl::StrFormat(" [%.3f-%.3f]", s->second.min, s->second.max);
+  }
   for (const auto& [k, v] : r.fields) ratios += absl::StrFormat("  %s %.4g", k, v);
   std::string rate = r.rate > 0
                          ? absl::StrFormat("%9.2f %s", r.rate, r.flops ? "GFLOP/s" : "GB/s   ")
@@ -78,6 +87,7 @@ nlohmann::ordered_json to_json(const Result& r, const std::string& device) {
   j["time_ms"] = r.time_ms;
   if (r.rate > 0) j[r.flops ? "gflops" : "gbps"] = r.rate;
   for (const auto& [k, v] : r.ratios) j[k] = v;
+  for (const auto& [k, s] : r.spreads) j[k + "_spread"] = {s.min, s.max};
   for (const auto& [k, v] : r.fields) j[k] = v;
   return j;
 }
@@ -111,8 +121,10 @@ std::string markdown_table(const Rows& rows) {
       std::vector<std::string> ratios, measures;
       for (const auto& [k, v] : row->items()) {
         if (is_core_key(k) || !v.is_number()) continue;
-        (is_ratio_key(k) ? ratios : measures)
-            .push_back(absl::StrFormat("%s %.4g", k, v.get<double>()));
+        std::string text = absl::StrFormat("%s %.4g", k, v.get<double>());
+        if (auto s = row->find(k + "_spread"); s != row->end() && s->size() == 2)
+          text += absl::StrFormat(" [%.3g-%.3g]", (*s)[0].get<double>(), (*s)[1].get<double>());
+        (is_ratio_key(k) ? ratios : measures).push_back(text);
       }
       double ms = row->value("time_ms", 0.0);  // 0: an anchor measured by rate alone
       out << absl::StrFormat("| %s | %s | %s | %s | %s | %s | %s |\n", row->value("suite", ""),

@@ -9,12 +9,22 @@
 
 namespace bench {
 
+// A ratio measured over rounds (bench::Turns): the median is the one claimed, min and max its
+// spread.
+struct Ratio {
+  double median = 0, min = 0, max = 0;
+};
+
 struct Result {
   std::string suite, name;
   bool flops = true;                          // rate in GFLOP/s, else GB/s
   double time_ms = 0, rate = 0;               // time_ms 0: an anchor known by its rate alone
   std::map<std::string, double> ratios = {};  // vs the anchors: printed, in --json and --plot
   std::map<std::string, double> fields = {};  // other measurements: printed and in --json
+  std::map<std::string, Ratio> spreads = {};  // of ratios measured in rounds, by the ratio's name
+
+  // ratios[name] = r.median, and its spread
+  void set_ratio(const std::string& name, const Ratio& r);
 };
 
 using Rows = nlohmann::ordered_json;  // a JSON array of cases
