@@ -90,6 +90,22 @@ TEST(SplitReduce, ManyOutputsOfLongSumsAreBlocked) {
     }
 }
 
+TEST(SplitReduce, AHugeSumIsSplitOnce) {
+  // 16M floats: 8192 partials of 2048 contiguous elements each, too few to be split again (a
+  // second split, with its chunks first, would have every core read 256 strided runs)
+  std::vector<schedule::ScheduleItem> items =
+      schedule::create_schedule({Tensor::empty({16384, 1024}).sum().uop()});
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].bufs[0]->arg_ints()[1], 8192);  // the partials
+  const int64_t n = 1 << 20;
+  std::vector<float> v = ramp(n);
+  Tensor s = Tensor(v, Shape{1024, 1024}).realize().sum();
+  EXPECT_EQ(kernels(s), 2);
+  double ref = 0;
+  for (float f : v) ref += f;
+  EXPECT_NEAR(s.item<double>(), ref, 1e-3 * std::max(1.0, std::abs(ref)));
+}
+
 TEST(SplitReduce, ShortReducesStayOneKernel) {
   Tensor x = Tensor(ramp(2048 * 32), Shape{2048, 32}).realize();
   EXPECT_EQ(kernels(x.sum(1)), 1);  // 32 elements per output: nothing to split

@@ -7,6 +7,7 @@ namespace {
 
 constexpr int64_t kMinReduce = 32768;  // smaller reduces run fast enough in one kernel
 constexpr int64_t kMaxOutputs = 1024;  // with this many outputs, cores already have work
+constexpr int64_t kMinChunk = 2048;    // a partial sum of fewer elements costs more than it saves
 // A reduce this big into many outputs (a conv's weight gradient) would stream its whole input
 // once per register tile of outputs: split, each partial reads a slab that stays in cache.
 constexpr int64_t kMinBlockedReduce = 16384;
@@ -35,14 +36,15 @@ UOpRef split(const UOpRef& r) {
   bool few_outputs = reduced >= kMinReduce && outputs < kMaxOutputs;
   if (!few_outputs && reduced < kMinBlockedReduce) return nullptr;
   if (gathers(x)) return nullptr;  // after the cheap tests: it walks x's graph
-  // chunks of the outermost reduce axis: each partial sums a contiguous slab of memory; few of
-  // them for many outputs, whose partials are as big as the outputs each
+  // Chunks of the outermost reduce axis: each partial sums a contiguous slab of memory. Few
+  // outputs: as many chunks as keep a partial at kMinChunk elements or more (fewer, with partials
+  // of kMinReduce or more, and the partials would be split again, their chunks interleaved with
+  // these: every core's reads strided, at half the bandwidth). Many outputs: up to 64 chunks,
+  // whose partials are as big as the outputs each.
   int64_t a = -1, chunks = 0;
-  std::vector<int64_t> counts = few_outputs ? std::vector<int64_t>{256, 128, 64, 32, 16, 8}
-                                            : std::vector<int64_t>{64, 32, 16, 8};
   for (int64_t b : axes) {
-    for (int64_t d : counts)
-      if (in[b] % d == 0 && in[b] > d) {
+    for (int64_t d = few_outputs ? 16384 : 64; d >= 8; d /= 2)
+      if (in[b] % d == 0 && in[b] > d && (!few_outputs || reduced / d >= kMinChunk)) {
         a = b, chunks = d;
         break;
       }
