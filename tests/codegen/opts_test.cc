@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <random>
 #include <string>
@@ -534,6 +535,21 @@ TEST(ThreadPool, RunsEveryShareOnce) {
     int n = 1 + launch % 3;
     pool.parallel_for(n, [&](int i) { hits[i]++; });
     for (int i = 0; i < 3; i++) ASSERT_EQ(hits[i].load(), i < n ? 1 : 0);
+  }
+}
+
+// Launches back to back (the workers still spinning) and after pauses longer than the spin (the
+// workers asleep) each run every share once: no launch is lost between the two ways of waiting.
+TEST(ThreadPool, LaunchesReachSpinningAndSleepingWorkers) {
+  runtime::ThreadPool pool(3);
+  for (int launch = 0; launch < 60; launch++) {
+    if (launch % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(400));
+    std::vector<std::atomic<int>> hits(3);
+    pool.parallel_for(3, [&](int i) {
+      if (i == launch % 3) std::this_thread::sleep_for(std::chrono::microseconds(launch % 5 * 60));
+      hits[i]++;
+    });
+    for (int i = 0; i < 3; i++) ASSERT_EQ(hits[i].load(), 1) << "launch " << launch;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -10,6 +11,12 @@
 namespace tc::runtime {
 namespace {
 thread_local const ThreadPool* running_on = nullptr;  // the pool whose fn this thread runs
+
+void cpu_relax() {  // a spin-wait's pause: frees the core's shared resources for its sibling
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
@@ -25,22 +32,42 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
+template <class Done>
+void ThreadPool::await(std::condition_variable& cv, int& sleepers, Done done) {
+  constexpr auto kSpin = std::chrono::microseconds(100);
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0; !done(); i++) {
+    if (i % 64 == 63) {  // now and then: the clock, and a chance for another thread to run
+      if (std::chrono::steady_clock::now() > until) break;
+      std::this_thread::yield();
+    }
+    cpu_relax();
+  }
+  if (done()) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  sleepers++;
+  cv.wait(lock, done);
+  sleepers--;
+}
+
 void ThreadPool::work(int index) {
   running_on = this;
   long seen = 0;
   for (;;) {
+    await(start_, asleep_, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
     const std::function<void(int)>* run;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
+      std::lock_guard<std::mutex> lock(mu_);
       seen = generation_;
       if (index >= tasks_) continue;  // not needed for this call
       run = run_;
     }
     (*run)(index);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--pending_ == 0) done_.notify_one();
+    if (--pending_ == 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (caller_asleep_) done_.notify_one();
+    }
   }
 }
 
@@ -73,13 +100,12 @@ void ThreadPool::parallel_for(int n, const std::function<void(int)>& fn) {
       tasks_ = tasks;
       pending_ = tasks - 1;
       generation_++;
+      if (asleep_) start_.notify_all();
     }
-    start_.notify_all();
     const ThreadPool* outer = std::exchange(running_on, this);
     run(0);
     running_on = outer;
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    await(done_, caller_asleep_, [&] { return pending_ == 0; });
   }
   if (error) std::rethrow_exception(error);
 }

@@ -2,6 +2,7 @@
 // creating threads), and parallel_for on a pool made for one call (kernel builds).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -33,14 +34,21 @@ class ThreadPool {
 
  private:
   void work(int index);
+  // Waits until done() holds: spinning first, for as long as consecutive kernels of a step come
+  // (a wake-up through the kernel costs tens of microseconds, more than a small kernel runs),
+  // then asleep on `cv` so that an idle pool costs no CPU.
+  template <class Done>
+  void await(std::condition_variable& cv, int& sleepers, Done done);
 
   std::vector<std::thread> workers_;
   std::mutex mu_, launch_mu_;
   std::condition_variable start_, done_;
   const std::function<void(int)>* run_ = nullptr;  // the running call's loop, per thread
-  int tasks_ = 0, pending_ = 0;
-  long generation_ = 0;
-  bool stop_ = false;
+  int tasks_ = 0;
+  int asleep_ = 0, caller_asleep_ = 0;  // threads waiting on start_, on done_ (under mu_)
+  std::atomic<int> pending_ = 0;
+  std::atomic<long> generation_ = 0;
+  std::atomic<bool> stop_ = false;
 };
 
 // fn(i) for each i in [0, n) on up to `threads` threads, the caller's among them, of a pool made
