@@ -106,6 +106,27 @@ TEST(SplitReduce, AHugeSumIsSplitOnce) {
   EXPECT_NEAR(s.item<double>(), ref, 1e-3 * std::max(1.0, std::abs(ref)));
 }
 
+TEST(SplitReduce, AOneHotAlongAKeptAxisDoesNotStopTheSplit) {
+  // column sums of x times a one-hot of labels over 10 classes (a loss's gradient): the one-hot
+  // runs along the kept axis, so this is no gather to narrow, and the long reduce is split
+  const int64_t n = 1 << 16, classes = 10;
+  std::vector<float> v = ramp(n * classes);
+  std::vector<int32_t> labels(n);
+  for (int64_t i = 0; i < n; i++) labels[i] = static_cast<int32_t>(i * 7 % classes);
+  Tensor onehot = Tensor::from_vector(labels, Shape{n, 1})
+                      .realize()
+                      .eq(Tensor::arange(classes).cast(dtypes::int32).reshape({1, classes}))
+                      .cast(dtypes::float32);
+  Tensor s = (Tensor(v, Shape{n, classes}).realize() * onehot).sum(0);
+  EXPECT_EQ(kernels(s), 2);
+  std::vector<float> got = s.data<float>();
+  for (int64_t c = 0; c < classes; c++) {
+    double ref = 0;
+    for (int64_t i = 0; i < n; i++) ref += labels[i] == c ? v[i * classes + c] : 0.0;
+    EXPECT_NEAR(got[c], ref, 1e-3 * std::max(1.0, std::abs(ref))) << "class " << c;
+  }
+}
+
 TEST(SplitReduce, ShortReducesStayOneKernel) {
   Tensor x = Tensor(ramp(2048 * 32), Shape{2048, 32}).realize();
   EXPECT_EQ(kernels(x.sum(1)), 1);  // 32 elements per output: nothing to split

@@ -1,6 +1,9 @@
 #include "tinycore/schedule/split_reduce.h"
 
 #include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
 
 namespace tc::schedule {
 namespace {
@@ -15,15 +18,38 @@ constexpr int64_t kMinBlockedReduce = 16384;
 // REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk), with
 // chunks moved first), chunks)). The partial sums' kernel loops over chunks outermost: its cores
 // take whole chunks, and each chunk's slab of the input is read from cache by every output.
-// Whether x tests equality with an index (a one-hot: a gather, or an embedding's lookup): codegen
-// narrows such a reduce to one trip, which a split would hide behind two loops.
-bool gathers(const UOpRef& x) {
-  for (const UOp* u : x->toposort())
-    if (u->op == Ops::CMPEQ)
-      for (const UOpRef& s : u->src)
-        for (const UOp* v : s->toposort())
-          if (v->op == Ops::IOTA) return true;
+// Whether the kernel that computes x (its graph down to the reduces below, kernels of their own)
+// holds a node for which found() holds.
+template <class Found>
+bool in_kernel(const UOpRef& x, Found found) {
+  std::vector<const UOp*> stack = {x.get()};
+  absl::flat_hash_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second) continue;
+    if (found(*u)) return true;
+    if (u->op != Ops::REDUCE_AXIS)
+      for (const UOpRef& s : u->src) stack.push_back(s.get());
+  }
   return false;
+}
+
+// Whether x tests equality with an index along a reduced axis (a one-hot: a gather, or an
+// embedding's lookup): codegen narrows such a reduce to one trip, which a split would hide behind
+// two loops. Only an arange as long as a reduced axis, in x's own kernel, counts: a loss's one-hot
+// over 10 classes up a backward graph is not this reduce's.
+bool gathers(const UOpRef& x, const std::vector<int64_t>& reduced_sizes) {
+  auto along_reduce = [&](const UOp& v) {
+    return v.op == Ops::IOTA &&
+           std::count(reduced_sizes.begin(), reduced_sizes.end(), v.arg_ints()[0]) > 0;
+  };
+  return in_kernel(x, [&](const UOp& u) {
+    if (u.op != Ops::CMPEQ) return false;
+    for (const UOpRef& s : u.src)
+      if (in_kernel(s, along_reduce)) return true;
+    return false;
+  });
 }
 
 UOpRef split(const UOpRef& r) {
@@ -35,7 +61,9 @@ UOpRef split(const UOpRef& r) {
   int64_t reduced = shape_numel(in) / std::max<int64_t>(outputs, 1);
   bool few_outputs = reduced >= kMinReduce && outputs < kMaxOutputs;
   if (!few_outputs && reduced < kMinBlockedReduce) return nullptr;
-  if (gathers(x)) return nullptr;  // after the cheap tests: it walks x's graph
+  std::vector<int64_t> reduced_sizes;
+  for (int64_t b : axes) reduced_sizes.push_back(in[b]);
+  if (gathers(x, reduced_sizes)) return nullptr;  // after the cheap tests: it walks x's graph
   // Chunks of the outermost reduce axis: each partial sums a contiguous slab of memory. Few
   // outputs: as many chunks as keep a partial at kMinChunk elements or more (fewer, with partials
   // of kMinReduce or more, and the partials would be split again, their chunks interleaved with
