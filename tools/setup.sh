@@ -10,6 +10,8 @@ packages=(
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   # OpenCV's DNN module: the ONNX anchor of bench's onnx suite (bench builds without it too)
   libopencv-dnn-dev
+  # bench's CPU anchors beside Eigen and OpenBLAS: oneDNN (conv, matmul) and BLIS (GEMM)
+  libdnnl-dev libblis-dev
   python3-pytest python3-numpy python3-dev pybind11-dev
   # ONNX models (frontends/onnx) and ONNX's backend test data (tests/frontends)
   libonnx-dev libprotobuf-dev libonnx-testdata

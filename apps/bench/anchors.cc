@@ -1,12 +1,14 @@
 #include "apps/bench/anchors.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <immintrin.h>
 #include <omp.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -110,18 +112,95 @@ Workload eigen_sgemm(int m, int k, int n, int threads) {
   };
 }
 
+namespace {
+
+// The row-major operands of C = A*B (A m x k, B k x n) that the BLAS anchors own.
+struct GemmOperands {
+  std::vector<float> a, b, c;
+};
+std::shared_ptr<GemmOperands> gemm_operands(int m, int k, int n) {
+  return std::make_shared<GemmOperands>(
+      GemmOperands{std::vector<float>(static_cast<size_t>(m) * k, 0.5f),
+                   std::vector<float>(static_cast<size_t>(k) * n, 0.25f),
+                   std::vector<float>(static_cast<size_t>(m) * n)});
+}
+
+}  // namespace
+
 Workload openblas_sgemm(int m, int k, int n, int threads) {
-  auto a = std::make_shared<std::vector<float>>(static_cast<size_t>(m) * k, 0.5f),
-       b = std::make_shared<std::vector<float>>(static_cast<size_t>(k) * n, 0.25f),
-       c = std::make_shared<std::vector<float>>(static_cast<size_t>(m) * n);
+  auto g = gemm_operands(m, k, n);
   return [=] {
     openblas_set_num_threads(threads);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a->data(), k, b->data(),
-                n, 0.0f, c->data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, g->a.data(), k,
+                g->b.data(), n, 0.0f, g->c.data(), n);
   };
 }
 
 const char* openblas_core() { return openblas_get_corename(); }
+
+namespace {
+
+// BLIS 0.9's typed API as Debian builds it (its blis.h: dim_t and inc_t are gint_t, 64 bits on
+// x86-64, checked when the library loads; trans_t is an int enum, BLIS_NO_TRANSPOSE = 0).
+using BlisInt = int64_t;
+constexpr int kBlisNoTranspose = 0;
+struct Blis {
+  void (*sgemm)(int transa, int transb, BlisInt m, BlisInt n, BlisInt k, const float* alpha,
+                const float* a, BlisInt rsa, BlisInt csa, const float* b, BlisInt rsb, BlisInt csb,
+                const float* beta, float* c, BlisInt rsc, BlisInt csc);
+  void (*set_num_threads)(BlisInt n);
+  std::string info;
+};
+
+// BLIS, loaded once (and kept for the process), or nullptr after saying why on stderr.
+const Blis* blis() {
+  static const std::optional<Blis> lib = []() -> std::optional<Blis> {
+    auto skip = [](const char* why) {
+      std::fprintf(stderr, "bench: no BLIS anchor (%s)\n", why);
+      return std::nullopt;
+    };
+#if defined(__SANITIZE_ADDRESS__)
+    return skip("the sanitizers' runtime refuses dlopen with RTLD_DEEPBIND");
+#else
+    void* h = dlopen("libblis.so.4", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!h) return skip(dlerror());
+    auto int_size = reinterpret_cast<BlisInt (*)()>(dlsym(h, "bli_info_get_int_type_size"));
+    auto version = reinterpret_cast<const char* (*)()>(dlsym(h, "bli_info_get_version_str"));
+    auto arch_id = reinterpret_cast<int (*)()>(dlsym(h, "bli_arch_query_id"));
+    auto arch_name = reinterpret_cast<const char* (*)(int)>(dlsym(h, "bli_arch_string"));
+    Blis b{
+        reinterpret_cast<decltype(Blis::sgemm)>(dlsym(h, "bli_sgemm")),
+        reinterpret_cast<decltype(Blis::set_num_threads)>(dlsym(h, "bli_thread_set_num_threads")),
+        ""};
+    if (!b.sgemm || !b.set_num_threads || !int_size || !version || !arch_id || !arch_name ||
+        int_size() != 64)
+      return skip("libblis.so.4 is not a BLIS 0.9 with 64-bit dim_t");
+    b.info = std::string("BLIS ") + version() + " (" + arch_name(arch_id()) + ")";
+    return b;
+#endif
+  }();
+  return lib ? &*lib : nullptr;
+}
+
+}  // namespace
+
+std::optional<Workload> blis_sgemm(int m, int k, int n, int threads) {
+  const Blis* lib = blis();
+  if (!lib) return std::nullopt;
+  auto g = gemm_operands(m, k, n);
+  return [=] {
+    const float one = 1, zero = 0;
+    lib->set_num_threads(threads);
+    // row-major: the row stride is the row's length, the column stride 1
+    lib->sgemm(kBlisNoTranspose, kBlisNoTranspose, m, n, k, &one, g->a.data(), k, 1, g->b.data(), n,
+               1, &zero, g->c.data(), n, 1);
+  };
+}
+
+std::string blis_info() {
+  const Blis* lib = blis();
+  return lib ? lib->info : "";
+}
 
 Workload eigen_im2col_conv(const ConvShape& s, int threads) {
   const int oh = s.out_h(), ow = s.out_w(), kk = s.cin * s.k * s.k;

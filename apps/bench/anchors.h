@@ -1,11 +1,14 @@
 // What tinycore is measured against, in the same process: the machine's FMA peak and memory
-// bandwidth, Eigen (built -O3 -march=native with OpenMP, as in shared/reference) and OpenBLAS.
+// bandwidth, Eigen (built -O3 -march=native with OpenMP, as in shared/reference), OpenBLAS and
+// BLIS (oneDNN's anchors are in dnnl_anchors.h).
 // The anchors of a case are workloads (a call runs them once, on buffers they own) that bench
 // times in turns with tinycore's kernels (bench::best_ms_in_turns).
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <string>
 
 namespace bench {
 
@@ -20,6 +23,11 @@ Workload stream_triad(int threads);
 Workload eigen_sgemm(int m, int k, int n, int threads);
 Workload openblas_sgemm(int m, int k, int n, int threads);
 const char* openblas_core();  // the kernels OpenBLAS chose ("SkylakeX", "Haswell", ...)
+// BLIS's own GEMM (bli_sgemm), from libblis.so.4 opened at run time: its BLAS and CBLAS symbols
+// are OpenBLAS's too, so it is opened RTLD_LOCAL | RTLD_DEEPBIND, each library keeping its own.
+// nullopt where BLIS cannot be loaded (why is said once, on stderr).
+std::optional<Workload> blis_sgemm(int m, int k, int n, int threads);
+std::string blis_info();  // "BLIS 0.9.0 (zen3)", or "" where it cannot be loaded
 
 // A 2-D convolution (NCHW input, OIHW weight, no bias) as im2col + Eigen GEMM, the way a
 // framework without a direct conv does it.

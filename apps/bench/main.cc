@@ -1,9 +1,9 @@
 // bench: tinycore's kernels measured side by side with the anchors in one run, on one device or
-// on every device there is: on the CPU the machine's FMA peak and memory bandwidth, Eigen and
-// OpenBLAS; on an accelerator its peak and bandwidth measured with tinycore's own kernels, the
-// vendor's figures where the GPU is known, and cuBLAS on CUDA. Prints a line a case and, at the
-// end, a Markdown table; --json writes one object a case, --plot a PNG chart. `bench --help`
-// lists the options.
+// on every device there is: on the CPU the machine's FMA peak and memory bandwidth, Eigen,
+// OpenBLAS, BLIS and oneDNN; on an accelerator its peak and bandwidth measured with tinycore's own
+// kernels, the vendor's figures where the GPU is known, and cuBLAS on CUDA. Prints a line a case
+// and, at the end, a Markdown table; --json writes one object a case, --plot a PNG chart.
+// `bench --help` lists the options.
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +27,7 @@
 #include "apps/bench/anchors.h"
 #include "apps/bench/device_peak.h"
 #include "apps/bench/dist_suite.h"
+#include "apps/bench/kernel_suites.h"
 #include "apps/bench/llm_suite.h"
 #include "apps/bench/measure.h"
 #include "apps/bench/model_suite.h"
@@ -57,15 +58,14 @@ namespace {
 
 using bench::device;
 using bench::now;
+using bench::on_cpu;
+using bench::Peaks;
 using bench::print;
 using bench::random;
 using bench::Result;
 using bench::run_again;
 using bench::TempFolder;
 using bench::time_ms;
-
-// The anchors (Eigen, OpenBLAS, STREAM) run on the host: they are measured beside the CPU device.
-bool on_cpu() { return device().language() == tc::runtime::Language::kLlvm; }
 
 // A step of `n` tiny kernels (one elementwise op each on 16 floats), run with and without the
 // JIT: per-kernel overheads, the first call's time, and replays per second.
@@ -324,9 +324,9 @@ std::vector<Result> loader_suite(bool small) {
 }
 
 const char kUsage[] = R"(usage: bench [options]
-Measures tinycore's kernels beside the anchors (CPU: FMA peak, STREAM triad, Eigen, OpenBLAS;
-accelerators: peak FMA and bandwidth of tinycore kernels, the vendor's figures when the GPU is
-known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them all.
+Measures tinycore's kernels beside the anchors (CPU: FMA peak, STREAM triad, Eigen, OpenBLAS,
+BLIS, oneDNN; accelerators: peak FMA and bandwidth of tinycore kernels, the vendor's figures when
+the GPU is known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them all.
 
   --device NAME|all  the device to run on (default: the default device, DEVICE or the fastest
                      available; devices here: %s). `all` runs the suites on
@@ -334,6 +334,8 @@ known, cuBLAS on CUDA) and prints a line a case, then a Markdown table of them a
                      into one JSON, one table and one chart
   --suite LIST       comma-separated suites (default: all of them):
                      gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,llm,onnx,dist
+                     (conv: the distinct conv layers of ResNet-18 and ResNet-50 at 224x224,
+                     batch 1 and 8, forward, backward-data and backward-weights, beside oneDNN)
                      (llm: a Llama-3.2-1B-shaped model with random weights as GGUF F16, Q8_0
                      and Q4_0, written once into $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm
                      (4.5 GB): load, prompt processing, time to first token, generation at
@@ -377,14 +379,6 @@ struct Options {
   bool want(const char* suite) const {
     return std::find(suites.begin(), suites.end(), suite) != suites.end();
   }
-};
-
-// The peak compute and bandwidth a device's cases are measured against.
-struct Peaks {
-  double gflops = 0, gbps = 0;
-  std::optional<bench::VendorPeak> vendor;
-  bool cuda = false;  // cuBLAS is the GEMM anchor
-  std::vector<tc::DType> gemm_dtypes = {tc::dtypes::float32};
 };
 
 Peaks measure_peaks(const std::string& name, bool small, std::vector<Result>& results) {
@@ -441,82 +435,6 @@ Peaks measure_peaks(const std::string& name, bool small, std::vector<Result>& re
   }
   for (const Result& r : results) print(r);
   return p;
-}
-
-void gemm_suite(const Options& o, const Peaks& p, std::vector<Result>& results) {
-  using Shape3 = std::array<int64_t, 3>;
-  std::vector<Shape3> shapes =
-      o.small ? std::vector<Shape3>{{64, 64, 64}, {128, 128, 128}}
-              : std::vector<Shape3>{
-                    {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 1024, 1024}};
-  if (!o.small && device().is_accelerator()) shapes.push_back({4096, 4096, 4096});
-  // 15 rounds: on a shared machine the neighbours' load comes and goes over seconds (the same
-  // kernel takes 60 ms, then 110 ms), and more rounds give every workload its quiet moments
-  const int threads = tc::runtime::cpu_threads(), reps = o.small ? 2 : 15;
-  for (tc::DType dtype : p.gemm_dtypes)
-    for (const auto& [m, k, n] : shapes) {
-      Tensor a = random({m, k}).cast(dtype).realize(), b = random({k, n}).cast(dtype).realize();
-      std::string name = absl::StrFormat("%dx%dx%d", m, k, n);
-      if (dtype != tc::dtypes::float32) name += " " + dtype.name();
-      Result r{"gemm", name, true};
-      int mi = static_cast<int>(m), ki = static_cast<int>(k), ni = static_cast<int>(n);
-      bench::Turns t = bench::time_beside(
-          a.matmul(b),
-          on_cpu() ? std::vector<bench::Workload>{bench::eigen_sgemm(mi, ki, ni, threads),
-                                                  bench::openblas_sgemm(mi, ki, ni, threads)}
-                   : std::vector<bench::Workload>{},
-          reps);
-      r.time_ms = t.median_ms(0);
-      if (on_cpu()) {
-        r.set_ratio("ratio_vs_eigen", t.ratio(1));
-        r.set_ratio("ratio_vs_openblas", t.ratio(2));
-      }
-      r.rate = 2.0 * m * n * k / r.time_ms / 1e6;
-      if (dtype == tc::dtypes::float32) r.ratios["fraction_of_peak"] = r.rate / p.gflops;
-      if (p.vendor)
-        r.ratios["fraction_of_vendor_peak"] =
-            r.rate / 1e3 /
-            (dtype == tc::dtypes::float32 ? p.vendor->fp32_tflops : p.vendor->fp16_tensor_tflops);
-#ifdef TC_HAVE_CUDA
-      if (p.cuda)
-        r.ratios["ratio_vs_cublas"] = bench::cublas_gemm_ms(dtype, m, k, n, reps) / r.time_ms;
-#endif
-      print(r);
-      results.push_back(r);
-    }
-}
-
-void conv_suite(const Options& o, const Peaks& p, std::vector<Result>& results) {
-  // ResNet-18's conv layers (batch 8, forward) as conv2d, against im2col + Eigen GEMM
-  using Layer = std::pair<std::string, bench::ConvShape>;
-  std::vector<Layer> layers =
-      o.small ? std::vector<Layer>{{"tiny 3x3", {1, 8, 16, 16, 8, 3, 1, 1}}}
-              : std::vector<Layer>{{"conv1 7x7/2", {8, 3, 224, 224, 64, 7, 2, 3}},
-                                   {"layer1 3x3", {8, 64, 56, 56, 64, 3, 1, 1}},
-                                   {"layer2 3x3/2", {8, 64, 56, 56, 128, 3, 2, 1}},
-                                   {"layer2 3x3", {8, 128, 28, 28, 128, 3, 1, 1}},
-                                   {"layer2 down 1x1/2", {8, 64, 56, 56, 128, 1, 2, 0}},
-                                   {"layer3 3x3/2", {8, 128, 28, 28, 256, 3, 2, 1}},
-                                   {"layer3 3x3", {8, 256, 14, 14, 256, 3, 1, 1}},
-                                   {"layer4 3x3/2", {8, 256, 14, 14, 512, 3, 2, 1}},
-                                   {"layer4 3x3", {8, 512, 7, 7, 512, 3, 1, 1}}};
-  for (const auto& [name, c] : layers) {
-    Tensor x = random({c.batch, c.cin, c.h, c.w}), w = random({c.cout, c.cin, c.k, c.k});
-    Result r{"conv", name, true};
-    Tensor y = x.conv2d(w, {.stride = c.stride, .padding = c.pad});
-    bench::Turns t = bench::time_beside(
-        y,
-        on_cpu()
-            ? std::vector<bench::Workload>{bench::eigen_im2col_conv(c, tc::runtime::cpu_threads())}
-            : std::vector<bench::Workload>{},
-        o.small ? 1 : 5);
-    r.time_ms = t.median_ms(0);
-    if (on_cpu()) r.set_ratio("ratio_vs_eigen_im2col", t.ratio(1));
-    r.rate = 2.0 * c.batch * c.cout * c.out_h() * c.out_w() * c.cin * c.k * c.k / r.time_ms / 1e6;
-    r.ratios["fraction_of_peak"] = r.rate / p.gflops;
-    print(r);
-    results.push_back(r);
-  }
 }
 
 // The memory-bound suites: elementwise, reduce, softmax.
@@ -581,8 +499,10 @@ int run_on_device(const Options& o) {
   const bool small = o.small;
   std::vector<Result> results;
   Peaks p = measure_peaks(name, small, results);
-  if (o.want("gemm")) gemm_suite(o, p, results);
-  if (o.want("conv")) conv_suite(o, p, results);
+  if (o.want("gemm"))
+    for (const Result& r : bench::gemm_suite(small, p)) results.push_back(r);
+  if (o.want("conv"))
+    for (const Result& r : bench::conv_suite(small, p)) results.push_back(r);
   memory_suites(o, p, results);
   if (o.want("jit")) {
     results.push_back(jit_suite(small));
@@ -722,8 +642,8 @@ int main(int argc, char** argv) {
   // The anchors' environment, which both libraries read as they load (so: set it, run again).
   // OpenBLAS picks its kernels by CPU model: with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset,
   // unless it does not know this CPU (Debian's 0.3.21 takes Zen 5 for a "Prescott" and runs SSE3
-  // code), then its AVX-512 kernels are forced. The OpenMP threads of the Eigen anchor must
-  // sleep, not spin, while OpenBLAS's own threads run.
+  // code), then its AVX-512 kernels are forced. The OpenMP threads of the Eigen, BLIS and oneDNN
+  // anchors must sleep, not spin, while OpenBLAS's and tinycore's own threads run.
   if (!std::getenv("TC_BENCH_ENV")) {
     setenv("TC_BENCH_ENV", "1", 1);
     unsetenv("OPENBLAS_CORETYPE");

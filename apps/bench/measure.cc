@@ -19,17 +19,19 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-tc::Tensor random(tc::Shape shape) {
+tc::Tensor random(tc::Shape shape, uint32_t seed) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   std::vector<float> v(n);
-  uint32_t s = 12345;
+  uint32_t s = seed;
   for (float& x : v)
     x = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
   return tc::Tensor(v, shape).realize();
 }
 
 tc::runtime::Device& device() { return tc::runtime::get_device(tc::runtime::default_device()); }
+
+bool on_cpu() { return device().language() == tc::runtime::Language::kLlvm; }
 
 double device_time_ms(const std::function<void()>& launches, int reps) {
   tc::runtime::Device& dev = device();

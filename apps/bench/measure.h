@@ -3,6 +3,7 @@
 // (Device::synchronize, or CUDA events on CUDA) before it reads a clock.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,11 +19,16 @@ namespace bench {
 
 double now();  // seconds on a monotonic clock
 
-// A realized tensor of `shape` with values in [-0.5, 0.5), the same on every device.
-tc::Tensor random(tc::Shape shape);
+// A realized tensor of `shape` with values in [-0.5, 0.5), the same on every device (and for
+// every shape the same first values, unless the seed differs).
+tc::Tensor random(tc::Shape shape, uint32_t seed = 12345);
 
 // The device bench runs on (the default device).
 tc::runtime::Device& device();
+
+// The anchors (Eigen, OpenBLAS, BLIS, oneDNN, STREAM) run on the host: they are measured beside
+// the CPU device alone.
+bool on_cpu();
 
 // Best time in milliseconds of `reps` runs of `launches` (after one warm-up run), each run
 // waited for on `device`: timed by CUDA events on the CUDA device, else by the wall clock.
