@@ -34,6 +34,8 @@
 #include "apps/bench/onnx_suite.h"
 #include "apps/bench/process.h"
 #include "apps/bench/report.h"
+#include "apps/bench/torch_worker.h"
+#include "apps/bench/train_step.h"
 #include "datasets/idx.h"
 #include "datasets/image_folder.h"
 #include "datasets/loader.h"
@@ -102,17 +104,28 @@ Result jit_suite(bool small) {
   return r;
 }
 
-// Training steps of tinygrad's beautiful_mnist convnet (Adam) under the JIT on random data.
-bench::StepTiming mnist_steps(int64_t batch, int steps) {
-  tc::Tensor::manual_seed(0);
-  auto model = tc::nn::mnist_convnet();
-  tc::nn::Adam opt(model->parameters(), {.lr = 1e-3});
-  Tensor x = random({batch, 1, 28, 28});
-  std::vector<int> labels(batch);
-  for (int64_t i = 0; i < batch; i++) labels[i] = static_cast<int>(i * 7 % 10);
-  Tensor y = Tensor::from_vector<int>(labels, tc::Shape{batch}).realize();
-  return bench::time_train_step(*model, opt, x, y, steps);
-}
+// tinygrad's beautiful_mnist convnet (Adam) on random data, its training step under the JIT (the
+// constructor runs the first step).
+struct MnistStep {
+  std::unique_ptr<tc::nn::Sequential> model;
+  tc::nn::Adam opt;
+  bench::TrainStep step;
+
+  explicit MnistStep(int64_t batch)
+      : model(convnet()),
+        opt(model->parameters(), {.lr = 1e-3}),
+        step(*model, opt, random({batch, 1, 28, 28}), labels(batch)) {}
+
+  static std::unique_ptr<tc::nn::Sequential> convnet() {
+    Tensor::manual_seed(0);
+    return tc::nn::mnist_convnet();
+  }
+  static Tensor labels(int64_t batch) {
+    std::vector<int> v(batch);
+    for (int64_t i = 0; i < batch; i++) v[i] = static_cast<int>(i * 7 % 10);
+    return Tensor::from_vector<int>(v, tc::Shape{batch}).realize();
+  }
+};
 
 constexpr const char* kFirstStepEnv = "TC_BENCH_FIRST_STEP";  // a child's file for its answer
 
@@ -132,7 +145,7 @@ double first_step_in_child(const std::string& cache_dir, int64_t batch) {
 // The child's side: the first step, written to the file the parent named.
 int first_step_child(const char* answer) {
   const char* batch = std::getenv("TC_BENCH_BATCH");
-  double s = mnist_steps(batch ? std::atoll(batch) : 512, 0).first_s;
+  double s = MnistStep(batch ? std::atoll(batch) : 512).step.first_s();
   std::ofstream out(answer);
   return out << s << "\n" ? 0 : 1;
 }
@@ -140,82 +153,98 @@ int first_step_child(const char* answer) {
 // One training step of the MNIST convnet under the JIT: steady steps per second in this process,
 // and the time to the first step (graphs, schedules, kernels, the run) in fresh processes, with a
 // cold disk cache (first_step_s: every kernel compiled) and then a warm one (first_step_warm_s);
-// beside PyTorch's step of the same model, batch and optimizer where it is installed.
-Result mnist_step_suite(int64_t batch, int steps) {
+// in `rounds` turns with PyTorch's step of the same model, batch and optimizer where it is
+// installed.
+Result mnist_step_suite(int64_t batch, int rounds) {
   TempFolder cache("tc_bench_first_step_");
   double cold = first_step_in_child(cache.path, batch);
   double warm = first_step_in_child(cache.path, batch);
-  bench::StepTiming t = mnist_steps(batch, steps);
+  MnistStep mnist(batch);
+  mnist.step();  // the capture
   Result r{"jit", absl::StrFormat("mnist convnet step b%lld", static_cast<long long>(batch)),
            false};
-  r.time_ms = t.step_s * 1e3;
+  // PyTorch's CPU build: an anchor on the CPU only
+  std::optional<bench::TorchWorker> torch;
+  if (!device().is_accelerator()) torch.emplace(tc::runtime::cpu_threads());
+  bench::Turns t = bench::time_with_pytorch(torch ? &*torch : nullptr,
+                                            {{"setup", "mnist_train"}, {"batch", batch}},
+                                            mnist.step.workload(), rounds, r);
+  r.time_ms = t.median_ms(0);
   r.fields["first_step_s"] = cold;
   r.fields["first_step_warm_s"] = warm;
-  r.fields["steps_per_s"] = 1 / t.step_s;
-  r.fields["peak_bytes"] = t.planned_bytes;
-  r.fields["unplanned_bytes"] = t.unplanned_bytes;
-  r.fields["kernels_per_step"] = t.kernels;
-  // PyTorch's step on the same machine, right after ours (its CPU build: no GPU anchor)
-  if (!device().is_accelerator())
-    if (auto torch = bench::run_pytorch(absl::StrFormat("--mnist-train %lld --steps %d",
-                                                        static_cast<long long>(batch), steps))) {
-      double torch_step_s = (*torch)["mnist_step_s"].get<double>();
-      r.fields["pytorch_steps_per_s"] = 1 / torch_step_s;
-      r.fields["pytorch_first_step_s"] = (*torch)["mnist_first_step_s"].get<double>();
-      r.ratios["ratio_vs_pytorch"] = torch_step_s / t.step_s;
-    }
+  r.fields["steps_per_s"] = 1e3 / r.time_ms;
+  r.fields["peak_bytes"] = static_cast<double>(mnist.step.jit().planned_bytes());
+  r.fields["unplanned_bytes"] = static_cast<double>(mnist.step.jit().unplanned_bytes());
+  r.fields["kernels_per_step"] = static_cast<double>(mnist.step.jit().kernel_count());
+  if (t.ms.size() > 1) {
+    r.fields["pytorch_steps_per_s"] = 1e3 / t.median_ms(1);
+    r.fields["pytorch_first_step_s"] = torch->set_up()["first_s"].get<double>();
+  }
   return r;
 }
 
 // Inference at batch 1, issue 8's targets: GPT decoding (configs/gpt.yaml's model) token by
-// token through GPT::decode in one TinyJit, and ResNet-18 at 224x224 under a TinyJit, each beside
-// PyTorch running the same weights (saved here, loaded there), whose outputs must agree.
+// token through GPT::decode in one TinyJit, and ResNet-18 at 224x224 under a TinyJit, each in
+// turns with PyTorch running the same weights (saved here, loaded there), whose outputs must
+// agree. A round of decoding is a run of tokens, the same positions on both sides.
 std::vector<Result> infer_suite(bool small) {
   std::vector<Result> results;
-  std::string dir =
-      std::filesystem::temp_directory_path() / ("tc_bench_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  TempFolder dir("tc_bench_infer_");
+  bench::TorchWorker torch(tc::runtime::cpu_threads());
   tc::Tensor::manual_seed(0);
 
   tc::nn::GPTConfig g =
       small ? tc::nn::GPTConfig{256, 32, 1, 64, 2} : tc::nn::GPTConfig{256, 128, 4, 256, 4};
   tc::nn::GPT gpt(g);
-  tc::nn::safe_save(gpt.state_dict(), dir + "/gpt.safetensors");
+  const std::string weights = dir.path + "/gpt.safetensors";
+  tc::nn::safe_save(gpt.state_dict(), weights);
   tc::TinyJit decode([&](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{gpt.decode(in[0], in[1]).realize()};
   });
-  std::vector<int> made;
-  int32_t token = 0;
-  double t0 = now(), first = 0;
-  for (int32_t pos = 0; pos < g.context; pos++) {
-    if (pos == 2) t0 = now();  // after the run and the capture
-    std::vector<float> logits = decode({Tensor::from_vector<int32_t>({token}, tc::Shape{1, 1}),
-                                        Tensor::from_vector<int32_t>({pos}, tc::Shape{1})})[0]
-                                    .data<float>();
-    if (pos == 0) first = now() - t0;
-    token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    made.push_back(token);
-  }
+  std::vector<int> made;  // the first pass over the context
+  int32_t token = 0, pos = 0;
+  // the next `n` tokens, greedy; after the context's last from token 0 again (the cache's slots
+  // past the position are not read), so that there are as many rounds as wanted
+  auto decode_tokens = [&](int n) {
+    for (int i = 0; i < n; i++) {
+      if (pos == g.context) pos = 0, token = 0;
+      std::vector<float> logits = decode({Tensor::from_vector<int32_t>({token}, tc::Shape{1, 1}),
+                                          Tensor::from_vector<int32_t>({pos++}, tc::Shape{1})})[0]
+                                      .data<float>();
+      token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      if (static_cast<int64_t>(made.size()) < g.context) made.push_back(token);
+    }
+  };
+  double t0 = now();
+  decode_tokens(1);
+  const double first = now() - t0;
+  decode_tokens(1);  // the capture
+  // a round's tokens: a few milliseconds' worth, rounds enough for a median the neighbours'
+  // bursts do not move; the smoke test's cover its context once
+  const int rounds = small ? 2 : 15, per_round = small ? 10 : 16;
   Result r{"infer",
            absl::StrFormat("gpt decode b1 (%d layers, d%d, ctx %d)", g.layers, g.width, g.context),
            false};
-  r.time_ms = (now() - t0) / static_cast<double>(g.context - 2) * 1e3;
+  bench::Turns t = bench::time_with_pytorch(
+      &torch,
+      {{"setup", "gpt_decode"},
+       {"weights", weights},
+       {"shape", {g.vocab, g.context, g.layers, g.width, g.heads}},
+       {"tokens_per_run", per_round}},
+      [&] { decode_tokens(per_round); }, rounds, r);
+  r.time_ms = t.median_ms(0) / per_round;
   r.fields["tokens_per_s"] = 1e3 / r.time_ms;
+  r.fields["tokens_per_round"] = per_round;
   r.fields["first_token_s"] = first;
   r.fields["kernels_per_token"] = static_cast<double>(decode.kernel_count());
-  if (auto t = bench::run_pytorch(
-          absl::StrFormat("--gpt %s/gpt.safetensors --gpt-shape %d,%d,%d,%d,%d --tokens %d", dir,
-                          g.vocab, g.context, g.layers, g.width, g.heads, g.context))) {
-    r.ratios["ratio_vs_pytorch"] =
-        r.fields["tokens_per_s"] / (*t)["gpt_tokens_per_s"].get<double>();
-    r.fields["same_tokens_as_pytorch"] = (*t)["gpt_tokens"].get<std::vector<int>>() == made;
-  }
+  if (t.ms.size() > 1)  // as many tokens on both sides: the same first ones
+    r.fields["same_tokens_as_pytorch"] = torch.last()["tokens"].get<std::vector<int>>() == made;
   print(r);
   results.push_back(r);
 
   if (!small) {  // ResNet-18's compile is more than the smoke test should pay
     tc::nn::ResNet resnet({.depth = 18, .cifar = false, .in_channels = 3, .classes = 1000});
-    tc::nn::safe_save(resnet.state_dict(), dir + "/resnet18.safetensors");
+    tc::nn::safe_save(resnet.state_dict(), dir.path + "/resnet18.safetensors");
     const int64_t side = 224;
     std::vector<float> pixels(3 * side * side);
     for (size_t i = 0; i < pixels.size(); i++)  // torch.linspace(-1, 1, n)
@@ -224,23 +253,21 @@ std::vector<Result> infer_suite(bool small) {
     tc::TinyJit forward([&](const std::vector<Tensor>& in) {
       return std::vector<Tensor>{resnet(in[0]).realize()};
     });
-    std::vector<double> times;
-    std::vector<float> logits;
-    const int reps = 10;
-    for (int i = 0; i < reps + 2; i++) {
-      double s = now();
-      logits = forward({x})[0].data<float>();
-      times.push_back(now() - s);
-    }
-    std::sort(times.begin() + 2, times.end());
     Result c{"infer", "resnet18 b1 224x224", true};
-    c.time_ms = times[2 + reps / 2] * 1e3;
+    t0 = now();
+    std::vector<float> logits = forward({x})[0].data<float>();
+    c.fields["first_run_s"] = now() - t0;
+    forward({x});  // the capture
+    bench::Turns turns = bench::time_with_pytorch(
+        &torch,
+        {{"setup", "resnet18_infer"},
+         {"weights", dir.path + "/resnet18.safetensors"},
+         {"side", side}},
+        [&] { forward({x})[0].data<float>(); }, 10, c);
+    c.time_ms = turns.median_ms(0);
     c.rate = 2 * 1.814e9 / c.time_ms / 1e6;  // ResNet-18 at 224: 1.814 GMACs
-    c.fields["first_run_s"] = times[0];
-    if (auto t = bench::run_pytorch(absl::StrFormat(
-            "--resnet %s/resnet18.safetensors --side %d --reps %d", dir, side, reps))) {
-      c.ratios["ratio_vs_pytorch"] = (*t)["resnet_ms"].get<double>() / c.time_ms;
-      std::vector<double> want = (*t)["resnet_logits"].get<std::vector<double>>();
+    if (turns.ms.size() > 1) {
+      std::vector<double> want = torch.set_up()["logits"].get<std::vector<double>>();
       double err = 0;
       for (size_t i = 0; i < want.size(); i++) err = std::max(err, std::abs(want[i] - logits[i]));
       c.fields["max_abs_diff_vs_pytorch"] = err;
@@ -248,8 +275,6 @@ std::vector<Result> infer_suite(bool small) {
     print(c);
     results.push_back(c);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   return results;
 }
 

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <vector>
 
 #include "tinycore/engine/realize.h"
@@ -100,32 +99,6 @@ Turns time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors, int
   std::vector<Workload> all = {kernels_of(t)};
   all.insert(all.end(), anchors.begin(), anchors.end());
   return time_in_turns(all, rounds);
-}
-
-std::optional<nlohmann::json> run_pytorch(const std::string& args) {
-  namespace fs = std::filesystem;
-  fs::path script =
-      fs::read_symlink("/proc/self/exe").parent_path() / "../../apps/bench/torch_anchors.py";
-  if (!fs::exists(script) || !fs::exists("/usr/bin/python3")) {
-    std::fprintf(stderr, "bench: no PyTorch anchor (%s or /usr/bin/python3 missing)\n",
-                 script.c_str());
-    return std::nullopt;
-  }
-  std::string cmd = "/usr/bin/python3 " + script.string() + " " + args + " 2>/dev/null";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    if (pclose(p) != 0) out.clear();
-  }
-  nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) {
-    std::fprintf(stderr,
-                 "bench: no PyTorch anchor (torch_anchors.py failed: is python3-torch "
-                 "installed?)\n");
-    return std::nullopt;
-  }
-  return j;
 }
 
 }  // namespace bench

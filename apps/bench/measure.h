@@ -5,8 +5,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,10 +56,5 @@ Turns time_beside(const tc::Tensor& t, const std::vector<Workload>& anchors, int
 
 // The median of `v` (the mean of the middle two for an even count); 0 for none.
 double median(std::vector<double> v);
-
-// The PyTorch anchors: apps/bench/torch_anchors.py (beside this program's source) run by
-// /usr/bin/python3 with `args`, its JSON answer; nullopt (and why, on stderr) where PyTorch is
-// missing.
-std::optional<nlohmann::json> run_pytorch(const std::string& args);
 
 }  // namespace bench

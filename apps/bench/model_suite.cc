@@ -1,13 +1,18 @@
 #include "apps/bench/model_suite.h"
 
-#include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_format.h"
 #include "apps/bench/measure.h"
+#include "apps/bench/torch_worker.h"
+#include "apps/bench/train_step.h"
 #include "nn/resnet.h"
 #include "nn/transformer.h"
 #include "tinycore/jit/jit.h"
+#include "tinycore/runtime/thread_pool.h"
 
 namespace bench {
 namespace {
@@ -27,7 +32,7 @@ struct Sizes {
   int64_t resnet_batch, resnet_side;
   tc::nn::GPTConfig gpt;
   int64_t gpt_batch;
-  int steps;
+  int rounds;  // of the cases in turns with PyTorch's (bench::time_in_turns)
   const char* why;
 };
 
@@ -37,20 +42,20 @@ Sizes pick_sizes(bool small) {
             .resnet_side = 32,
             .gpt = {.vocab = 256, .context = 32, .layers = 2, .width = 64, .heads = 2},
             .gpt_batch = 2,
-            .steps = 2,
+            .rounds = 2,
             .why = "--small: tiny sizes, a smoke test"};
   if (device().is_accelerator())
     return {.resnet_batch = 64,
             .resnet_side = 224,
             .gpt = {.vocab = 50257, .context = 1024, .layers = 12, .width = 768, .heads = 12},
             .gpt_batch = 8,
-            .steps = 5,
+            .rounds = 5,
             .why = "full sizes (ResNet-50 b64 at 224x224, GPT-2 small)"};
   return {.resnet_batch = 8,
           .resnet_side = 128,
           .gpt = {.vocab = 256, .context = 128, .layers = 4, .width = 256, .heads = 4},
           .gpt_batch = 8,
-          .steps = 4,
+          .rounds = 5,
           .why =
               "sizes for a device that is not an accelerator, under a minute (the full sizes, "
               "ResNet-50 b64 at 224x224 and GPT-2 small, are for accelerators)"};
@@ -58,58 +63,31 @@ Sizes pick_sizes(bool small) {
 
 }  // namespace
 
-StepTiming time_train_step(tc::nn::Module& model, tc::nn::Optimizer& opt, const Tensor& x,
-                           const Tensor& y, int steps) {
-  tc::TinyJit step([&](const std::vector<Tensor>& in) {
-    Tensor::Train train;
-    opt.zero_grad();
-    Tensor loss = model(in[0]).sparse_categorical_crossentropy(in[1]);
-    loss.backward();
-    std::vector<Tensor> to_realize = opt.schedule_step();
-    for (const Tensor& b : model.buffers()) to_realize.push_back(b);
-    to_realize.push_back(loss);
-    tc::realize_all(to_realize);
-    return std::vector<Tensor>{loss};
-  });
-  StepTiming t;
-  double t0 = now();
-  step({x, y})[0].item<float>();
-  t.first_s = now() - t0;
-  if (steps == 0) return t;
-  step({x, y});  // the capture
-  device().synchronize();
-  // the median step: one slow step (another process on a shared machine) does not move it
-  std::vector<double> times;
-  for (int s = 0; s < steps; s++) {
-    t0 = now();
-    step({x, y});
-    device().synchronize();
-    times.push_back(now() - t0);
-  }
-  std::nth_element(times.begin(), times.begin() + steps / 2, times.end());
-  t.step_s = times[steps / 2];
-  t.kernels = static_cast<double>(step.kernel_count());
-  t.planned_bytes = static_cast<double>(step.planned_bytes());
-  t.unplanned_bytes = static_cast<double>(step.unplanned_bytes());
-  return t;
-}
-
 std::vector<Result> model_suite(bool small) {
   const Sizes s = pick_sizes(small);
   std::printf("model: %s\n", s.why);
+  // PyTorch's CPU build: an anchor on the CPU only
+  std::optional<TorchWorker> torch;
+  if (!device().is_accelerator()) torch.emplace(tc::runtime::cpu_threads());
   std::vector<Result> results;
-  auto add = [&](Result r) {
+  // `ours` in turns with PyTorch's step of `setup` into a case whose rate is `items` a step
+  auto measure = [&](Result r, const nlohmann::json& setup, const Workload& ours,
+                     const std::string& unit, double items) {
+    Turns t = time_with_pytorch(torch ? &*torch : nullptr, setup, ours, s.rounds, r);
+    r.time_ms = t.median_ms(0);
+    r.fields[unit] = items / r.time_ms * 1e3;
+    if (t.ms.size() > 1) r.fields["pytorch_" + unit] = items / t.median_ms(1) * 1e3;
     print(r);
     results.push_back(std::move(r));
   };
-  auto train_result = [](std::string name, const StepTiming& t, const char* unit, double items) {
+  auto train = [&](std::string name, TrainStep& step, const nlohmann::json& setup,
+                   const std::string& unit, double items) {
+    step();  // the capture
     Result r{"model", std::move(name), false};
-    r.time_ms = t.step_s * 1e3;
-    r.fields[unit] = items / t.step_s;
-    r.fields["first_step_s"] = t.first_s;
-    r.fields["kernels_per_step"] = t.kernels;
-    r.fields["peak_bytes"] = t.planned_bytes;
-    return r;
+    r.fields["first_step_s"] = step.first_s();
+    r.fields["kernels_per_step"] = static_cast<double>(step.jit().kernel_count());
+    r.fields["peak_bytes"] = static_cast<double>(step.jit().planned_bytes());
+    measure(std::move(r), setup, step.workload(), unit, items);
   };
 
   {
@@ -120,46 +98,42 @@ std::vector<Result> model_suite(bool small) {
     const std::string size = absl::StrFormat("b%d %dx%d", b, side, side);
     {
       tc::nn::SGD opt(resnet.parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-5});
-      StepTiming t = time_train_step(resnet, opt, x, y, s.steps);
-      add(train_result("resnet50 train " + size, t, "images_per_s", static_cast<double>(b)));
+      TrainStep step(resnet, opt, x, y);
+      train("resnet50 train " + size, step,
+            {{"setup", "resnet50_train"}, {"batch", b}, {"side", side}}, "images_per_s",
+            static_cast<double>(b));
     }
     tc::TinyJit forward([&](const std::vector<Tensor>& in) {
       return std::vector<Tensor>{resnet(in[0]).realize()};
     });
     double t0 = now();
     forward({x})[0].data<float>();
-    double first = now() - t0;
-    forward({x});  // the capture
-    double ms = device_time_ms([&] { forward({x}); }, s.steps);
     Result r{"model", "resnet50 infer " + size, false};
-    r.time_ms = ms;
-    r.fields["images_per_s"] = static_cast<double>(b) / ms * 1e3;
-    r.fields["first_step_s"] = first;
+    r.fields["first_step_s"] = now() - t0;
+    forward({x});  // the capture
     r.fields["kernels_per_step"] = static_cast<double>(forward.kernel_count());
-    add(r);
+    measure(
+        std::move(r), {{"setup", "resnet50_infer"}, {"batch", b}, {"side", side}},
+        [&] {
+          forward({x});
+          device().synchronize();
+        },
+        "images_per_s", static_cast<double>(b));
   }
   {
     Tensor::manual_seed(0);
     const tc::nn::GPTConfig& g = s.gpt;
     tc::nn::GPT gpt(g);
     tc::nn::AdamW opt(gpt.parameters(), {.lr = 3e-4});
-    Tensor tokens = labels({s.gpt_batch, g.context}, g.vocab);
-    Tensor targets = labels({s.gpt_batch, g.context}, g.vocab - 1);
-    StepTiming t = time_train_step(gpt, opt, tokens, targets, s.steps);
-    Result r = train_result(absl::StrFormat("gpt train b%dx%d (%d layers, d%d, vocab %d)",
-                                            s.gpt_batch, g.context, g.layers, g.width, g.vocab),
-                            t, "tokens_per_s", static_cast<double>(s.gpt_batch * g.context));
-    // PyTorch's step of the same model on the same machine (its CPU build: no GPU anchor)
-    if (!device().is_accelerator())
-      if (auto torch = run_pytorch(
-              absl::StrFormat("--gpt-train %d,%d,%d,%d,%d --batch %d --steps %d", g.vocab,
-                              g.context, g.layers, g.width, g.heads, s.gpt_batch, s.steps))) {
-        double torch_step_s = (*torch)["gpt_step_s"].get<double>();
-        r.fields["pytorch_tokens_per_s"] =
-            static_cast<double>(s.gpt_batch * g.context) / torch_step_s;
-        r.ratios["ratio_vs_pytorch"] = torch_step_s / t.step_s;
-      }
-    add(r);
+    TrainStep step(gpt, opt, labels({s.gpt_batch, g.context}, g.vocab),
+                   labels({s.gpt_batch, g.context}, g.vocab - 1));
+    train(absl::StrFormat("gpt train b%dx%d (%d layers, d%d, vocab %d)", s.gpt_batch, g.context,
+                          g.layers, g.width, g.vocab),
+          step,
+          {{"setup", "gpt_train"},
+           {"shape", {g.vocab, g.context, g.layers, g.width, g.heads}},
+           {"batch", s.gpt_batch}},
+          "tokens_per_s", static_cast<double>(s.gpt_batch * g.context));
   }
   return results;
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "apps/bench/measure.h"
 #include "apps/bench/process.h"
+#include "apps/bench/torch_worker.h"
 #include "frontends/onnx/runner.h"
 #include "tinycore/error.h"
 #include "tinycore/jit/jit.h"
