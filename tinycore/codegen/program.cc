@@ -116,7 +116,9 @@ LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts
 bool small_kernel(const Kernel& k) { return k.flops + k.bytes <= 1e6; }
 
 int launch_shares(const Kernel& k, const runtime::Device& device) {
-  return k.parallel && !small_kernel(k) ? device.parallelism() : 1;
+  // a share costs the pool about a microsecond (its threads spin between a step's kernels): a
+  // kernel is worth splitting from a quarter of small_kernel's work (a decode step's matvecs)
+  return k.parallel && k.flops + k.bytes > 2.5e5 ? device.parallelism() : 1;
 }
 
 runtime::CompileEffort compile_effort(const Kernel& k) {

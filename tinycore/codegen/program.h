@@ -51,7 +51,7 @@ bool small_kernel(const Kernel& k);
 //   - full for a scalar reduce (NOOPT=1's, or one the heuristic gave no lanes), whose index
 //     arithmetic the compiler's loop passes simplify.
 runtime::CompileEffort compile_effort(const Kernel& k);
-// How many shares of `device` a launch of `k` is split into (1 for a small kernel).
+// How many shares of `device` a launch of `k` is split into (1 for a tiny kernel).
 int launch_shares(const Kernel& k, const runtime::Device& device);
 // Compiles k.source on `device` into k.binary, telling it how much effort k is worth.
 void compile_kernel(Kernel& k, runtime::Device& device);
