@@ -333,7 +333,7 @@ int64_t kernels_for(const Tensor& t) {
 
 TEST(Conv2d, ForwardIsOneKernelAfterItsCopies) {
   // the window view, the product with the weights, the reduce and the bias: one kernel (the
-  // inputs are realized); the same for a transposed conv and the pools. A padded input buffer
+  // inputs are realized); the same for the pools. A padded input buffer
   // is first copied padded (so the windows read it without bounds checks), and with 8 or more
   // output channels per group the weight is copied output-channels-last.
   Tensor x = tcref::tensor(tcref::random({2, 4, 9, 8}, 7));
@@ -342,7 +342,8 @@ TEST(Conv2d, ForwardIsOneKernelAfterItsCopies) {
   EXPECT_EQ(kernels_for(x.conv2d(w, b, {.groups = 2, .stride = 2})), 1);
   EXPECT_EQ(kernels_for(x.conv2d(w, b, {.groups = 2, .stride = 2, .padding = 1})), 2);
   Tensor wt = tcref::tensor(tcref::random({4, 3, 3, 3}, 10));
-  EXPECT_EQ(kernels_for(x.conv_transpose2d(wt, {.stride = 2, .padding = 1})), 1);
+  // strided: a kernel per phase of the stride (4), the phases interleaved, a padded input copy
+  EXPECT_EQ(kernels_for(x.conv_transpose2d(wt, {.stride = 2, .padding = 1})), 6);
   EXPECT_EQ(kernels_for(x.avg_pool2d({.kernel_size = 3, .stride = 2})), 1);
   EXPECT_EQ(kernels_for(x.max_pool2d({.kernel_size = 3, .stride = 2, .padding = 1})), 2);
   Tensor w16 = tcref::tensor(tcref::random({16, 4, 3, 3}, 11));
@@ -442,6 +443,22 @@ TEST(ConvTranspose2d, NonContiguousAgainstNaiveScatter) {
                                                                          .padding = {1, 0},
                                                                          .output_padding = {1, 1}});
   tcref::expect_close(y, conv_transpose_ref(xr, ws, 2, {3, 2}, {2, 1}, {1, 0}, {1, 1}), 1e-12);
+}
+
+TEST(ConvTranspose2d, StridedPhasesAgainstNaiveScatter) {
+  // a strided transposed conv runs one stride-1 conv per phase of the stride (polyphase): phases
+  // of different tap counts, pads that shift them, output padding, groups, and a 1x1 kernel whose
+  // odd phases have no taps at all (they are zeros)
+  NDArray xs = tcref::random({2, 4, 3, 5}, 15), ws = tcref::random({4, 3, 2, 3}, 16);
+  Tensor x = tcref::tensor(xs, tc::dtypes::float64), w = tcref::tensor(ws, tc::dtypes::float64);
+  tcref::expect_close(
+      x.conv_transpose2d(
+          w, {.groups = 2, .stride = {3, 2}, .padding = {2, 1}, .output_padding = {2, 1}}),
+      conv_transpose_ref(xs, ws, 2, {3, 2}, {1, 1}, {2, 1}, {2, 1}), 1e-12);
+  NDArray w1 = tcref::random({4, 5, 1, 1}, 17);
+  tcref::expect_close(x.conv_transpose2d(tcref::tensor(w1, tc::dtypes::float64),
+                                         {.stride = 2, .output_padding = 1}),
+                      conv_transpose_ref(xs, w1, 1, {2, 2}, {1, 1}, {0, 0}, {1, 1}), 1e-12);
 }
 
 TEST(ConvTranspose2d, GradientsByCentralDifferences) {

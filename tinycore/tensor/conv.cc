@@ -320,6 +320,71 @@ Tensor conv_impl(const char* op, const Tensor& input, const Tensor& kernel,
   return add_bias(ret, bias, n);
 }
 
+// Every `step`-th element along `axis` from `start` on, as movement ops: the rest padded to whole
+// steps, viewed as (count, step), the first column kept.
+Tensor every(const Tensor& t, int axis, int64_t start, int64_t step) {
+  int64_t count = (t.shape()[axis] - start + step - 1) / step;
+  Pairs p(t.ndim(), {0, 0}), keep;
+  p[axis] = {-start, count * step - (t.shape()[axis] - start)};
+  Shape split = t.shape(), whole = t.shape();
+  split[axis] = step, whole[axis] = count;
+  split.insert(split.begin() + axis, count);
+  for (int64_t d : split) keep.push_back({0, d});
+  keep[axis + 1] = {0, 1};
+  return t.pad(p).reshape(split).shrink(keep).reshape(whole);
+}
+
+// A strided transposed conv (dilation 1) as one stride-1 transposed conv per phase (polyphase):
+// output position q*s + r takes only the taps k = r + pad_before (mod s), so phase r is the input
+// convolved with those taps, shifted by whole steps; each phase is padded into its slot of (q, s)
+// and the phases added. Zeros inserted between the input elements instead would multiply s^n
+// times the work by zeros (a strided conv's input gradient).
+Tensor polyphase_transpose(const Tensor& x, const Tensor& weight, int64_t groups,
+                           const std::vector<int64_t>& stride, const Pairs& padding,
+                           const std::vector<int64_t>& out_pad) {
+  const size_t n = stride.size();
+  Shape out = {x.shape()[0], weight.shape()[1] * groups}, grid = out, steps(n);
+  for (size_t j = 0; j < n; j++) {
+    int64_t len = (x.shape()[2 + j] - 1) * stride[j] + weight.shape()[2 + j] - padding[j].first -
+                  padding[j].second + out_pad[j];
+    steps[j] = (len + stride[j] - 1) / stride[j];
+    out.push_back(len), grid.push_back(steps[j] * stride[j]);
+  }
+  std::optional<Tensor> sum;
+  for (std::vector<int64_t> r(n, 0); r[0] < stride[0];) {
+    Tensor w = weight;
+    Pairs shift(2, {0, 0}), place(2, {0, 0});
+    Shape slot(out.begin(), out.begin() + 2);
+    bool taps = true;
+    for (size_t j = 0; j < n && taps; j++) {
+      int64_t k0 = py_mod(r[j] + padding[j].first, stride[j]);
+      if (!(taps = k0 < weight.shape()[2 + j])) break;
+      w = every(w, static_cast<int>(2 + j), k0, stride[j]);
+      int64_t c = (k0 - padding[j].first - r[j]) / stride[j];  // exact: k0 = r + pad (mod s)
+      shift.push_back({c, steps[j] - c - (x.shape()[2 + j] + w.shape()[2 + j] - 1)});
+      slot.insert(slot.end(), {steps[j], 1});
+      place.insert(place.end(), {{0, 0}, {r[j], stride[j] - 1 - r[j]}});
+    }
+    if (taps) {
+      // a kernel of its own: fused into the interleaving, every output would run every phase's
+      // loops under masks that alternate from lane to lane
+      Tensor phase = x.conv_transpose2d(w, ConvTransposeOpts{.groups = groups})
+                         .contiguous()
+                         .pad(shift)
+                         .reshape(slot)
+                         .pad(place);
+      sum = sum ? *sum + phase : phase;
+    }
+    for (size_t j = n; j-- > 0;) {  // the next phase, the last axis fastest
+      if (++r[j] < stride[j] || j == 0) break;
+      r[j] = 0;
+    }
+  }
+  Pairs crop;
+  for (int64_t d : out) crop.push_back({0, d});
+  return sum->reshape(grid).shrink(crop);
+}
+
 }  // namespace
 
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias,
@@ -367,13 +432,23 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
     if (out_pad[j] < 0 || out_pad[j] >= std::max(stride[j], dilation[j]))
       fail("Tensor.%s: output_padding %s must be smaller than stride %s or dilation %s", op,
            fmt_ints(out_pad), fmt_ints(stride), fmt_ints(dilation));
+    if ((shape()[2 + j] - 1) * stride[j] + (HW[j] - 1) * dilation[j] + 1 - padding[j].first -
+            padding[j].second + out_pad[j] <
+        1)
+      fail("Tensor.%s: padding %s leaves no output for input %s and weights %s", op,
+           fmt_ints(o.padding.v), fmt_shape(shape()), fmt_shape(weight.shape()));
   }
+  bool strided = std::any_of(stride.begin(), stride.end(), [](int64_t s) { return s > 1; });
+  bool dilated = std::any_of(dilation.begin(), dilation.end(), [](int64_t d) { return d > 1; });
+  if (strided && !dilated)
+    return add_bias(polyphase_transpose(*this, weight, o.groups, stride, padding, out_pad), bias,
+                    n);
   // the weight as a conv weight: (groups, cin, rcout, *HW) -> (groups*rcout, cin, *HW), flipped
   std::vector<int> flip_axes;
   for (int j = 3; j < weight.ndim() + 1; j++) flip_axes.push_back(j);
   Tensor w = weight.unflatten(0, {o.groups, -1}).transpose(1, 2).flip(flip_axes).flatten(0, 1);
   Tensor x = *this;
-  if (std::any_of(stride.begin(), stride.end(), [](int64_t s) { return s > 1; })) {
+  if (strided) {
     // zeros between the input elements: (k) -> (k, 1) -> pad (k, s) -> (k*s) -> shrink k*s-(s-1)
     Shape s1 = {shape()[0], shape()[1]}, s2 = s1;
     Pairs p = {{0, 0}, {0, 0}}, r = {{0, shape()[0]}, {0, shape()[1]}};
@@ -391,9 +466,6 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   for (size_t j = 0; j < n; j++) {
     int64_t full = (HW[j] - 1) * dilation[j];
     pads.push_back({full - padding[j].first, full - padding[j].second + out_pad[j]});
-    if (x.shape()[2 + j] + pads[j].first + pads[j].second < full + 1)
-      fail("Tensor.%s: padding %s leaves no output for input %s and weights %s", op,
-           fmt_ints(o.padding.v), fmt_shape(shape()), fmt_shape(weight.shape()));
   }
   ConvArgs a{o.groups, std::vector<int64_t>(n, 1), dilation, pads, std::nullopt};
   check_conv(op, x, w, bias, o.groups);
