@@ -4,7 +4,9 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -68,6 +70,7 @@ UOpRef sum(const UOpRef& x, const std::vector<int64_t>& axes) {
 struct RuleRegistry {
   std::mutex mu;
   std::deque<GradientRule> rules;  // a deque: references stay valid while others are added
+  std::map<std::string, int64_t> keyed;
 };
 RuleRegistry& registry() {
   static RuleRegistry r;
@@ -286,6 +289,17 @@ int64_t register_gradient_rule(GradientRule rule) {
   std::lock_guard<std::mutex> lock(r.mu);
   r.rules.push_back(std::move(rule));
   return static_cast<int64_t>(r.rules.size()) - 1;
+}
+
+int64_t gradient_rule_for(const std::string& key, const std::function<GradientRule()>& make) {
+  RuleRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto [it, fresh] = r.keyed.try_emplace(key, 0);
+  if (fresh) {
+    r.rules.push_back(make());
+    it->second = static_cast<int64_t>(r.rules.size()) - 1;
+  }
+  return it->second;
 }
 
 UOpRef with_gradient_rule(const UOpRef& value, const std::vector<UOpRef>& inputs, int64_t rule) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -32,6 +33,9 @@ std::vector<UOpRef> source_gradients(const UOpRef& ret, const UOpRef& grad);
 // are registered once and live for the program (register them per kind of op, not per call).
 using GradientRule = std::function<std::vector<UOpRef>(const UOpRef& ret, const UOpRef& grad)>;
 int64_t register_gradient_rule(GradientRule rule);
+// The rule registered under `key`, made by make() the first time: one per set of an op's
+// arguments that its rule depends on (a conv's stride, a pool's window).
+int64_t gradient_rule_for(const std::string& key, const std::function<GradientRule()>& make);
 UOpRef with_gradient_rule(const UOpRef& value, const std::vector<UOpRef>& inputs, int64_t rule);
 
 // The same value as `x`, but a wall for gradients: a DETACH node, which kernels read through.

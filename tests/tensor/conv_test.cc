@@ -592,6 +592,47 @@ TEST(Pools, GradientsByCentralDifferences) {
                      in);
 }
 
+// max_pool2d's gradient (its own rule: per window offset, the windows' gradient spread back to
+// what the offset read) against a naive loop: each window's gradient split evenly between its
+// maxima, on inputs full of ties, with strides, dilation, padding and ceil mode.
+TEST(Pools, MaxPoolGradientSplitsTiesAgainstNaiveLoops) {
+  NDArray xs = tcref::random_int({2, 2, 7, 8}, 18, 0, 3), gs;
+  std::vector<tc::PoolOpts> opts = {
+      {.kernel_size = 3, .stride = 2, .padding = 1},
+      {.kernel_size = {3, 2}, .stride = {2, 1}, .dilation = {1, 2}, .padding = 1},
+      {.kernel_size = 3, .stride = 2, .padding = 1, .ceil_mode = true},
+      {.kernel_size = 2}};
+  for (const tc::PoolOpts& o : opts) {
+    Tensor x = tcref::tensor(xs, tc::dtypes::float64);
+    Tensor y = x.max_pool2d(o);
+    const tc::Shape& ys = y.shape();
+    gs = tcref::random({ys[0], ys[1], ys[2], ys[3]}, 19);
+    std::vector<double> xv = xs.v, want(xs.v.size(), 0.0);
+    int64_t kh = o.kernel_size.v[0], kw = o.kernel_size.v.back();
+    int64_t sh = o.stride.v.empty() ? kh : o.stride.v[0],
+            sw = o.stride.v.empty() ? kw : o.stride.v.back();
+    int64_t dh = o.dilation.v[0], dw = o.dilation.v.back(), p = o.padding.v[0];
+    for (int64_t nc = 0; nc < 4; nc++)
+      for (int64_t oy = 0; oy < ys[2]; oy++)
+        for (int64_t ox = 0; ox < ys[3]; ox++) {
+          std::vector<int64_t> at;
+          double best = -1e300;
+          for (int64_t ky = 0; ky < kh; ky++)
+            for (int64_t kx = 0; kx < kw; kx++) {
+              int64_t iy = oy * sh - p + ky * dh, ix = ox * sw - p + kx * dw;
+              if (iy < 0 || iy >= 7 || ix < 0 || ix >= 8) continue;
+              int64_t i = (nc * 7 + iy) * 8 + ix;
+              if (xv[i] > best) best = xv[i], at.clear();
+              if (xv[i] == best) at.push_back(i);
+            }
+          for (int64_t i : at)
+            want[i] += gs.v[(nc * ys[2] + oy) * ys[3] + ox] / static_cast<double>(at.size());
+        }
+    Tensor got = y.gradient({x}, tcref::tensor(gs, tc::dtypes::float64))[0];
+    tcref::expect_close(got, NDArray(xs.shape, want), 1e-12);
+  }
+}
+
 TEST(MaxUnpool2d, MatchesTorch) {
   check_fixture("max_unpool2d", {"v"}, [](const std::vector<Tensor>& v) {
     const tcfix::Case& c = tcfix::fixture("conv", "max_unpool2d");

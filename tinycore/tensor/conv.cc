@@ -3,8 +3,6 @@
 // are products of their own; conv_transpose2d is a conv of the flipped weight, Winograd (WINO=1)
 // the same ops rearranged.
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -19,12 +17,15 @@
 
 namespace tc {
 
+using detail::every;
 using detail::fmt_ints;
 using detail::full_pads;
 using detail::make_tuple;
 using detail::Pairs;
 using detail::pool_view;
 using detail::resolve_pads;
+using detail::spread;
+using detail::unspread;
 
 namespace {
 
@@ -284,20 +285,15 @@ std::vector<UOpRef> conv_gradients(const ConvArgs& a, const UOpRef& ret, const U
   return {full.pad(unpad).uop(), gw};
 }
 
-// One registered gradient rule per set of conv arguments (rules live for the program).
+// One gradient rule per set of conv arguments.
 int64_t conv_gradient_rule(const ConvArgs& a) {
-  static std::mutex mu;
-  static std::map<std::string, int64_t> rules;
   std::string key =
-      absl::StrCat(a.groups, "|", absl::StrJoin(a.stride, ","), "|", absl::StrJoin(a.dilation, ","),
-                   "|", a.dtype ? a.dtype->name() : "");
+      absl::StrCat("conv|", a.groups, "|", absl::StrJoin(a.stride, ","), "|",
+                   absl::StrJoin(a.dilation, ","), "|", a.dtype ? a.dtype->name() : "");
   for (auto [before, after] : a.pads) absl::StrAppend(&key, "|", before, ",", after);
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = rules.try_emplace(key, 0);
-  if (fresh)
-    it->second = register_gradient_rule(
-        [a](const UOpRef& ret, const UOpRef& grad) { return conv_gradients(a, ret, grad); });
-  return it->second;
+  return gradient_rule_for(key, [&] {
+    return [a](const UOpRef& ret, const UOpRef& grad) { return conv_gradients(a, ret, grad); };
+  });
 }
 
 Tensor conv_impl(const char* op, const Tensor& input, const Tensor& kernel,
@@ -320,20 +316,6 @@ Tensor conv_impl(const char* op, const Tensor& input, const Tensor& kernel,
   return add_bias(ret, bias, n);
 }
 
-// Every `step`-th element along `axis` from `start` on, as movement ops: the rest padded to whole
-// steps, viewed as (count, step), the first column kept.
-Tensor every(const Tensor& t, int axis, int64_t start, int64_t step) {
-  int64_t count = (t.shape()[axis] - start + step - 1) / step;
-  Pairs p(t.ndim(), {0, 0}), keep;
-  p[axis] = {-start, count * step - (t.shape()[axis] - start)};
-  Shape split = t.shape(), whole = t.shape();
-  split[axis] = step, whole[axis] = count;
-  split.insert(split.begin() + axis, count);
-  for (int64_t d : split) keep.push_back({0, d});
-  keep[axis + 1] = {0, 1};
-  return t.pad(p).reshape(split).shrink(keep).reshape(whole);
-}
-
 // A strided transposed conv (dilation 1) as one stride-1 transposed conv per phase (polyphase):
 // output position q*s + r takes only the taps k = r + pad_before (mod s), so phase r is the input
 // convolved with those taps, shifted by whole steps; each phase is padded into its slot of (q, s)
@@ -343,46 +325,40 @@ Tensor polyphase_transpose(const Tensor& x, const Tensor& weight, int64_t groups
                            const std::vector<int64_t>& stride, const Pairs& padding,
                            const std::vector<int64_t>& out_pad) {
   const size_t n = stride.size();
-  Shape out = {x.shape()[0], weight.shape()[1] * groups}, grid = out, steps(n);
+  Shape steps(n);
+  Pairs keep = {{0, x.shape()[0]}, {0, weight.shape()[1] * groups}};
   for (size_t j = 0; j < n; j++) {
     int64_t len = (x.shape()[2 + j] - 1) * stride[j] + weight.shape()[2 + j] - padding[j].first -
                   padding[j].second + out_pad[j];
     steps[j] = (len + stride[j] - 1) / stride[j];
-    out.push_back(len), grid.push_back(steps[j] * stride[j]);
+    keep.push_back({0, len});
   }
   std::optional<Tensor> sum;
   for (std::vector<int64_t> r(n, 0); r[0] < stride[0];) {
     Tensor w = weight;
-    Pairs shift(2, {0, 0}), place(2, {0, 0});
-    Shape slot(out.begin(), out.begin() + 2);
-    bool taps = true;
+    Pairs shift(2, {0, 0});
+    bool taps = true;  // else a phase of zeros
     for (size_t j = 0; j < n && taps; j++) {
       int64_t k0 = py_mod(r[j] + padding[j].first, stride[j]);
-      if (!(taps = k0 < weight.shape()[2 + j])) break;
-      w = every(w, static_cast<int>(2 + j), k0, stride[j]);
-      int64_t c = (k0 - padding[j].first - r[j]) / stride[j];  // exact: k0 = r + pad (mod s)
-      shift.push_back({c, steps[j] - c - (x.shape()[2 + j] + w.shape()[2 + j] - 1)});
-      slot.insert(slot.end(), {steps[j], 1});
-      place.insert(place.end(), {{0, 0}, {r[j], stride[j] - 1 - r[j]}});
+      if ((taps = k0 < weight.shape()[2 + j])) {
+        w = every(w, static_cast<int>(2 + j), k0, stride[j]);
+        int64_t c = (k0 - padding[j].first - r[j]) / stride[j];  // exact: k0 = r + pad (mod s)
+        shift.push_back({c, steps[j] - c - (x.shape()[2 + j] + w.shape()[2 + j] - 1)});
+      }
     }
     if (taps) {
       // a kernel of its own: fused into the interleaving, every output would run every phase's
       // loops under masks that alternate from lane to lane
-      Tensor phase = x.conv_transpose2d(w, ConvTransposeOpts{.groups = groups})
-                         .contiguous()
-                         .pad(shift)
-                         .reshape(slot)
-                         .pad(place);
-      sum = sum ? *sum + phase : phase;
+      Tensor phase = x.conv_transpose2d(w, ConvTransposeOpts{.groups = groups}).contiguous();
+      Tensor spread_phase = spread(phase.pad(shift), stride, r);
+      sum = sum ? *sum + spread_phase : spread_phase;
     }
     for (size_t j = n; j-- > 0;) {  // the next phase, the last axis fastest
       if (++r[j] < stride[j] || j == 0) break;
       r[j] = 0;
     }
   }
-  Pairs crop;
-  for (int64_t d : out) crop.push_back({0, d});
-  return sum->reshape(grid).shrink(crop);
+  return unspread(*sum, keep);
 }
 
 }  // namespace

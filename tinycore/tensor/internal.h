@@ -128,4 +128,14 @@ inline Pairs full_pads(const Tensor& t, const Pairs& pads) {
 Tensor pool_view(const char* op, const Tensor& x, const std::vector<int64_t>& k_,
                  const std::vector<int64_t>& s_, const std::vector<int64_t>& d_);
 
+// Strided views and their inverse (pool.cc), for gradients of strided windows:
+// every `step`-th element along `axis` from `start` on;
+Tensor every(const Tensor& t, int axis, int64_t start, int64_t step);
+// t's last n axes spread `stride` apart: shape (..., len0, stride0, len1, stride1, ...), element
+// i at position `slot` of block i, zeros elsewhere. Tensors spread into each slot, added, then
+// unspread (the pairs of axes joined, cut to `keep`) interleave.
+Tensor spread(const Tensor& t, const std::vector<int64_t>& stride,
+              const std::vector<int64_t>& slot);
+Tensor unspread(const Tensor& t, const Pairs& keep);
+
 }  // namespace tc::detail

@@ -2,17 +2,22 @@
 // which the convolutions share, and the average and max pools and max unpooling built on it.
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tinycore/gradient.h"
 #include "tinycore/tensor.h"
 #include "tinycore/tensor/internal.h"
 
 namespace tc {
 
+using detail::every;
 using detail::fmt_ints;
 using detail::full_pads;
 using detail::lowest;
@@ -20,6 +25,8 @@ using detail::make_tuple;
 using detail::Pairs;
 using detail::pool_view;
 using detail::resolve_pads;
+using detail::spread;
+using detail::unspread;
 
 namespace {
 
@@ -148,6 +155,38 @@ Tensor pool_view(const char* op, const Tensor& x, const std::vector<int64_t>& k_
   return permute_windows(t, 0, 1);
 }
 
+Tensor every(const Tensor& t, int axis, int64_t start, int64_t step) {
+  int64_t len = t.shape()[axis] - start, count = (len + step - 1) / step;
+  Pairs p(t.ndim(), {0, 0});
+  p[axis] = {-start, count * step - len};
+  Shape split = t.shape(), whole = t.shape();
+  split[axis] = step, whole[axis] = count;
+  split.insert(split.begin() + axis, count);
+  Pairs keep = keep_lead(split, split.size());
+  keep[axis + 1] = {0, 1};
+  return t.pad(p).reshape(split).shrink(keep).reshape(whole);
+}
+
+Tensor spread(const Tensor& t, const std::vector<int64_t>& stride,
+              const std::vector<int64_t>& slot) {
+  const size_t n = stride.size(), lead = t.ndim() - n;
+  Shape s(t.shape().begin(), t.shape().begin() + lead);
+  Pairs place(lead, {0, 0});
+  for (size_t j = 0; j < n; j++) {
+    s.insert(s.end(), {t.shape()[lead + j], 1});
+    place.insert(place.end(), {{0, 0}, {slot[j], stride[j] - 1 - slot[j]}});
+  }
+  return t.reshape(s).pad(place);
+}
+
+Tensor unspread(const Tensor& t, const Pairs& keep) {
+  const size_t n = t.ndim() - keep.size(), lead = keep.size() - n;
+  Shape s(t.shape().begin(), t.shape().begin() + lead);
+  for (size_t i = lead; i < static_cast<size_t>(t.ndim()); i += 2)
+    s.push_back(t.shape()[i] * t.shape()[i + 1]);
+  return t.reshape(s).shrink(keep);
+}
+
 }  // namespace detail
 
 namespace {
@@ -195,6 +234,75 @@ Tensor padded_pool(const char* op, const Tensor& x, const Pairs& pads, const Poo
   return pool_view(op, x.pad(full_pads(x, pads), fill), a.k, a.s, a.d);
 }
 
+// max_pool2d's gradient (overlapping windows). Each window's gradient, split evenly between the
+// window's maxima (the MAX reduce's rule), goes back to the positions its offsets read: offset o
+// of window w read position w*s + o*d, block w + o*d / s of the stride, slot o*d % s in it.
+// Derived through the window view, it is a reduce over overlapping windows whose index math (div
+// and mod by the window row) no kernel optimization survives: 48 ms of a ResNet-50 b8 step.
+std::vector<UOpRef> max_pool_gradients(const PoolArgs& a, const UOpRef& ret, const UOpRef& grad) {
+  Tensor x = Tensor(ret->src[1]).detach(), m(ret->src[0]), g(grad);
+  const size_t n = a.k.size(), lead = x.ndim() - n;
+  Tensor padded = x.pad(full_pads(x, a.pads), lowest(x.dtype()));
+  Shape steps;
+  Pairs keep = keep_lead(x.shape(), lead);
+  for (size_t j = 0; j < n; j++) {
+    steps.push_back(ceildiv(padded.shape()[lead + j], a.s[j]));
+    keep.push_back({a.pads[j].first, a.pads[j].first + x.shape()[lead + j]});
+  }
+  std::vector<Tensor> hits;  // per offset: whether it read its window's maximum
+  std::vector<std::vector<int64_t>> offsets;
+  for (std::vector<int64_t> o(n, 0); o[0] < a.k[0];) {
+    Tensor v = padded;
+    for (size_t j = 0; j < n; j++) {
+      int axis = static_cast<int>(lead + j);
+      Pairs r = keep_lead(v.shape(), v.ndim());
+      r[axis] = {0, m.shape()[axis]};
+      v = every(v, axis, o[j] * a.d[j], a.s[j]).shrink(r);
+    }
+    hits.push_back(v.eq(m).cast(g.dtype()));
+    offsets.push_back(o);
+    for (size_t j = n; j-- > 0;) {  // the next offset, the last axis fastest
+      if (++o[j] < a.k[j] || j == 0) break;
+      o[j] = 0;
+    }
+  }
+  Tensor count = hits[0];
+  for (size_t i = 1; i < hits.size(); i++) count = count + hits[i];
+  Tensor share = (g / count).contiguous();
+  // per slot of the stride (a phase of the output), its offsets' gradients on the windows' grid,
+  // each its own kernel; then the phases interleaved. (Summed on the fine grid, every output
+  // would test every offset under masks alternating from lane to lane.)
+  std::map<std::vector<int64_t>, Tensor> phases;
+  for (size_t i = 0; i < hits.size(); i++) {
+    std::vector<int64_t> slot;
+    Pairs shift(lead, {0, 0});
+    for (size_t j = 0; j < n; j++) {
+      int64_t at = offsets[i][j] * a.d[j] / a.s[j];
+      shift.push_back({at, steps[j] - at - m.shape()[lead + j]});
+      slot.push_back(offsets[i][j] * a.d[j] % a.s[j]);
+    }
+    Tensor back = (hits[i] * share).pad(shift);
+    auto [it, fresh] = phases.try_emplace(slot, back);
+    if (!fresh) it->second = it->second + back;
+  }
+  std::optional<Tensor> sum;
+  for (const auto& [slot, phase] : phases) {
+    Tensor spread_phase = spread(phase.contiguous(), a.s, slot);
+    sum = sum ? *sum + spread_phase : spread_phase;
+  }
+  return {unspread(*sum, keep).contiguous().uop()};
+}
+
+// One gradient rule per pool's window.
+int64_t max_pool_gradient_rule(const PoolArgs& a) {
+  std::string key = absl::StrCat("max_pool|", absl::StrJoin(a.k, ","), "|", absl::StrJoin(a.s, ","),
+                                 "|", absl::StrJoin(a.d, ","));
+  for (auto [before, after] : a.pads) absl::StrAppend(&key, "|", before, ",", after);
+  return gradient_rule_for(key, [&] {
+    return [a](const UOpRef& ret, const UOpRef& grad) { return max_pool_gradients(a, ret, grad); };
+  });
+}
+
 }  // namespace
 
 Tensor Tensor::pool(const IntTuple& kernel, const IntTuple& stride,
@@ -231,7 +339,15 @@ Tensor Tensor::max_pool2d(const PoolOpts& o) const {
   const char* op = "max_pool2d";
   PoolArgs a = pool_args(op, *this, o.kernel_size, o.stride, o.dilation, o.padding);
   if (o.ceil_mode) a.pads = apply_ceil_mode(shape(), a.pads, a.k, a.s, a.d);
-  return padded_pool(op, *this, a.pads, a, lowest(dtype())).max(a.axes);
+  // windows that do not overlap get the window view's gradient, a reshape of one elementwise
+  // kernel; so do large windows, whose sum over offsets would be longer than its
+  bool overlap = false;
+  for (size_t j = 0; j < a.k.size(); j++) overlap = overlap || a.s[j] < (a.k[j] - 1) * a.d[j] + 1;
+  int64_t offsets = std::accumulate(a.k.begin(), a.k.end(), int64_t{1}, std::multiplies<>());
+  if (!overlap || offsets > 25)
+    return padded_pool(op, *this, a.pads, a, lowest(dtype())).max(a.axes);
+  Tensor value = padded_pool(op, detach(), a.pads, a, lowest(dtype())).max(a.axes);
+  return Tensor(with_gradient_rule(value.uop(), {uop()}, max_pool_gradient_rule(a)));
 }
 
 std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(const PoolOpts& o) const {
