@@ -799,8 +799,7 @@ TEST(TensorFuzz, RandomProgramsAgreeWithTheFloat64Reference) {
       static_cast<long long>(o.gradients), elapsed, static_cast<double>(o.programs) / elapsed);
   std::printf(
       "tensor_fuzz: %lld programs had a value with no element, %lld cast a value at a truncation "
-      "or rounding "
-      "edge (not compared); steps by op:",
+      "or rounding edge (not compared); steps by op:",
       static_cast<long long>(o.empty), static_cast<long long>(o.ambiguous));
   for (const auto& [op, n] : o.ops) std::printf(" %s %lld", op.c_str(), static_cast<long long>(n));
   std::printf("\n");
