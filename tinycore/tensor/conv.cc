@@ -358,7 +358,8 @@ Tensor polyphase_transpose(const Tensor& x, const Tensor& weight, int64_t groups
       r[j] = 0;
     }
   }
-  return unspread(*sum, keep);
+  // interleaved once: fused into each consumer, every read would gather across the phases
+  return unspread(*sum, keep).contiguous();
 }
 
 }  // namespace
