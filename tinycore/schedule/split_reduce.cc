@@ -15,9 +15,6 @@ constexpr int64_t kMinChunk = 2048;    // a partial sum of fewer elements costs 
 // once per register tile of outputs: split, each partial reads a slab that stays in cache.
 constexpr int64_t kMinBlockedReduce = 16384;
 
-// REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk), with
-// chunks moved first), chunks)). The partial sums' kernel loops over chunks outermost: its cores
-// take whole chunks, and each chunk's slab of the input is read from cache by every output.
 // Whether the kernel that computes x (its graph down to the reduces below, kernels of their own)
 // holds a node for which found() holds.
 template <class Found>
@@ -52,6 +49,9 @@ bool gathers(const UOpRef& x, const std::vector<int64_t>& reduced_sizes) {
   });
 }
 
+// REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk), with
+// chunks moved first), chunks)). The partial sums' kernel loops over chunks outermost: its cores
+// take whole chunks, and each chunk's slab of the input is read from cache by every output.
 UOpRef split(const UOpRef& r) {
   const UOpRef& x = r->src[0];
   const Shape& in = x->shape();
