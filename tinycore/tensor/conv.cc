@@ -1,7 +1,7 @@
 // Convolutions: conv2d (any number of spatial dimensions) is the window view of pool.cc times the
 // weight, summed over the window and the input channels in one reduce kernel, with gradients that
-// are products of their own; conv_transpose2d is a conv of the flipped weight, Winograd (WINO=1)
-// the same ops rearranged.
+// are products of their own; conv_transpose2d is a conv of the flipped weight (strided: one per
+// phase of the stride), Winograd (WINO=1) the same ops rearranged.
 #include <algorithm>
 #include <numeric>
 #include <optional>

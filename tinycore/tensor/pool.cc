@@ -1,5 +1,6 @@
 // Pools: tinygrad's window view (pad + repeat + shrink + reshape + permute: a view, never a copy),
-// which the convolutions share, and the average and max pools and max unpooling built on it.
+// which the convolutions share, and the average and max pools and max unpooling built on it;
+// the strided views that gradients of strided windows scatter through (every, spread, unspread).
 #include <algorithm>
 #include <functional>
 #include <map>
