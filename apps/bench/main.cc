@@ -163,12 +163,9 @@ Result mnist_step_suite(int64_t batch, int rounds) {
   mnist.step();  // the capture
   Result r{"jit", absl::StrFormat("mnist convnet step b%lld", static_cast<long long>(batch)),
            false};
-  // PyTorch's CPU build: an anchor on the CPU only
-  std::optional<bench::TorchWorker> torch;
-  if (!device().is_accelerator()) torch.emplace(tc::runtime::cpu_threads());
-  bench::Turns t = bench::time_with_pytorch(torch ? &*torch : nullptr,
-                                            {{"setup", "mnist_train"}, {"batch", batch}},
-                                            mnist.step.workload(), rounds, r);
+  std::unique_ptr<bench::TorchWorker> torch = bench::cpu_torch_worker();
+  bench::Turns t = bench::time_with_pytorch(
+      torch.get(), {{"setup", "mnist_train"}, {"batch", batch}}, mnist.step.workload(), rounds, r);
   r.time_ms = t.median_ms(0);
   r.fields["first_step_s"] = cold;
   r.fields["first_step_warm_s"] = warm;

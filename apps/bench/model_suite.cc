@@ -1,8 +1,8 @@
 #include "apps/bench/model_suite.h"
 
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -12,7 +12,6 @@
 #include "nn/resnet.h"
 #include "nn/transformer.h"
 #include "tinycore/jit/jit.h"
-#include "tinycore/runtime/thread_pool.h"
 
 namespace bench {
 namespace {
@@ -66,14 +65,12 @@ Sizes pick_sizes(bool small) {
 std::vector<Result> model_suite(bool small) {
   const Sizes s = pick_sizes(small);
   std::printf("model: %s\n", s.why);
-  // PyTorch's CPU build: an anchor on the CPU only
-  std::optional<TorchWorker> torch;
-  if (!device().is_accelerator()) torch.emplace(tc::runtime::cpu_threads());
+  std::unique_ptr<TorchWorker> torch = cpu_torch_worker();
   std::vector<Result> results;
   // `ours` in turns with PyTorch's step of `setup` into a case whose rate is `items` a step
   auto measure = [&](Result r, const nlohmann::json& setup, const Workload& ours,
                      const std::string& unit, double items) {
-    Turns t = time_with_pytorch(torch ? &*torch : nullptr, setup, ours, s.rounds, r);
+    Turns t = time_with_pytorch(torch.get(), setup, ours, s.rounds, r);
     r.time_ms = t.median_ms(0);
     r.fields[unit] = items / r.time_ms * 1e3;
     if (t.ms.size() > 1) r.fields["pytorch_" + unit] = items / t.median_ms(1) * 1e3;

@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "tinycore/runtime/thread_pool.h"
 
 extern char** environ;
 
@@ -153,6 +154,11 @@ Workload TorchWorker::step(const std::string& name) {
     overhead_ms_.push_back((now() - t0) * 1e3 - step_ms_.back());
     last_ = std::move(*answer);
   };
+}
+
+std::unique_ptr<TorchWorker> cpu_torch_worker() {
+  if (device().is_accelerator()) return nullptr;
+  return std::make_unique<TorchWorker>(tc::runtime::cpu_threads());
 }
 
 Turns time_with_pytorch(TorchWorker* torch, const nlohmann::json& setup, const Workload& ours,

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -63,6 +64,10 @@ class TorchWorker {
   nlohmann::json set_up_, last_;
   std::vector<double> step_ms_, overhead_ms_;
 };
+
+// A worker for the training steps' anchors: PyTorch's CPU build anchors the CPU device alone
+// (null on an accelerator).
+std::unique_ptr<TorchWorker> cpu_torch_worker();
 
 // Turns of `ours` (workload 0) and, where `torch` (null: no anchor) builds `setup`, of PyTorch's
 // step of it (workload 1, kept only when all its steps ran), in `rounds` rounds after a warm-up

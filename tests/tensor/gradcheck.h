@@ -81,6 +81,20 @@ inline void expect_near_all(const std::vector<double>& got, const std::vector<do
 
 }  // namespace detail
 
+using detail::f64;
+
+// got within 1e-5 (relative, or absolute below 1) of want, element by element.
+inline void expect_near_all(const std::vector<double>& got, const std::vector<double>& want,
+                            const std::string& what) {
+  detail::expect_near_all(got, want, 1e-5, what);
+}
+
+// (n, k) @ (k, m) from reshape, mul and sum: a matmul whose gradient autograd derives op by op.
+inline tc::Tensor matmul_by_sum(const tc::Tensor& a, const tc::Tensor& b) {
+  int64_t n = a.shape()[0], k = a.shape()[1], m = b.shape()[1];
+  return a.reshape({n, k, 1}).mul(b.reshape({1, k, m})).sum(1);
+}
+
 // backward() and gradient() of f against central differences (step 1e-6), for every input;
 // tolerance tol * max(1, |numeric|) per element.
 inline void check_grad(const Fn& f, const std::vector<Input>& in, double tol = 1e-5) {

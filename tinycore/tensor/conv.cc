@@ -21,6 +21,7 @@ using detail::every;
 using detail::fmt_ints;
 using detail::full_pads;
 using detail::make_tuple;
+using detail::next_index;
 using detail::Pairs;
 using detail::pool_view;
 using detail::resolve_pads;
@@ -334,7 +335,8 @@ Tensor polyphase_transpose(const Tensor& x, const Tensor& weight, int64_t groups
     keep.push_back({0, len});
   }
   std::optional<Tensor> sum;
-  for (std::vector<int64_t> r(n, 0); r[0] < stride[0];) {
+  std::vector<int64_t> r(n, 0);  // the phase
+  do {
     Tensor w = weight;
     Pairs shift(2, {0, 0});
     bool taps = true;  // else a phase of zeros
@@ -353,11 +355,7 @@ Tensor polyphase_transpose(const Tensor& x, const Tensor& weight, int64_t groups
       Tensor spread_phase = spread(phase.pad(shift), stride, r);
       sum = sum ? *sum + spread_phase : spread_phase;
     }
-    for (size_t j = n; j-- > 0;) {  // the next phase, the last axis fastest
-      if (++r[j] < stride[j] || j == 0) break;
-      r[j] = 0;
-    }
-  }
+  } while (next_index(r, stride));
   // interleaved once: fused into each consumer, every read would gather across the phases
   return unspread(*sum, keep).contiguous();
 }

@@ -137,5 +137,7 @@ Tensor every(const Tensor& t, int axis, int64_t start, int64_t step);
 Tensor spread(const Tensor& t, const std::vector<int64_t>& stride,
               const std::vector<int64_t>& slot);
 Tensor unspread(const Tensor& t, const Pairs& keep);
+// The next index of a grid of `extent`, the last axis fastest; false after the last one.
+bool next_index(std::vector<int64_t>& index, const std::vector<int64_t>& extent);
 
 }  // namespace tc::detail

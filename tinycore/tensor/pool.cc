@@ -23,6 +23,7 @@ using detail::fmt_ints;
 using detail::full_pads;
 using detail::lowest;
 using detail::make_tuple;
+using detail::next_index;
 using detail::Pairs;
 using detail::pool_view;
 using detail::resolve_pads;
@@ -180,6 +181,14 @@ Tensor spread(const Tensor& t, const std::vector<int64_t>& stride,
   return t.reshape(s).pad(place);
 }
 
+bool next_index(std::vector<int64_t>& index, const std::vector<int64_t>& extent) {
+  for (size_t j = index.size(); j-- > 0;) {
+    if (++index[j] < extent[j]) return true;
+    index[j] = 0;
+  }
+  return false;
+}
+
 Tensor unspread(const Tensor& t, const Pairs& keep) {
   const size_t n = t.ndim() - keep.size(), lead = keep.size() - n;
   Shape s(t.shape().begin(), t.shape().begin() + lead);
@@ -252,7 +261,8 @@ std::vector<UOpRef> max_pool_gradients(const PoolArgs& a, const UOpRef& ret, con
   }
   std::vector<Tensor> hits;  // per offset: whether it read its window's maximum
   std::vector<std::vector<int64_t>> offsets;
-  for (std::vector<int64_t> o(n, 0); o[0] < a.k[0];) {
+  std::vector<int64_t> o(n, 0);  // the offset in the window
+  do {
     Tensor v = padded;
     for (size_t j = 0; j < n; j++) {
       int axis = static_cast<int>(lead + j);
@@ -262,11 +272,7 @@ std::vector<UOpRef> max_pool_gradients(const PoolArgs& a, const UOpRef& ret, con
     }
     hits.push_back(v.eq(m).cast(g.dtype()));
     offsets.push_back(o);
-    for (size_t j = n; j-- > 0;) {  // the next offset, the last axis fastest
-      if (++o[j] < a.k[j] || j == 0) break;
-      o[j] = 0;
-    }
-  }
+  } while (next_index(o, a.k));
   Tensor count = hits[0];
   for (size_t i = 1; i < hits.size(); i++) count = count + hits[i];
   Tensor share = (g / count).contiguous();
