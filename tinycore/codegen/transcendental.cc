@@ -70,16 +70,21 @@ const ExpFormat kExp64{i64, 1023, 52, 1100, 13, 0x1.62e42feep-1, 0x1.a39ef35793c
 // in two normal factors: p * 2^k1 is exact, * 2^k2 rounds once (a denormal result). For exp2 the
 // remainder x - k is exact and ln 2 goes into the coefficients; for exp, x - k ln 2 is taken by
 // fused multiply-adds with hi then lo (Cody-Waite), which the renderer's reassociation of plain
-// adds cannot undo. x is first clamped to where the result is 0 or inf anyway (NaN stays NaN and
-// casts to k = 0).
+// adds cannot undo. x is first clamped to where the result is 0 or inf anyway (NaN stays NaN: its
+// k is meaningless, and p is NaN).
 UOpRef exp_reduced(const UOpRef& x, const ExpFormat& f, bool natural) {
   DType dt = x->dtype;
   double limit = natural ? f.limit * M_LN2 : f.limit;
   UOpRef d = bin(Ops::MAX, x, cf(dt, -limit));
   d = neg(bin(Ops::MAX, neg(d), cf(dt, -limit)));
   UOpRef t = natural ? mul(d, M_LOG2E) : d;
-  UOpRef k =
-      UOp::make(Ops::TRUNC, dt, {add(t, sel(bin(Ops::CMPLT, t, cf(dt, 0)), -0.5, cf(dt, 0.5)))});
+  // k = t rounded to the nearest integer: t + 1.5 * 2^mantissa holds it in its low mantissa bits
+  // (|t| < 2^(mantissa-1)), read through a bitcast, which no float reassociation can undo. Three
+  // vector ops, where a rounding and a saturating cast took eleven.
+  const int64_t magic_bits =
+      (int64_t{f.bias + f.mantissa} << f.mantissa) | (int64_t{1} << (f.mantissa - 1));
+  UOpRef ki = sub(bitcast(f.bits, add(t, std::ldexp(1.5, f.mantissa))), ci(f.bits, magic_bits));
+  UOpRef k = cast(dt, ki);
   UOpRef r = sub(d, k);
   if (natural) {
     UOpRef nk = neg(k);
@@ -91,7 +96,7 @@ UOpRef exp_reduced(const UOpRef& x, const ExpFormat& f, bool natural) {
   for (int n = 1; n <= f.degree; n++) c.push_back(c.back() * scale / n);
   UOpRef p = cf(dt, static_cast<double>(c.back()));
   for (int n = f.degree - 1; n >= 0; n--) p = add(mul(p, r), static_cast<double>(c[n]));
-  UOpRef ki = cast(f.bits, k), k1 = shr(ki, 1), k2 = sub(ki, k1);
+  UOpRef k1 = shr(ki, 1), k2 = sub(ki, k1);
   UOpRef s1 = bitcast(dt, shl(iadd(k1, f.bias), f.mantissa)),
          s2 = bitcast(dt, shl(iadd(k2, f.bias), f.mantissa));
   return mul(mul(p, s1), s2);
