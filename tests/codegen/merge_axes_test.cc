@@ -97,13 +97,13 @@ TEST(MergeReduceAxes, ATransposedViewKeepsItsAxes) {
 TEST(MergeReduceAxes, AReduceSimplifiedAwayLeavesNoLoops) {
   auto y = [] {
     Tensor x = Tensor::arange(0, 24, 1, dtypes::int32).reshape({2, 3, 4}).contiguous();
-    return x.sum({1, 2}) * 0 + x.sum({1, 2}).max();
+    return x.sum({1, 2}) * 0 + x.max();  // the max, reshaped before its broadcast, is a kernel
   };
   LoweredKernel plain = last_kernel(y());
   LoweredKernel k = merge_axes(plain);
   EXPECT_EQ(plain.innermost.size(), 1u);
   EXPECT_TRUE(k.innermost.empty());
-  EXPECT_EQ(y().data<int32_t>(), (std::vector<int32_t>{66 + 144, 66 + 144}));
+  EXPECT_EQ(y().data<int32_t>(), (std::vector<int32_t>{23, 23}));
 }
 
 TEST(MergeReduceAxes, AKernelWithNothingToMergeIsReturnedAsIs) {

@@ -264,6 +264,34 @@ TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
   EXPECT_EQ(choose_opts(lower(rows), avx512).reduce_lanes, 32);
 }
 
+// A kernel of rows (a softmax, fused whole) plus a gather along the row: with lanes on the row
+// and the same lanes on the reduces, only the row's max and sum take them (the gather's reduce
+// reads the row's lane axis itself), and every width gives the unoptimized kernel's values.
+TEST(Opts, RowReducesShareTheRowsLanes) {
+  std::mt19937 rng(5);
+  Tensor x = random_tensor({8, 64}, rng);
+  std::vector<float> picks(8 * 64);
+  for (float& p : picks) p = static_cast<float>(rng() % 64);
+  Tensor idx = Tensor(picks, Shape{8, 64}).cast(dtypes::int32).realize();
+  Tensor e = (x - x.max(1, true)).exp();
+  Tensor t = e / e.sum(1, true) + x.gather(1, idx);
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({t.uop()});
+  ASSERT_EQ(items.size(), 1u);
+  std::vector<uint8_t> want = run(items[0], KernelOpts{}, 1);
+  for (int lanes : {4, 16, 32})
+    for (int unroll : {1, 4}) {
+      KernelOpts o;
+      o.lane_axis = 1, o.lanes = lanes, o.reduce_lanes = lanes, o.reduce_unroll = unroll;
+      o.parallel = true;
+      expect_same(want, run(items[0], o, 2), dtypes::float32, o.key());
+    }
+  KernelOpts chosen = choose_opts(lower(items[0].ast), Target{64, 32, true});
+  EXPECT_EQ(chosen.lane_axis, 1);
+  EXPECT_EQ(chosen.lanes, 32);
+  EXPECT_EQ(chosen.reduce_lanes, 32);
+  EXPECT_TRUE(chosen.order.empty());  // the row's loop inside the loops its reduces run in
+}
+
 TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
   // NCHW -> NHWC: lanes on C gather 16 channel planes, walked along H and W inside; the batch,
   // laid out outside them, is the outermost loop (the one cores share), not the 2 lane blocks

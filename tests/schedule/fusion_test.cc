@@ -119,11 +119,14 @@ TEST(Fusion, MatmulIsOneKernel) {
   ref::expect_close(mm2, ref::matmul(c, d), kTol, 1e-4, "matmul 33x65x17");
 }
 
-TEST(Fusion, ExpandedReduceIsRealizedSeparately) {
+// A reduce over the trailing axes read back along them is computed in its reader's kernel, once
+// per row before the row's loop (a softmax is one kernel); over a leading axis, or a row longer
+// than the scheduler keeps in cache, it is a kernel of its own.
+TEST(Fusion, RowReducesFuseIntoTheirReader) {
   NDArray x = ref::random({4, 6}, 41);
   Tensor tx = ref::tensor(x);
   Tensor s = tx - tx.max(1, true);
-  EXPECT_EQ(kernels_to_realize(s), 2);
+  EXPECT_EQ(kernels_to_realize(s), 1);
   NDArray m = ref::reduce(x, ref::Reduce::Max, {1}, true);
   NDArray want = ref::zip(x, m, [](double p, double q) { return p - q; });
   ref::expect_close(s, want, kTol, kTol, "x - x.max(1, keepdim)");
@@ -131,11 +134,72 @@ TEST(Fusion, ExpandedReduceIsRealizedSeparately) {
   // the whole softmax: max, sum of exp, and the final division
   Tensor e = (tx - tx.max(1, true)).exp();
   Tensor sm = e / e.sum(1, true);
-  EXPECT_EQ(kernels_to_realize(sm), 3);
+  EXPECT_EQ(kernels_to_realize(sm), 1);
   NDArray ew = ref::map(want, [](double v) { return std::exp(v); });
   NDArray smw = ref::zip(ew, ref::reduce(ew, ref::Reduce::Sum, {1}, true),
                          [](double p, double q) { return p / q; });
   ref::expect_close(sm, smw, 1e-4, kTol, "softmax");
+
+  // over the leading axis: the max is a kernel of its own
+  Tensor lead = tx - tx.max(0, true);
+  EXPECT_EQ(kernels_to_realize(lead), 2);
+  NDArray m0 = ref::reduce(x, ref::Reduce::Max, {0}, true);
+  ref::expect_close(lead,
+                    ref::generate({4, 6},
+                                  [&](int64_t i) {
+                                    return x.v[static_cast<size_t>(i)] -
+                                           m0.v[static_cast<size_t>(i % 6)];
+                                  }),
+                    kTol, kTol, "x - x.max(0, keepdim)");
+
+  // rows of 20,000, too long to stay in cache between passes: the mean's own kernels (two, as
+  // split_reduce.h splits a long sum into few outputs), then the output's
+  NDArray y = ref::random({2, 20000}, 42);
+  Tensor ty = ref::tensor(y);
+  Tensor centred = ty - ty.mean(1, true);
+  EXPECT_EQ(kernels_to_realize(centred), 3);
+  NDArray my = ref::reduce(y, ref::Reduce::Sum, {1}, true);
+  ref::expect_close(centred,
+                    ref::generate({2, 20000},
+                                  [&](int64_t i) {
+                                    return y.v[static_cast<size_t>(i)] -
+                                           my.v[static_cast<size_t>(i / 20000)] / 20000;
+                                  }),
+                    1e-5, 1e-5, "rows of 20000 centred");
+}
+
+// Attention's softmax over scores that are a product: the product is realized once, for the
+// row's max, and the softmax kernel reads it there (no second copy of the product inlined in its
+// output), then the product with v.
+TEST(Fusion, AttentionSoftmaxReadsItsScoresOnce) {
+  NDArray q = ref::random({2, 1, 8}, 43), k = ref::random({2, 16, 8}, 44),
+          v = ref::random({2, 16, 8}, 45);
+  Tensor tq = ref::tensor(q), tk = ref::tensor(k), tv = ref::tensor(v);
+  Tensor out = tq.matmul(tk.transpose(-1, -2)).softmax(-1).matmul(tv);
+  std::vector<tc::schedule::ScheduleItem> items = tc::schedule::create_schedule({out.uop()});
+  ASSERT_EQ(items.size(), 3u);  // scores, softmax, product with v
+  int reduces = 0;
+  for (const tc::UOp* u : items[1].ast->toposort()) reduces += u->op == tc::Ops::REDUCE_AXIS;
+  EXPECT_EQ(reduces, 2);  // the row's max and sum, not the scores again
+  tq = ref::tensor(q), tk = ref::tensor(k), tv = ref::tensor(v);  // fresh, unrealized copies
+  out = tq.matmul(tk.transpose(-1, -2)).softmax(-1).matmul(tv);
+  NDArray want = ref::generate({2, 1, 8}, [&](int64_t i) {
+    int64_t h = i / 8, d = i % 8;
+    std::vector<double> s(16);
+    double top = -1e300, total = 0, o = 0;
+    for (int64_t c = 0; c < 16; c++) {
+      s[c] = 0;
+      for (int64_t j = 0; j < 8; j++)
+        s[c] +=
+            q.v[static_cast<size_t>(h * 8 + j)] * k.v[static_cast<size_t>((h * 16 + c) * 8 + j)];
+      top = std::max(top, s[c]);
+    }
+    for (int64_t c = 0; c < 16; c++) total += std::exp(s[c] - top);
+    for (int64_t c = 0; c < 16; c++)
+      o += std::exp(s[c] - top) / total * v.v[static_cast<size_t>((h * 16 + c) * 8 + d)];
+    return o;
+  });
+  ref::expect_close(out, want, 1e-5, 1e-5, "softmax(q k^T) v");
 }
 
 TEST(Fusion, ReduceBoundaries) {
@@ -300,18 +364,16 @@ Plan plan_of(const Tensor& t) {
   return {items.size(), largest};
 }
 
-// Softmax, layernorm and cross-entropy take as few kernels as tinygrad's scheduler gives them
-// (one per reduce that is expanded back, plus the output), and no kernel writes a broadcast:
-// every intermediate buffer holds one value per row.
-TEST(Fusion, NormalizationsTakeOneKernelPerReduceAndMaterializeNoBroadcast) {
+// Softmax and layernorm are one kernel each (their row reduces run inside it), and cross-entropy
+// takes no more kernels than tinygrad's scheduler gives it; no kernel writes a broadcast: every
+// intermediate buffer holds one value per row.
+TEST(Fusion, NormalizationsAreOneKernelAndMaterializeNoBroadcast) {
   const int64_t rows = 16, cols = 64;
   Tensor x = ref::tensor(ref::random({rows, cols}, 21));
   Plan softmax = plan_of(x.softmax(1));
-  EXPECT_EQ(softmax.kernels, 3u);  // max, sum of exp, output
-  EXPECT_EQ(softmax.largest_intermediate, rows);
+  EXPECT_EQ(softmax.kernels, 1u);
   Plan layernorm = plan_of((x - x.mean(1, true)) / (x.var(1, true) + 1e-5f).sqrt());
-  EXPECT_LE(layernorm.kernels, 3u);  // mean, variance, output
-  EXPECT_EQ(layernorm.largest_intermediate, rows);
+  EXPECT_EQ(layernorm.kernels, 1u);  // the mean inside the variance, both inside the output
   Tensor labels = ref::tensor(ref::random_int({rows}, 22, 0, cols - 1), dt::int32);
   // arange is a scan kernel of its own (cols values, not a broadcast): made beforehand, as a
   // training loop does once

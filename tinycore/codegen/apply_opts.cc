@@ -1,6 +1,7 @@
 #include "tinycore/codegen/apply_opts.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -25,9 +26,9 @@ UOpRef loop(int64_t size, int64_t id) {
 // with lanes, across them after it.
 class Rewriter {
  public:
-  Rewriter(const KernelOpts& opts, const absl::flat_hash_set<int64_t>& innermost,
-           const absl::flat_hash_map<int64_t, int64_t>& renumbered)
-      : opts_(opts), innermost_(innermost), renumbered_(renumbered) {}
+  using SplitOf = std::function<ReduceSplit(const UOp& loop)>;
+  Rewriter(SplitOf split_of, const absl::flat_hash_map<int64_t, int64_t>& renumbered)
+      : split_of_(std::move(split_of)), renumbered_(renumbered) {}
 
   UOpRef rewrite(const UOpRef& n, const Map& to, Map& memo) {
     if (auto it = to.find(n.get()); it != to.end()) return it->second;
@@ -51,8 +52,7 @@ class Rewriter {
   UOpRef reduce(const UOpRef& n, const Map& to, Map& memo) {
     const UOpRef& inner = n->src.back();
     int64_t size = inner->src[0]->arg_int();
-    ReduceSplit split =
-        innermost_.contains(inner->arg_int()) ? reduce_split(size, opts_) : ReduceSplit{};
+    ReduceSplit split = split_of_(*inner);
     const int64_t run = split.lanes * split.unroll;
     if (run == 1) return rebuilt(n, to, memo);
     UOpRef r = loop(size / run, renumbered_.at(inner->arg_int()));
@@ -80,8 +80,7 @@ class Rewriter {
     return UOp::make(Ops::HREDUCE, v->dtype, {v, lane(split.lanes)}, n->arg);
   }
 
-  const KernelOpts& opts_;
-  const absl::flat_hash_set<int64_t>& innermost_;
+  SplitOf split_of_;
   const absl::flat_hash_map<int64_t, int64_t>& renumbered_;  // the reduce loops' numbers
 };
 
@@ -98,7 +97,8 @@ ReduceSplit reduce_split(int64_t inner, const KernelOpts& opts) {
 LoweredKernel apply_opts(const LoweredKernel& plain, const KernelOpts& opts) {
   const Shape& shape = plain.shape;
   const int nd = static_cast<int>(shape.size());
-  TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1, "lanes on an output axis and on reduces");
+  TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1 || opts.reduce_lanes == opts.lanes,
+           "lanes of two widths, on an output axis and on reduces");
   TC_CHECK(!opts.tiled() || (opts.tile_axis >= 0 && opts.tile_axis < nd), "opts tile axis ",
            opts.tile_axis);
 
@@ -131,22 +131,36 @@ LoweredKernel apply_opts(const LoweredKernel& plain, const KernelOpts& opts) {
     to[plain_loops.at(i).get()] = idx;
   }
   // the reduce loops keep their order, numbered after the output loops (a loop a split leaves
-  // with one iteration is gone); an innermost one that is split is rebuilt with its reduce
-  absl::flat_hash_set<int64_t> innermost;
+  // with one iteration is gone); an innermost one that is split is rebuilt with its reduce. The
+  // output's lanes and a reduce's are one LANE: a reduce that reads the output's lane axis takes
+  // none of its own (only one that does not, a row's reduce before the row's loop, may).
+  absl::flat_hash_set<int64_t> innermost, reads_lanes;
   for (const UOpRef& r : plain.innermost) innermost.insert(r->arg_int());
+  if (opts.lanes > 1 && shape[opts.lane_axis] != 1)
+    for (const UOp* u : plain.sink->toposort())
+      if (u->op == Ops::REDUCE)
+        for (const UOp* n : u->src[0]->toposort())
+          if (n == plain_loops.at(opts.lane_axis).get())
+            reads_lanes.insert(u->src.back()->arg_int());
+  auto split_of = [&](const UOp& loop) {
+    if (!innermost.contains(loop.arg_int())) return ReduceSplit{};
+    KernelOpts o = opts;
+    if (reads_lanes.contains(loop.arg_int())) o.reduce_lanes = 1;
+    return reduce_split(loop.src[0]->arg_int(), o);
+  };
   std::vector<int64_t> reduce_sizes;
   absl::flat_hash_map<int64_t, int64_t> renumbered;
   for (int64_t id = nd; plain_loops.contains(id); id++) {
     const UOpRef& r = plain_loops.at(id);
     int64_t size = r->src[0]->arg_int();
-    ReduceSplit split = innermost.contains(id) ? reduce_split(size, opts) : ReduceSplit{};
+    ReduceSplit split = split_of(*r);
     renumbered[id] = nd + first + static_cast<int64_t>(reduce_sizes.size());
     to[r.get()] = loop(size, renumbered[id]);
     if (size / (split.lanes * split.unroll) > 1) reduce_sizes.push_back(size);
   }
 
   // a store per row of the register tile, the unrolled axis's index shifted by the row
-  Rewriter rewriter(opts, innermost, renumbered);
+  Rewriter rewriter(split_of, renumbered);
   const UOp* unrolled = opts.unroll_axis >= 0 && shape[opts.unroll_axis] != 1
                             ? plain_loops.at(opts.unroll_axis).get()
                             : nullptr;

@@ -30,8 +30,9 @@ bool valid(const LoweredKernel& plain, const KernelOpts& o) {
   if (o.lanes > 1 && (o.lane_axis < 0 || s[o.lane_axis] % o.lanes != 0)) return false;
   if (o.unroll > 1 && (o.unroll_axis < 0 || s[o.unroll_axis] % o.unroll != 0)) return false;
   if (o.lanes > 1 && o.unroll > 1 && o.lane_axis == o.unroll_axis) return false;
-  if (o.lanes > 1 && o.reduce_lanes > 1) return false;  // lanes go on outputs or on reduces
-  if (o.reduce_unroll > 1) {                            // some reduce's innermost loop is unrolled
+  if (o.lanes > 1 && o.reduce_lanes > 1 && o.lanes != o.reduce_lanes)
+    return false;             // one LANE: outputs and reduces (a row's) share its width
+  if (o.reduce_unroll > 1) {  // some reduce's innermost loop is unrolled
     bool unrolls = false;
     for (const UOpRef& r : plain.innermost)
       unrolls = unrolls || reduce_split(r->src[0]->arg_int(), o).unroll > 1;

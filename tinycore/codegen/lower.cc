@@ -131,7 +131,8 @@ class Lowerer {
         // loop
         const auto& a = n->arg_ints();
         auto [it, fresh] = reduce_ranges_.try_emplace(n.get());
-        ReduceRanges& rr = it->second;
+        ReduceRanges& rr = it->second;  // moves when a nested reduce adds its entry: the ranges
+                                        // are copied before the source is lowered
         if (fresh) {
           keep_.push_back(n);
           for (size_t i = 1; i < a.size(); i++) {
@@ -145,10 +146,11 @@ class Lowerer {
         }
         Index out = idx;
         for (size_t i = 1; i < a.size(); i++) out[a[i]] = rr.index[i - 1];
-        UOpRef v = value(n->src[0], out, valid);
-        if (rr.ranges.empty()) return v;
-        std::vector<UOpRef> src = {v};
+        std::vector<UOpRef> src = {nullptr};
         src.insert(src.end(), rr.ranges.begin(), rr.ranges.end());
+        UOpRef v = value(n->src[0], out, valid);
+        if (src.size() == 1) return v;
+        src[0] = v;
         return UOp::make(Ops::REDUCE, v->dtype, std::move(src), a[0]);
       }
       default:

@@ -50,7 +50,7 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
   if (o.lane_axis < -1 || o.lane_axis >= nd || o.unroll_axis < -1 || o.unroll_axis >= nd ||
       o.tile_axis < -1 || o.tile_axis >= nd || o.lanes < 1 || o.unroll < 1 || o.reduce_lanes < 1 ||
       o.reduce_unroll < 1 || o.tile < 1 || (o.tiled() && o.tile_axis < 0) ||
-      (o.lanes > 1 && o.reduce_lanes > 1))
+      (o.lanes > 1 && o.reduce_lanes > 1 && o.lanes != o.reduce_lanes))
     return {};
   return o;
 }
@@ -190,6 +190,39 @@ int lane_width(int64_t size, int widest, int register_lanes) {
   return w;
 }
 
+// The output axes that some reduce does not depend on: a row that reduces run over once each
+// before its own loop (a softmax fused whole: schedule.cc's reads_rows).
+std::vector<int> row_axes(const LoweredKernel& plain, int nd) {
+  std::vector<bool> row(nd, false);
+  for (const UOp* u : plain.sink->toposort()) {
+    if (u->op != Ops::REDUCE) continue;
+    std::vector<bool> read(nd, false);
+    for (const UOp* n : u->toposort())
+      if (n->op == Ops::RANGE && n->arg_int() < nd) read[n->arg_int()] = true;
+    for (int i = 0; i < nd; i++) row[i] = row[i] || (!read[i] && plain.shape[i] != 1);
+  }
+  std::vector<int> out;
+  for (int i = 0; i < nd; i++)
+    if (row[i]) out.push_back(i);
+  return out;
+}
+
+// Lanes for a kernel of rows (its row axes trailing, their loops innermost): along the row, on
+// the output and on each row reduce's innermost loop alike (one LANE, so the row's reduces and its
+// own loop are vectors of one width), 4 vectors an iteration of a reduce, no register tile (rows
+// share no loads). nullopt where the row's loads or stores would gather.
+std::optional<KernelOpts> row_opts(const LoweredKernel& plain, const Target& target, int axis) {
+  int itemsize = register_itemsize(plain.ast->src[0]->src[1]->dtype);
+  KernelOpts o;
+  o.lane_axis = axis;
+  o.lanes =
+      lane_width(plain.shape[axis], 2 * target.simd_bytes / itemsize, target.simd_bytes / itemsize);
+  o.reduce_lanes = o.lanes, o.reduce_unroll = 4;
+  o.parallel = target.threads;
+  if (o.lanes > 1 && lanes_are_contiguous(plain, o)) return o;
+  return std::nullopt;
+}
+
 }  // namespace
 
 LaneAccesses lane_accesses(const LoweredKernel& plain, const KernelOpts& opts,
@@ -238,6 +271,9 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   int nd = static_cast<int>(shape.size());
   int itemsize = register_itemsize(store->src[1]->dtype);
   bool reduce = has_reduce(ast);
+  std::vector<int> rows = row_axes(plain, nd);
+  if (!rows.empty())
+    if (std::optional<KernelOpts> r = row_opts(plain, target, rows.back())) return *r;
 
   // vector lanes: two registers wide for reduces, whose accumulators stay in registers; one for
   // elementwise kernels. Those put them on the innermost output axis, where stores are
@@ -335,7 +371,9 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // core): the other operand's panel for one block of lanes (a matmul's columns of b, a conv's
   // weights for 32 output channels) stays in cache while every row streams past it, rather than
   // all of it streaming past each register tile of rows
-  if (reduce && o.lane_axis >= 0 && o.order.empty() && shape[o.lane_axis] / o.lanes >= 4) {
+  // (not in a kernel of rows, whose row loops stay inside the loops its reduces run in)
+  if (reduce && o.lane_axis >= 0 && o.order.empty() && rows.empty() &&
+      shape[o.lane_axis] / o.lanes >= 4) {
     o.order.push_back(o.lane_axis);
     for (int i = 0; i < nd; i++)
       if (i != o.lane_axis) o.order.push_back(i);

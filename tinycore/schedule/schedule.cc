@@ -1,6 +1,10 @@
 #include "tinycore/schedule/schedule.h"
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
+#include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -73,7 +77,16 @@ class Scheduler {
       mark_realized(n, view);
       return view;
     }
+    const UOp* row = std::exchange(row_, nullptr);  // a kernel of its own: no row around it
+    size_t kernels = items_.size();
     UOpRef value = compute(n, /*top=*/true);
+    if (items_.size() > kernels) {
+      // what it realized on the way (a softmax's input, for its max) may be inlined in the parts
+      // fused before: fused again, they read its buffer instead of computing it twice
+      forget_fused();
+      value = compute(n, /*top=*/true);
+    }
+    row_ = row;
     UOpRef out = new_buffer(device_of(value), n->dtype, shape_numel(n->shape()));
     emit(out, value);
     UOpRef view =
@@ -154,8 +167,9 @@ class Scheduler {
   // true while every element of `n` is computed once per output element (no expand above it,
   // and no reduce above it).
   UOpRef fuse(const UOpRef& n, bool top) {
-    auto key = std::make_pair(n.get(), top);
+    auto key = std::make_tuple(n.get(), top, row_);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const int64_t forgotten = forgotten_;
     UOpRef out;
     // a constant stays one even when it was realized: computing it is cheaper than loading it,
     // and the simplifier folds it
@@ -171,7 +185,7 @@ class Scheduler {
       out = realize(n);
     else
       out = compute(n, top);
-    memo_[key] = out;
+    if (forgotten == forgotten_) memo_[key] = out;  // else it may hold what was realized since
     keep_.push_back(n);
     return out;
   }
@@ -189,6 +203,12 @@ class Scheduler {
     bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
     std::vector<UOpRef> src;
     for (const UOpRef& s : n->src) {
+      if (expands(*n) && reads_rows(*n, s, top)) {
+        const UOp* outer = std::exchange(row_, n.get());
+        src.push_back(fuse(s, /*top=*/true));
+        row_ = outer;
+        continue;
+      }
       // judged on s fused as a kernel of its own would be (parts that get kernels of their own
       // anyway are buffers there); a padded buffer is copied padded once rather than have every
       // broadcast copy check its bounds per load (a conv's input windows), unless its pads are
@@ -198,6 +218,54 @@ class Scheduler {
       src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
     }
     return n->replace(std::move(src));
+  }
+
+  // Arithmetic on reduces over the trailing axes, read back along them (softmax's max and sum, a
+  // layernorm's mean and variance), is computed in the kernel that reads it: codegen runs each
+  // reduce once per row, before the row's own loop (linearize.h), and a row of at most
+  // kRowElements stays in cache from one pass to the next, where a kernel of its own would have
+  // its reader fetch every row from memory again. Only where the expand's position is the
+  // output's (top) or within a reduce of the same rows (a variance's mean), and only on the CPU:
+  // a GPU's output loops are its launch grid, where every thread would reduce the row again.
+  bool reads_rows(const UOp& expand, const UOpRef& s, bool top) {
+    std::vector<int64_t> axes = broadcast_axes(expand);
+    const Shape& out = expand.shape();
+    int64_t row = 1;
+    for (int64_t a : axes) row *= out[a];
+    for (size_t i = axes.empty() ? 0 : axes[0]; i < out.size(); i++)  // trailing axes only
+      if (out[i] != 1 && std::find(axes.begin(), axes.end(), int64_t(i)) == axes.end())
+        return false;
+    if (axes.empty() || row > kRowElements) return false;
+    if (!top && (!row_ || row_->shape() != out || broadcast_axes(*row_) != axes)) return false;
+    // the reduces under s, through arithmetic on them and on constants or one value per row
+    bool reduces = false;
+    absl::flat_hash_set<const UOp*> seen;  // a node seen passed (a failure ends the walk)
+    std::function<bool(const UOpRef&)> rows = [&](const UOpRef& u) {
+      if (!seen.insert(u.get()).second) return true;
+      if (u->op == Ops::REDUCE_AXIS) {
+        const std::vector<int64_t>& a = u->arg_ints();
+        std::vector<int64_t> reduced;
+        for (size_t i = 1; i < a.size(); i++)
+          if (u->src[0]->shape()[a[i]] != 1) reduced.push_back(a[i]);
+        reduces = true;
+        return !shared(u) && u->src[0]->shape() == out && reduced == axes;
+      }
+      if (group::is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::DETACH)
+        return std::all_of(u->src.begin(), u->src.end(), rows);
+      return work(u) < 0 || is_contiguous_buffer(u);
+    };
+    if (!rows(s) || !reduces) return false;
+    return runtime::get_device(device_of(s)).language() == runtime::Language::kLlvm;
+  }
+  static constexpr int64_t kRowElements = 16384;
+
+  // The axes an expand broadcasts (from size 1).
+  static std::vector<int64_t> broadcast_axes(const UOp& expand) {
+    std::vector<int64_t> axes;
+    const Shape& in = expand.src[0]->shape();
+    for (size_t i = 0; i < in.size(); i++)
+      if (in[i] == 1 && expand.shape()[i] != 1) axes.push_back(static_cast<int64_t>(i));
+    return axes;
   }
 
   // An expand to at most 8 copies of elementwise work (a decode step's few rows over a
@@ -280,6 +348,7 @@ class Scheduler {
   void forget_fused() {
     for (auto& [key, fused] : memo_) keep_.push_back(std::move(fused));
     memo_.clear();
+    forgotten_++;
   }
 
   bool shared(const UOpRef& n) const {
@@ -390,7 +459,9 @@ class Scheduler {
   }
 
   std::vector<ScheduleItem> items_;
-  absl::flat_hash_map<std::pair<const UOp*, bool>, UOpRef> memo_;
+  absl::flat_hash_map<std::tuple<const UOp*, bool, const UOp*>, UOpRef> memo_;
+  int64_t forgotten_ = 0;     // how many times forget_fused ran
+  const UOp* row_ = nullptr;  // the expand of rows being fused (reads_rows), if any
   std::vector<UOpRef> keep_;
   absl::flat_hash_map<const UOp*, int> users_, reaching_roots_, work_;
   // the latest write, before this schedule, of a buffer each node reads
