@@ -45,7 +45,10 @@ const bool kRanksOnlyUnderMpirun = [] {
 class DistRanks : public ::testing::Test {
  protected:
   void SetUp() override {
-    dist::init(30);
+    // 120 s: a rank may wait that long for the other's first compile of a whole convnet (a cold
+    // kernel cache, CHECK_RENDER or ASan, two ranks on two cores beside its own MPI polling);
+    // one CI run saw a rank wait more than 30 s there
+    dist::init(120);
     if (!dist::distributed()) GTEST_SKIP() << "runs as the ranks of an mpirun job (Dist.*)";
   }
 };
