@@ -214,13 +214,11 @@ std::vector<int> row_axes(const LoweredKernel& plain, int nd) {
 std::optional<KernelOpts> row_opts(const LoweredKernel& plain, const Target& target, int axis) {
   int itemsize = register_itemsize(plain.ast->src[0]->src[1]->dtype);
   KernelOpts o;
-  o.lane_axis = axis;
+  o.lane_axis = axis, o.reduce_unroll = 4, o.parallel = target.threads;
   o.lanes =
       lane_width(plain.shape[axis], 2 * target.simd_bytes / itemsize, target.simd_bytes / itemsize);
-  o.reduce_lanes = o.lanes, o.reduce_unroll = 4;
-  o.parallel = target.threads;
-  if (o.lanes > 1 && lanes_are_contiguous(plain, o)) return o;
-  return std::nullopt;
+  o.reduce_lanes = o.lanes;
+  return o.lanes > 1 && lanes_are_contiguous(plain, o) ? std::optional(o) : std::nullopt;
 }
 
 }  // namespace

@@ -243,12 +243,10 @@ class Scheduler {
     std::function<bool(const UOpRef&)> rows = [&](const UOpRef& u) {
       if (!seen.insert(u.get()).second) return true;
       if (u->op == Ops::REDUCE_AXIS) {
-        const std::vector<int64_t>& a = u->arg_ints();
-        std::vector<int64_t> reduced;
-        for (size_t i = 1; i < a.size(); i++)
-          if (u->src[0]->shape()[a[i]] != 1) reduced.push_back(a[i]);
+        // its output has s's shape (arithmetic keeps shapes): from the expand's shape, it reduces
+        // exactly the broadcast axes
         reduces = true;
-        return !shared(u) && u->src[0]->shape() == out && reduced == axes;
+        return !shared(u) && u->src[0]->shape() == out;
       }
       if (group::is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::DETACH)
         return std::all_of(u->src.begin(), u->src.end(), rows);
@@ -413,9 +411,17 @@ class Scheduler {
     return at[value.get()].second;
   }
 
+  // The device of a buffer `value` reads: a walk that stops at the first one (reads_rows asks of
+  // unfused graphs, whose whole toposort reaches back through the model).
   std::string device_of(const UOpRef& value) {
-    for (const UOp* u : value->toposort())
+    absl::flat_hash_set<const UOp*> seen = {value.get()};
+    for (std::vector<const UOp*> todo = {value.get()}; !todo.empty();) {
+      const UOp* u = todo.back();
+      todo.pop_back();
       if (u->op == Ops::BUFFER) return u->buffer->device().name();
+      for (const UOpRef& s : u->src)
+        if (seen.insert(s.get()).second) todo.push_back(s.get());
+    }
     return runtime::default_device();
   }
 
