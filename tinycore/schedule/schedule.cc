@@ -342,9 +342,8 @@ class Scheduler {
 
   // Fused forms made before a realize may hold the realized value inlined (judging an expand's
   // source fuses it): forgotten, so later readers of the value read its buffer instead of
-  // recomputing it. They stay alive: work_ is keyed by their addresses.
+  // recomputing it.
   void forget_fused() {
-    for (auto& [key, fused] : memo_) keep_.push_back(std::move(fused));
     memo_.clear();
     forgotten_++;
   }
@@ -362,7 +361,7 @@ class Scheduler {
 
   // How many ALU ops on buffer values `n` takes (a reduce counts as many), -1 if it reads none.
   int work(const UOpRef& n) {
-    if (auto it = work_.find(n.get()); it != work_.end()) return it->second;
+    if (auto it = work_.find(n); it != work_.end()) return it->second;
     int w = -1;
     if (n->op == Ops::BUFFER)
       w = 0;
@@ -377,7 +376,7 @@ class Scheduler {
           group::is_movement(n->op) || n->op == Ops::CAST || n->op == Ops::DETACH || tests_index(n);
       if (w >= 0 && !free) w = std::min(kManyOps, w + 1);
     }
-    work_[n.get()] = w;
+    work_[n] = w;
     return w;
   }
   static constexpr int kManyOps = 1 << 20;
@@ -469,7 +468,9 @@ class Scheduler {
   int64_t forgotten_ = 0;     // how many times forget_fused ran
   const UOp* row_ = nullptr;  // the expand of rows being fused (reads_rows), if any
   std::vector<UOpRef> keep_;
-  absl::flat_hash_map<const UOp*, int> users_, reaching_roots_, work_;
+  absl::flat_hash_map<const UOp*, int> users_, reaching_roots_;
+  // holds its nodes: a fused form dropped and its address reused would inherit a stale count
+  absl::flat_hash_map<UOpRef, int> work_;
   // the latest write, before this schedule, of a buffer each node reads
   absl::flat_hash_map<const UOp*, uint64_t> last_write_;
   std::vector<UOpRef>* marked_;
