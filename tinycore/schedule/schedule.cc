@@ -343,10 +343,7 @@ class Scheduler {
   // Fused forms made before a realize may hold the realized value inlined (judging an expand's
   // source fuses it): forgotten, so later readers of the value read its buffer instead of
   // recomputing it.
-  void forget_fused() {
-    memo_.clear();
-    forgotten_++;
-  }
+  void forget_fused() { memo_.clear(), forgotten_++; }
 
   bool shared(const UOpRef& n) const {
     auto users = users_.find(n.get()), roots = reaching_roots_.find(n.get());
