@@ -12,6 +12,7 @@
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/opts.h"
+#include "tinycore/engine/realize.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
@@ -170,6 +171,37 @@ TEST(Narrow, TermsThatAreNotZeroOutsideKeepTheirLoops) {
           }
         ASSERT_NEAR(got[(c * out + i) * out + j], s, 1e-4) << c << " " << i << " " << j;
       }
+}
+
+// A write in place at one position of a loop (each row's new token into its KV cache slot:
+// where(slot == pos, new, cache)) runs without that loop, a row per batch entry rather than the
+// whole cache; a position out of range writes nothing.
+TEST(Narrow, AWriteInPlaceAtOnePositionRunsWithoutThatLoop) {
+  constexpr int B = 3, S = 16, D = 8;
+  std::mt19937 rng(6);
+  std::vector<float> want = random_values(B * S * D, rng);
+  Tensor cache = Tensor(want, Shape{B, S, D}).realize();
+  Tensor slot = Tensor::arange(S).cast(dtypes::int32).reshape({1, S, 1});
+  auto write = [&](std::vector<int32_t> pos) {
+    std::vector<float> row = random_values(B * D, rng);
+    for (int b = 0; b < B; b++)
+      for (int d = 0; pos[b] >= 0 && pos[b] < S && d < D; d++)
+        want[(b * S + pos[b]) * D + d] = row[b * D + d];
+    Tensor here = slot.eq(Tensor::from_vector(pos, Shape{B, 1, 1}));
+    cache.assign(here.where(Tensor(row, Shape{B, 1, D}), cache));
+  };
+  write({5, 0, 15});
+  cache.realize();  // the first write goes to a buffer of the cache's own, the next in place
+  write({6, 16, -1});
+  std::vector<engine::Launch> launches;
+  std::vector<UOpRef> marked;
+  {
+    engine::LaunchCapture capture(&launches, &marked);
+    cache.realize();
+  }
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].kernel->name, "E_3_8");
+  EXPECT_EQ(cache.data<float>(), want);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "tinycore/codegen/narrow.h"
 #include "tinycore/error.h"
 
 namespace tc::codegen {
@@ -229,12 +230,16 @@ LoweredKernel lower(const UOpRef& ast) {
   Lowerer lowerer(nd);
   UOpRef v = lowerer.value(value, idx, true_());
   UOpRef addr = UOp::make(Ops::INDEX, out->dtype, {out, linear_index(idx, shape)});
+  UOpRef sink = UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {addr, v})});
+  Shape loops = shape;
+  if (auto narrowed = lowerer.reduce_sizes.empty() ? narrow_selected_store(sink) : std::nullopt)
+    loops[narrowed->first] = 1, sink = narrowed->second;
   return {ast,
-          UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {addr, v})}),
-          shape,
+          sink,
+          loops,
           std::move(lowerer.innermost),
           nd,
-          kernel_name(shape, lowerer.reduce_sizes),
+          kernel_name(loops, lowerer.reduce_sizes),
           !lowerer.reduce_sizes.empty()};
 }
 

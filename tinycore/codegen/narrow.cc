@@ -158,6 +158,28 @@ UOpRef narrow_reduce_loops(const UOpRef& sink) {
   return out;
 }
 
+std::optional<std::pair<int64_t, UOpRef>> narrow_selected_store(const UOpRef& plain) {
+  if (plain->src[0]->src[1]->op != Ops::WHERE) return std::nullopt;
+  UOpRef sink = simplify(plain);  // the condition's tests, and the load's index (through a view)
+  const UOpRef& store = sink->src[0];
+  const UOpRef& value = store->src[1];
+  if (value->op != Ops::WHERE || value->src[2]->op != Ops::LOAD ||
+      value->src[2]->src[0] != store->src[0])
+    return std::nullopt;
+  std::vector<UOpRef> cs;
+  conjuncts(value->src[0], cs);
+  for (const UOp* u : store->src[0]->toposort()) {
+    if (u->op != Ops::RANGE) continue;
+    std::vector<Bound> bounds;
+    for (const UOpRef& c : cs)
+      if (c->op == Ops::CMPEQ && bounds.empty()) bounds_of(c, u->ref(), {u}, bounds);
+    if (bounds.empty()) continue;
+    UOpRef at = imin(imax(bounds[0].bound, index_const(0)), u->src[0] + -1);
+    return std::make_pair(u->arg_int(), substitute(sink, {{u, at}}));
+  }
+  return std::nullopt;
+}
+
 double mean_trips(const UOp& range) {
   constexpr int64_t kMostPoints = 1 << 12;  // outer loop values evaluated at most
   const UOpRef& end = range.src[0];

@@ -1,9 +1,14 @@
-// Narrowing a reduce's loops to where its terms can be nonzero: a sum of products, one factor a
-// load gated by `lo <= r + e` and `r + e < hi` (a padded input read through a window, as a
-// transposed conv reads its gradient), runs its loop `r` from max(0, lo - e) to min(n, hi - e)
-// and loses those conditions, which then always hold. A transposed 5x5 conv over a 4-padded
-// input computes 10.5 GFLOP rather than 15.1 for the MNIST step, and loads ungated.
+// Narrowing loops to where their work counts. A reduce's, to where its terms can be nonzero: a
+// sum of products, one factor a load gated by `lo <= r + e` and `r + e < hi` (a padded input read
+// through a window, as a transposed conv reads its gradient), runs its loop `r` from
+// max(0, lo - e) to min(n, hi - e) and loses those conditions, which then always hold. A
+// transposed 5x5 conv over a 4-padded input computes 10.5 GFLOP rather than 15.1 for the MNIST
+// step, and loads ungated. A store's, to the one position an in-place write changes (a KV cache's
+// slot).
 #pragma once
+
+#include <optional>
+#include <utility>
 
 #include "tinycore/uop/uop.h"
 
@@ -15,6 +20,13 @@ namespace tc::codegen {
 // other factor is infinite or NaN there, NaN before, is left out: as PyTorch's transposed conv
 // never multiplies the padding).
 UOpRef narrow_reduce_loops(const UOpRef& sink);
+
+// A write in place at one position of an output loop r: STORE(out[i], where(c, v, out[i])) with
+// c holding at r + e == k alone (a KV cache's slot for the new token, k a loaded position). Every
+// other r writes back what it read, so r goes: it becomes k - e clamped into its range, where c
+// then holds exactly when k - e is in range (out of range, the store writes back what it read).
+// The loop's number and the kernel without it; nullopt for any other kernel.
+std::optional<std::pair<int64_t, UOpRef>> narrow_selected_store(const UOpRef& sink);
 
 // How many times the loop `range` runs on average over the outer loops its end reads (a narrowed
 // loop's length varies with them); its end when that is a number. For counting a kernel's flops.

@@ -422,11 +422,12 @@ class Scheduler {
   }
 
   // BUFFER leaves become numbered kernel arguments, so the AST does not depend on which buffers
-  // it runs on (and equal computations share one compiled kernel).
+  // it runs on (and equal computations share one compiled kernel). A read of the output (an
+  // in-place write's own elements) is argument 0 too: codegen sees a store of what it read.
   ScheduleItem build_item(const UOpRef& out, const UOpRef& value) {
     ScheduleItem item;
     item.bufs.push_back(out);
-    absl::flat_hash_map<const UOp*, UOpRef> args;
+    absl::flat_hash_map<const UOp*, UOpRef> args = {{out.get(), global(out, 0)}};
     std::function<UOpRef(const UOpRef&)> bind = [&](const UOpRef& u) -> UOpRef {
       if (auto it = args.find(u.get()); it != args.end()) return it->second;
       UOpRef r;
@@ -443,7 +444,7 @@ class Scheduler {
       return r;
     };
     UOpRef v = bind(value);
-    UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {global(out, 0), v});
+    UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {args[out.get()], v});
     item.ast = UOp::sink({store});
     // one kernel runs on one device: its buffers must all be there
     for (const UOpRef& b : item.bufs)
