@@ -164,7 +164,8 @@ std::optional<std::pair<int64_t, UOpRef>> narrow_selected_store(const UOpRef& pl
   const UOpRef& store = sink->src[0];
   const UOpRef& value = store->src[1];
   if (value->op != Ops::WHERE || value->src[2]->op != Ops::LOAD ||
-      value->src[2]->src[0] != store->src[0])
+      value->src[2]->src[0] != store->src[0] ||
+      (value->src[2]->src.size() > 1 && !value->src[2]->src[1]->is_const(1)))  // an ungated read
     return std::nullopt;
   std::vector<UOpRef> cs;
   conjuncts(value->src[0], cs);
