@@ -337,6 +337,28 @@ TEST(TinyJit, SetitemIntoAnInputNeverWritesABufferEqualGraphsShare) {
   expect_vec(Tensor::zeros({6, 6}).contiguous(), V(36, 0.0f));
 }
 
+// An input written in place at the capture (it owned its buffer) and replayed with one that does
+// not (the buffer of an interned graph, full(...).contiguous()): the replay writes a buffer of the
+// input's own, starting from the input's value, which the in-place kernel reads where it writes.
+TEST(TinyJit, AnInPlaceWriteReplayedOnAnInputWithoutItsOwnBufferStartsFromItsValue) {
+  TinyJit f([](const std::vector<Tensor>& in) {
+    Tensor t = in[0];
+    t.assign(t + in[1]);
+    return std::vector<Tensor>{t};
+  });
+  for (int i = 1; i <= 4; i++) {
+    float x = static_cast<float>(i);
+    Tensor t = Tensor::full({3}, x).contiguous().realize();  // an interned graph's buffer
+    if (i <= 2) t.assign(t * 1).realize();  // its own buffer: the capture writes it in place
+    Tensor out = f({t, vec({10, 20, 30}, {3})})[0];
+    expect_vec(t, {10 + x, 20 + x, 30 + x});
+    expect_vec(out, {10 + x, 20 + x, 30 + x});
+  }
+  EXPECT_TRUE(f.captured());
+  expect_vec(Tensor::full({3}, 4.0).contiguous(), {4, 4, 4});
+  expect_vec(Tensor::full({3}, 3.0).contiguous(), {3, 3, 3});
+}
+
 TEST(TinyJit, AssignUpdatesPersistAcrossReplays) {
   // an SGD-like step: w -= 0.1 * (x * w), with a loss returned
   Tensor w = vec({1, 2, 3}, {3});

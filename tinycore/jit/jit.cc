@@ -289,15 +289,19 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in) {
   for (size_t i = 0; i < in.size(); i++) {
     Plan::Input& pi = plan->input_slots[i];
     const runtime::Buffer* now = buffer_of(in[i]).get();
-    pi.written = in[i].uop() != at_entry[i];
+    // in place, the slots from the first kernel storing into its buffer on hold the new value (an
+    // assign realized into the input's own buffer leaves its graph the same view)
+    auto it = uses.find(entry[i].get());
+    size_t first_write = launches.size();
+    if (it != uses.end())
+      for (const Plan::Slot& s : it->second.slots)
+        if (s.arg == 0) first_write = std::min(first_write, s.launch);
+    pi.written = in[i].uop() != at_entry[i] || first_write < launches.size();
     pi.in_place = pi.written && now == entry[i].get();
+    if (!pi.in_place) first_write = launches.size();
     input_bufs.insert(entry[i].get());
     input_bufs.insert(now);
-    if (auto it = uses.find(entry[i].get()); it != uses.end()) {
-      // in place, the slots from the first write on hold the new value
-      size_t first_write = launches.size();
-      for (const Plan::Slot& s : it->second.slots)
-        if (s.arg == 0 && pi.in_place) first_write = std::min(first_write, s.launch);
+    if (it != uses.end()) {
       for (const Plan::Slot& s : it->second.slots)
         (s.launch < first_write || (s.launch == first_write && s.arg > 0) ? pi.slots : pi.after)
             .push_back(s);
@@ -409,6 +413,8 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
       assigned[i] = buffer_of(in[i]);
     } else {
       Tensor fresh = Tensor::empty(in[i].shape(), in[i].dtype(), in[i].device());
+      // written in place at the capture, its kernels read the old value where they write it
+      if (pi.in_place) fresh.assign(in[i].contiguous()).realize();
       Tensor(in[i]).hold_own(fresh);
       assigned[i] = buffer_of(fresh);
     }

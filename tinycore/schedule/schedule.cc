@@ -443,9 +443,7 @@ class Scheduler {
       args[u.get()] = r;
       return r;
     };
-    UOpRef v = bind(value);
-    UOpRef store = UOp::make(Ops::STORE, dtypes::void_, {args[out.get()], v});
-    item.ast = UOp::sink({store});
+    item.ast = UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {args[out.get()], bind(value)})});
     // one kernel runs on one device: its buffers must all be there
     for (const UOpRef& b : item.bufs)
       if (&b->buffer->device() != &out->buffer->device())
