@@ -665,12 +665,15 @@ int main(int argc, char** argv) {
   // OpenBLAS picks its kernels by CPU model: with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset,
   // unless it does not know this CPU (Debian's 0.3.21 takes Zen 5 for a "Prescott" and runs SSE3
   // code), then its AVX-512 kernels are forced. The OpenMP threads of the Eigen, BLIS and oneDNN
-  // anchors must sleep, not spin, while OpenBLAS's and tinycore's own threads run.
+  // anchors must sleep, not spin, while OpenBLAS's and tinycore's own threads run; and OpenBLAS's
+  // threads too, which otherwise spin for 2^28 cycles (about 0.1 s) after each call, on a core the
+  // next case in the turns needs (tinycore's 1024^3 SGEMM after OpenBLAS's: 19 ms, alone 9.6 ms).
   if (!std::getenv("TC_BENCH_ENV")) {
     setenv("TC_BENCH_ENV", "1", 1);
     unsetenv("OPENBLAS_CORETYPE");
     unsetenv("OPENBLAS_L2_SIZE");
     if (!std::getenv("OMP_WAIT_POLICY")) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    if (!std::getenv("OPENBLAS_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
     execv("/proc/self/exe", argv);
     std::perror("bench: re-running with the anchors' environment");
     return 1;
