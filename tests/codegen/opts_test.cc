@@ -294,7 +294,9 @@ TEST(Opts, RowReducesShareTheRowsLanes) {
 
 TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
   // NCHW -> NHWC: lanes on C gather 16 channel planes, walked along H and W inside; the batch,
-  // laid out outside them, is the outermost loop (the one cores share), not the 2 lane blocks
+  // laid out outside them, is the outermost loop (the one cores share), not the 2 lane blocks;
+  // W, the planes' innermost axis, unrolled by the most of 8, 4, 2 dividing it (each lane's
+  // gather then reads a run of its plane)
   Target avx512{64, 32, true};
   Tensor x = Tensor::empty({64, 32, 6, 6});
   UOpRef copy = schedule::create_schedule({x.permute({0, 2, 3, 1}).contiguous().uop()})[0].ast;
@@ -302,6 +304,8 @@ TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
   EXPECT_EQ(o.lane_axis, 3);  // (N, H, W, C)
   EXPECT_EQ(o.lanes, 16);
   EXPECT_EQ(o.order, (std::vector<int>{0, 3, 1, 2}));
+  EXPECT_EQ(o.unroll_axis, 2);
+  EXPECT_EQ(o.unroll, 2);
   EXPECT_TRUE(o.parallel);
   // a plain 2-D transpose: the lanes' blocks outermost, as the source's rows are
   Tensor m = Tensor::empty({48, 64});
@@ -309,6 +313,8 @@ TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
       lower(schedule::create_schedule({m.permute({1, 0}).contiguous().uop()})[0].ast), avx512);
   EXPECT_EQ(t.lane_axis, 1);
   EXPECT_EQ(t.order, (std::vector<int>{1, 0}));
+  EXPECT_EQ(t.unroll_axis, 0);
+  EXPECT_EQ(t.unroll, 8);
 }
 
 TEST(Heuristic, PutsConvLanesOnOutputChannels) {

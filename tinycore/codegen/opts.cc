@@ -308,12 +308,17 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // the order of the input's layout, so the loops inside the lanes' own walk each gathered cache
   // line whole while it stays in L1, and every store writes whole lines (in output order each
   // read fetches a line). The axes laid out outside the lanes' (an NCHW batch) stay outermost,
-  // so the loop that cores share is long.
+  // so the loop that cores share is long. The input's innermost axis is unrolled by up to 8: the
+  // lanes' gathers from each row then read consecutive elements, which LLVM loads as vectors and
+  // transposes in registers (BEAM's choice; on the Intel Xeon host 1.3-1.5x as fast as a gather).
   if (!reduce && o.lane_axis < 0 && last > 0) {
     std::vector<int> order = source_order(plain_kernel(plain), nd);
-    int w = target.simd_bytes / itemsize;
-    if (!order.empty() && order.back() != last && shape[last] % w == 0)
+    int w = target.simd_bytes / itemsize, u = 8;
+    if (!order.empty() && order.back() != last && shape[last] % w == 0) {
       o.order = order, o.lane_axis = last, o.lanes = w;
+      while (u > 1 && shape[order.back()] % u != 0) u /= 2;
+      if (u > 1) o.unroll_axis = order.back(), o.unroll = u;
+    }
   }
 
   // a reduce with no lanes on its outputs (a row sum: lanes over rows would gather), or narrow
