@@ -411,12 +411,12 @@ class Scheduler {
   // unfused graphs, whose whole toposort reaches back through the model).
   std::string device_of(const UOpRef& value) {
     absl::flat_hash_set<const UOp*> seen = {value.get()};
-    for (std::vector<const UOp*> todo = {value.get()}; !todo.empty();) {
-      const UOp* u = todo.back();
-      todo.pop_back();
+    for (std::vector<const UOp*> pending = {value.get()}; !pending.empty();) {
+      const UOp* u = pending.back();
+      pending.pop_back();
       if (u->op == Ops::BUFFER) return u->buffer->device().name();
       for (const UOpRef& s : u->src)
-        if (seen.insert(s.get()).second) todo.push_back(s.get());
+        if (seen.insert(s.get()).second) pending.push_back(s.get());
     }
     return runtime::default_device();
   }
