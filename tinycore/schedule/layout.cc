@@ -1,6 +1,5 @@
 #include "tinycore/schedule/layout.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <utility>
@@ -81,6 +80,15 @@ bool leading_ones(const UOp& u) {
   return out == u.src[0]->shape();
 }
 
+// Whether u is the transpose of its source's last two axes (the others in place).
+bool transposes_last_two(const UOp& u) {
+  const int nd = static_cast<int>(u.shape().size());
+  if (u.op != Ops::PERMUTE || nd < 2) return false;
+  std::vector<int64_t> swap(nd - 2);
+  std::iota(swap.begin(), swap.end(), 0), swap.insert(swap.end(), {nd - 1, nd - 2});
+  return u.arg_ints() == swap;
+}
+
 // ---------------------------------------------------------------- the rules
 
 // The product of matmul_columns with x read from a copy blocked by 32 rows, (M/32, K, 32), when x
@@ -95,11 +103,7 @@ UOpRef transposed_rows(const UOpRef& r) {
   p.skip(Ops::CAST);
   p.skip(Ops::DETACH);
   const int xn = static_cast<int>(p.at()->shape().size());
-  std::vector<int64_t> swap(std::max(xn - 2, 0));
-  std::iota(swap.begin(), swap.end(), 0), swap.insert(swap.end(), {xn - 1, xn - 2});
-  if (xn < 2 || p.at()->op != Ops::PERMUTE || p.at()->arg_ints() != swap ||
-      p.at()->shape()[xn - 2] % 32 != 0)
-    return r;
+  if (!transposes_last_two(*p.at()) || p.at()->shape()[xn - 2] % 32 != 0) return r;
   return p.rebuild(blocked_copy(p.at(), xn - 2, 32));
 }
 
@@ -121,10 +125,7 @@ UOpRef matmul_columns(const UOpRef& r) {
   if (leading_ones(*p.at())) p.down();
   p.skip(Ops::CAST);
   const int wn = static_cast<int>(p.at()->shape().size());
-  if (p.at()->op != Ops::PERMUTE || wn < 3) return nullptr;
-  std::vector<int64_t> swap(wn - 2);  // the transpose of the last two axes
-  std::iota(swap.begin(), swap.end(), 0), swap.insert(swap.end(), {wn - 1, wn - 2});
-  if (p.at()->arg_ints() != swap) return nullptr;
+  if (wn < 3 || !transposes_last_two(*p.at())) return nullptr;
   p.down();
   const Shape& ws = p.at()->shape();  // w's batch axes, 1, K, N
   const int64_t k = ws[wn - 2], n = ws[wn - 1];
