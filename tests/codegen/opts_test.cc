@@ -333,6 +333,23 @@ TEST(Heuristic, PutsConvLanesOnOutputChannels) {
   }
 }
 
+TEST(Heuristic, ConvLoopsOverItsLaneBlocksInsideWhereItsWeightsFitTheCache) {
+  // a 1x1 conv, lanes on cout (its weight blocked by 32 channels, 128 KB in all): with a cache
+  // that holds the weights, each output row of positions meets every block of channels while the
+  // row is in cache, (bs, oy, cout, ox); with one that does not, the block's weights stay while
+  // every row streams past, (cout, bs, oy, ox)
+  Tensor x = Tensor::empty({8, 256, 28, 28}), w = Tensor::empty({128, 256, 1, 1});
+  LoweredKernel conv = lower(schedule::create_schedule({x.conv2d(w).uop()}).back().ast);
+  for (int64_t cache : {int64_t{1} << 20, int64_t{64} << 10}) {
+    KernelOpts o = choose_opts(conv, Target{64, 32, true, cache});
+    EXPECT_EQ(o.lane_axis, 1);
+    EXPECT_EQ(o.unroll_axis, 3);
+    EXPECT_EQ(o.order,
+              cache > (128 << 10) ? std::vector<int>({0, 2, 1, 3}) : std::vector<int>({1, 0, 2, 3}))
+        << cache;
+  }
+}
+
 TEST(Heuristic, ConvRowsAreNeighbouringPositions) {
   // the register tile of a conv goes along its output positions, whose rows read nearby inputs
   // (the same cache lines), rather than along the batch, whose rows read a whole feature map

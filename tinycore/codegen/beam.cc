@@ -48,9 +48,10 @@ bool valid(const LoweredKernel& plain, const KernelOpts& o) {
 }
 
 std::string cache_file(const UOpRef& ast, runtime::Device& device, int width) {
-  std::string key = absl::StrCat("tinycore beam v5|", device.name(), "|simd ", device.simd_bytes(),
-                                 "x", device.simd_registers(), "|threads ", device.parallelism(),
-                                 "|width ", width, "|\n", print_graph(ast));
+  std::string key =
+      absl::StrCat("tinycore beam v5|", device.name(), "|simd ", device.simd_bytes(), "x",
+                   device.simd_registers(), "|cache ", device.cache_bytes(), "|threads ",
+                   device.parallelism(), "|width ", width, "|\n", print_graph(ast));
   return runtime::cache_path("beam", key, ".txt");
 }
 
@@ -228,7 +229,7 @@ KernelOpts beam_search(const LoweredKernel& plain, runtime::Device& device, int 
     }
   }
   BeamStats::searches++;
-  Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
+  Target target = target_of(device);
   std::string name = build_kernel(plain, device, KernelOpts{})->name;
   bool tty = isatty(STDERR_FILENO);
   double t_start = now();

@@ -64,7 +64,7 @@ std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::
   KernelCache::OptsKey key = KernelCache::opts_key(scheduled, device);
   std::optional<KernelOpts> opts = c.find_opts(key, device);
   if (!opts) {  // the heuristic's choice is remembered
-    Target target{device.simd_bytes(), device.simd_registers(), device.parallelism() > 1};
+    Target target = target_of(device);
     int beam = std::get<3>(key);
     KernelOpts o = beam > 0 ? beam_search(plain, device, beam) : choose_opts(plain, target);
     std::lock_guard<std::mutex> lock(c.mu);

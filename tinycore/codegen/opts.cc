@@ -14,8 +14,14 @@
 #include "tinycore/codegen/linearize.h"
 #include "tinycore/helpers.h"
 #include "tinycore/renderer/lanes.h"
+#include "tinycore/runtime/device.h"
 
 namespace tc::codegen {
+
+Target target_of(const runtime::Device& device) {
+  return {device.simd_bytes(), device.simd_registers(), device.parallelism() > 1,
+          device.cache_bytes()};
+}
 
 std::string KernelOpts::key() const {
   return absl::StrCat("lanes", lane_axis, "x", lanes, ",unroll", unroll_axis, "x", unroll, ",order",
@@ -177,6 +183,25 @@ std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
     }
   }
   return out;
+}
+
+// The bytes of the buffers that loads in a reduce's loop read along output axis `axis` (the operand
+// whose blocks a kernel's lanes on that axis read: a matmul's columns, a conv's weights).
+int64_t bytes_along(const PlainKernel& plain, int axis) {
+  absl::flat_hash_set<const UOp*> buffers;
+  int64_t bytes = 0;
+  for (const UOp* u : plain.sink->toposort()) {
+    if (u->op != Ops::REDUCE) continue;
+    for (const UOp* n : u->src[0]->toposort()) {
+      if (n->op != Ops::LOAD || !buffers.insert(n->src[0]->src[0].get()).second) continue;
+      for (const UOp* m : n->src[0]->src[1]->toposort())
+        if (m == plain.ranges[axis]) {
+          bytes += n->src[0]->src[0]->arg_ints()[1] * n->dtype.itemsize();
+          break;
+        }
+    }
+  }
+  return bytes;
 }
 
 // The lanes for an axis of `size`: the widest power of two up to `widest` that divides it, or,
@@ -373,13 +398,22 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // a reduce with lanes loops over its lane axis outermost (when that leaves a share for every
   // core): the other operand's panel for one block of lanes (a matmul's columns of b, a conv's
   // weights for 32 output channels) stays in cache while every row streams past it, rather than
-  // all of it streaming past each register tile of rows
+  // all of it streaming past each register tile of rows. Where all of that operand fits in a
+  // core's cache (a ResNet's 1x1 convs, 3x3 ones to 128 channels), the lane loop goes inside the
+  // others instead, just outside the innermost: each group of rows (a conv's output row) is read
+  // from memory once and meets every block there, rather than the rows, strided and many times
+  // the cache, streaming past once a block (ResNet-50's kernels on an Intel Xeon, 2 MB of L2: 349
+  // -> 279 ms at batch 8, 42 -> 38 ms at batch 1).
   // (not in a kernel of rows, whose row loops stay inside the loops its reduces run in)
   if (reduce && o.lane_axis >= 0 && o.order.empty() && rows.empty() &&
       shape[o.lane_axis] / o.lanes >= 4) {
-    o.order.push_back(o.lane_axis);
     for (int i = 0; i < nd; i++)
       if (i != o.lane_axis) o.order.push_back(i);
+    auto at = o.order.begin();  // the lane loop outermost
+    if (bytes_along(plain_kernel(plain), o.lane_axis) <= target.cache_bytes)
+      for (auto it = o.order.begin(); it != o.order.end(); ++it)
+        if (shape[*it] > 1) at = it;  // just outside the innermost
+    o.order.insert(at, o.lane_axis);
   }
 
   o.parallel = target.threads && nd > 0;

@@ -21,6 +21,9 @@
 
 #include "tinycore/uop/uop.h"
 
+namespace tc::runtime {
+class Device;
+}
 namespace tc::codegen {
 
 struct LoweredKernel;
@@ -46,10 +49,12 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd);
 
 // What the heuristic needs to know of the device.
 struct Target {
-  int simd_bytes = 16;      // one vector register
-  int simd_registers = 16;  // how many there are
-  bool threads = true;      // kernels may be split across cores
+  int simd_bytes = 16;                     // one vector register
+  int simd_registers = 16;                 // how many there are
+  bool threads = true;                     // kernels may be split across cores
+  int64_t cache_bytes = int64_t{1} << 20;  // private to each core (runtime::Device::cache_bytes)
 };
+Target target_of(const runtime::Device& device);
 
 // The heuristic: picks opts for a lowered kernel (lower.h) from its loops and the target, trying
 // them on it (apply_opts.h); NOOPT=1 picks none.

@@ -115,9 +115,10 @@ std::string saved_kernel_key(const UOpRef& scheduled, const runtime::Device& dev
       absl::StrAppend(&consts, absl::StrFormat("%a ", *v));
   return absl::StrCat(
       "tinycore kernel v2|build ", build_id(), "|", device.name(), "|simd ", device.simd_bytes(),
-      "x", device.simd_registers(), "|cores ", device.parallelism(), "|NOOPT=", env("NOOPT"),
-      "|BEAM=", env("BEAM"), "|TRANSCENDENTAL=", env("TRANSCENDENTAL"),
-      "|CHECK_RENDER=", env("CHECK_RENDER"), "|\n", print_graph(scheduled), "\n", consts);
+      "x", device.simd_registers(), "|cache ", device.cache_bytes(), "|cores ",
+      device.parallelism(), "|NOOPT=", env("NOOPT"), "|BEAM=", env("BEAM"),
+      "|TRANSCENDENTAL=", env("TRANSCENDENTAL"), "|CHECK_RENDER=", env("CHECK_RENDER"), "|\n",
+      print_graph(scheduled), "\n", consts);
 }
 
 std::shared_ptr<Kernel> load_kernel(const std::string& key, runtime::Device& device) {

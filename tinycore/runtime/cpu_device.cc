@@ -16,6 +16,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <unordered_map>
@@ -88,6 +89,10 @@ class CpuDevice : public Device {
   int parallelism() const override { return pool_.size(); }
   int simd_bytes() const override { return simd_bytes_; }
   int simd_registers() const override { return simd_registers_; }
+  int64_t cache_bytes() const override {
+    static const int64_t l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);  // 0 or -1 where glibc cannot tell
+    return l2 > 0 ? l2 : Device::cache_bytes();
+  }
 
   int compile_threads() const override { return pool_.size(); }
 
