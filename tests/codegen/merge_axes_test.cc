@@ -142,6 +142,31 @@ TEST(MergeOutputAxes, ATransposedReadKeepsItsAxes) {
                     static_cast<double>(xv[(c * H + h) * W + w]) + yv[(c * W + w) * H + h], 1e-6);
 }
 
+TEST(MergeOutputAxes, APointwiseConvsPositionsMergeWhereTheyFillLanes) {
+  // a 1x1 conv's 8x8 positions are one axis of 64, a multiple of the widest lanes; 6x6 ones (36)
+  // and a 3x3 conv's (its windows read them through a division) keep their axes
+  const int64_t N = 2, C = 3, O = 5;
+  for (int64_t side : {8, 6}) {
+    std::vector<float> xv = random_values(N * C * side * side, 20), wv = random_values(O * C, 21);
+    auto conv = [&] {
+      return Tensor(xv, Shape{N, C, side, side}).conv2d(Tensor(wv, Shape{O, C, 1, 1}));
+    };
+    Shape want = side == 8 ? Shape{N, O, 64} : Shape{N, O, side, side};
+    EXPECT_EQ(merge_axes(last_kernel(conv())).shape, want);
+    std::vector<float> got = conv().data<float>();
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t o = 0; o < O; o++)
+        for (int64_t p = 0; p < side * side; p++) {
+          double sum = 0;
+          for (int64_t c = 0; c < C; c++)
+            sum += static_cast<double>(xv[(n * C + c) * side * side + p]) * wv[o * C + c];
+          EXPECT_NEAR(got[(n * O + o) * side * side + p], sum, 1e-5) << n << " " << o << " " << p;
+        }
+  }
+  Tensor x = Tensor::empty({N, C, 8, 8}), w = Tensor::empty({O, C, 3, 3});
+  EXPECT_EQ(merge_axes(last_kernel(x.conv2d(w, {.padding = 1}))).shape, (Shape{N, O, 8, 8}));
+}
+
 TEST(MergeOutputAxes, LongInnermostAxesAndReducesAreLeftAlone) {
   Tensor x(random_values(4 * 64, 12), Shape{4, 64});
   LoweredKernel k = last_kernel(x * 2.0f);

@@ -350,6 +350,36 @@ TEST(Heuristic, ConvLoopsOverItsLaneBlocksInsideWhereItsWeightsFitTheCache) {
   }
 }
 
+TEST(Heuristic, ConvLoopsOverItsLaneBlocksInsideWhereThatMovesFewerBytes) {
+  // weights past the cache: a strided 1x1 conv (a ResNet's downsample, 2 MB of weights) reads its
+  // 12.8 MB input once per block of 32 channels (411 MB) or its weights once per output row (224
+  // MB): the lane loop goes inside; a 3x3 conv of 512 channels on 7x7 (9.4 MB of weights, 1.3 MB
+  // of input: 21 MB against 528) keeps it outermost
+  Target avx512{64, 32, true, int64_t{1} << 20};
+  for (int64_t k : {1, 3}) {
+    Tensor x = Tensor::empty({8, 512, k == 1 ? 28 : 7, k == 1 ? 28 : 7});
+    Tensor w = Tensor::empty({k == 1 ? 1024 : 512, 512, k, k});
+    ConvOpts c = k == 1 ? ConvOpts{.stride = 2} : ConvOpts{.padding = 1};
+    KernelOpts o =
+        choose_opts(lower(schedule::create_schedule({x.conv2d(w, c).uop()}).back().ast), avx512);
+    EXPECT_EQ(o.lane_axis, 1);
+    EXPECT_EQ(o.order, k == 1 ? std::vector<int>({0, 2, 1, 3}) : std::vector<int>({1, 0, 2, 3}))
+        << k;
+  }
+}
+
+TEST(Heuristic, OutputLanesAreNotTradedForGatheringReduceLanes) {
+  // a matmul viewed as (8, 128, 28, 28): 4 lanes along the row of 28 read the input in runs; 32
+  // lanes on the sum over its 512 rows would gather the input, 784 elements apart (10x slower)
+  Tensor w = Tensor::empty({128, 512}), x = Tensor::empty({8, 512, 784});
+  KernelOpts o = choose_opts(
+      lower(schedule::create_schedule({w.matmul(x).reshape({8, 128, 28, 28}).uop()}).back().ast),
+      Target{64, 32, true});
+  EXPECT_EQ(o.reduce_lanes, 1);
+  EXPECT_EQ(o.lane_axis, 3);
+  EXPECT_EQ(o.lanes, 4);
+}
+
 TEST(Heuristic, ConvRowsAreNeighbouringPositions) {
   // the register tile of a conv goes along its output positions, whose rows read nearby inputs
   // (the same cache lines), rather than along the batch, whose rows read a whole feature map

@@ -106,13 +106,18 @@ LoweredKernel merge_axes(const LoweredKernel& plain) {
     }
   }
 
-  // an elementwise kernel's innermost output loops, only while the innermost is shorter than the
-  // widest SIMD lanes (32 floats): longer ones gain nothing, and a transposing copy's tiling
-  // depends on its axes
-  constexpr int64_t kShort = 32;
-  if (!has_reduce(k.ast) && k.sink->src.size() == 1)
+  // the innermost output loops: an elementwise kernel's only while the innermost is shorter than
+  // the widest SIMD lanes (32 floats): longer ones gain nothing, and a transposing copy's tiling
+  // depends on its axes; a reduce's where the innermost is no multiple of them and the merged loop
+  // is (a 1x1 conv's 56x56 positions as 3136 take 32 lanes and store whole vectors, rather than
+  // lanes on its channels scattering each store; a 3x3 conv's windows never merge)
+  constexpr int64_t kLanes = 32;
+  const bool reduce = has_reduce(k.ast);
+  if (k.sink->src.size() == 1)
     for (size_t i = k.shape.size(); i-- > 1;) {
-      if (k.shape[i] >= kShort) break;
+      if (reduce ? k.shape[i] % kLanes == 0 || k.shape[i - 1] * k.shape[i] % kLanes != 0
+                 : k.shape[i] >= kLanes)
+        break;
       UOpRef outer = outputs[i - 1], inner = outputs[i], merged = outer ? outer : inner;
       if (outer && inner) {
         merged = range(k.shape[i - 1] * k.shape[i], outer->arg_int());

@@ -185,23 +185,25 @@ std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
   return out;
 }
 
-// The bytes of the buffers that loads in a reduce's loop read along output axis `axis` (the operand
-// whose blocks a kernel's lanes on that axis read: a matmul's columns, a conv's weights).
-int64_t bytes_along(const PlainKernel& plain, int axis) {
+// The bytes of the buffers that loads in a reduce's loop read, those whose index depends on output
+// axis `axis` (the operand whose blocks a kernel's lanes on that axis read: a matmul's columns, a
+// conv's weights) and the others.
+struct Operands {
+  int64_t along = 0, other = 0;
+};
+Operands bytes_along(const PlainKernel& plain, int axis) {
   absl::flat_hash_set<const UOp*> buffers;
-  int64_t bytes = 0;
+  Operands out;
   for (const UOp* u : plain.sink->toposort()) {
     if (u->op != Ops::REDUCE) continue;
     for (const UOp* n : u->src[0]->toposort()) {
       if (n->op != Ops::LOAD || !buffers.insert(n->src[0]->src[0].get()).second) continue;
-      for (const UOp* m : n->src[0]->src[1]->toposort())
-        if (m == plain.ranges[axis]) {
-          bytes += n->src[0]->src[0]->arg_ints()[1] * n->dtype.itemsize();
-          break;
-        }
+      std::vector<const UOp*> index = n->src[0]->src[1]->toposort();
+      bool along = std::find(index.begin(), index.end(), plain.ranges[axis]) != index.end();
+      (along ? out.along : out.other) += n->src[0]->src[0]->arg_ints()[1] * n->dtype.itemsize();
     }
   }
-  return bytes;
+  return out;
 }
 
 // The lanes for an axis of `size`: the widest power of two up to `widest` that divides it, or,
@@ -349,8 +351,9 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // a reduce with no lanes on its outputs (a row sum: lanes over rows would gather), or narrow
   // ones (a linear layer with 10 outputs), takes wider ones on its innermost reduce axis if a
   // load in its loop streams along it (gathers of others, such as a max pool's output read per
-  // pair of positions, cost what the scalar loop does): vector partial sums, combined once after
-  // the loop
+  // pair of positions, cost what the scalar loop does, though not what output lanes save: a
+  // matmul's 4 lanes along a 28-wide row beat 32 gathering its input 10x): vector partial sums,
+  // combined once after the loop
   if (reduce && o.lanes < 8) {
     int64_t inner = 0, biggest = 0;  // of the reduce with the most work
     for (const ReduceLoops& r : reduces)
@@ -360,7 +363,8 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
     trial.reduce_lanes = w;
     if (w >= 4 && w > o.lanes) {
       LaneAccesses a = lane_accesses(plain, trial);
-      if (a.contiguous > 0) o.reduce_lanes = w, o.lane_axis = -1, o.lanes = 1;
+      if (a.contiguous > 0 && (a.gathered == 0 || o.lanes == 1))
+        o.reduce_lanes = w, o.lane_axis = -1, o.lanes = 1;
     }
     // and takes 4 vectors an iteration (UNROLL): one add into the accumulator per 4 vectors
     // loaded, not a chain of one each, which a streaming sum waits on
@@ -403,17 +407,23 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // others instead, just outside the innermost: each group of rows (a conv's output row) is read
   // from memory once and meets every block there, rather than the rows, strided and many times
   // the cache, streaming past once a block (ResNet-50's kernels on an Intel Xeon, 2 MB of L2: 349
-  // -> 279 ms at batch 8, 42 -> 38 ms at batch 1).
+  // -> 279 ms at batch 8, 42 -> 38 ms at batch 1); so it does where that moves fewer bytes,
+  // the operand once per group of rows against the others once per block (a strided 1x1 conv
+  // whose input is many times its weights).
   // (not in a kernel of rows, whose row loops stay inside the loops its reduces run in)
   if (reduce && o.lane_axis >= 0 && o.order.empty() && rows.empty() &&
       shape[o.lane_axis] / o.lanes >= 4) {
     for (int i = 0; i < nd; i++)
       if (i != o.lane_axis) o.order.push_back(i);
-    auto at = o.order.begin();  // the lane loop outermost
-    if (bytes_along(plain_kernel(plain), o.lane_axis) <= target.cache_bytes)
-      for (auto it = o.order.begin(); it != o.order.end(); ++it)
-        if (shape[*it] > 1) at = it;  // just outside the innermost
-    o.order.insert(at, o.lane_axis);
+    size_t inner = 0;  // the innermost of the other loops
+    for (size_t j = 0; j < o.order.size(); j++)
+      if (shape[o.order[j]] > 1) inner = j;
+    // the groups of rows: what the loops outside it run
+    int64_t groups = shape_numel(shape) / shape[o.lane_axis] / shape[o.order[inner]];
+    Operands bytes = bytes_along(plain_kernel(plain), o.lane_axis);
+    bool inside = bytes.along <= target.cache_bytes ||
+                  groups * bytes.along < shape[o.lane_axis] / o.lanes * bytes.other;
+    o.order.insert(o.order.begin() + static_cast<int64_t>(inside ? inner : 0), o.lane_axis);
   }
 
   o.parallel = target.threads && nd > 0;
