@@ -366,6 +366,12 @@ TEST(Heuristic, ConvLoopsOverItsLaneBlocksInsideWhereThatMovesFewerBytes) {
     EXPECT_EQ(o.order, k == 1 ? std::vector<int>({0, 2, 1, 3}) : std::vector<int>({1, 0, 2, 3}))
         << k;
   }
+  // a kernel of one axis, the lanes': its loop is the order
+  KernelOpts sum = choose_opts(
+      lower(schedule::create_schedule({Tensor::empty({512, 256}).sum(0).uop()}).back().ast),
+      avx512);
+  EXPECT_EQ(sum.lane_axis, 0);
+  EXPECT_EQ(sum.order, std::vector<int>{0});
 }
 
 TEST(Heuristic, OutputLanesAreNotTradedForGatheringReduceLanes) {

@@ -415,11 +415,11 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
       shape[o.lane_axis] / o.lanes >= 4) {
     for (int i = 0; i < nd; i++)
       if (i != o.lane_axis) o.order.push_back(i);
-    size_t inner = 0;  // the innermost of the other loops
+    size_t inner = 0;  // the innermost of the other loops (none in a kernel of one axis)
     for (size_t j = 0; j < o.order.size(); j++)
       if (shape[o.order[j]] > 1) inner = j;
-    // the groups of rows: what the loops outside it run
-    int64_t groups = shape_numel(shape) / shape[o.lane_axis] / shape[o.order[inner]];
+    int64_t groups = 1;  // of rows: what the loops outside it run
+    for (size_t j = 0; j < inner; j++) groups *= shape[o.order[j]];
     Operands bytes = bytes_along(plain_kernel(plain), o.lane_axis);
     bool inside = bytes.along <= target.cache_bytes ||
                   groups * bytes.along < shape[o.lane_axis] / o.lanes * bytes.other;
