@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,47 +74,40 @@ double cold_first_run_s(const std::string& path, int64_t batch) {
   return s;
 }
 
-// OpenCV's DNN module on the same file and input: the median ms of `reps` runs after one, and the
-// first image's logits; nullopt where bench was built without it.
-struct AnchorRun {
-  double ms = 0;
-  std::vector<float> logits;
-};
-std::optional<AnchorRun> opencv_dnn(const std::string& path, int64_t batch, int reps) {
+// OpenCV's DNN module on the same file and input, as a workload that leaves the first image's
+// logits in `logits`; nullopt where bench was built without it or it cannot read the model.
+std::optional<Workload> opencv_dnn(const std::string& path, int64_t batch,
+                                   std::vector<double>* logits) {
 #ifdef TC_HAVE_OPENCV_DNN
-  cv::dnn::Net net;
+  auto net = std::make_shared<cv::dnn::Net>();
   try {
-    net = cv::dnn::readNetFromONNX(path);
+    *net = cv::dnn::readNetFromONNX(path);
   } catch (const cv::Exception& e) {  // an operator it cannot read: no anchor, the suite goes on
     std::fprintf(stderr, "bench onnx: no OpenCV anchor for %s: %s\n", path.c_str(), e.what());
     return std::nullopt;
   }
-  std::vector<float> pixels = fixed_input(batch);
-  int dims[] = {static_cast<int>(batch), 3, kSide, kSide};
-  cv::Mat blob(4, dims, CV_32F, pixels.data());
-  std::vector<double> times;
-  cv::Mat out;
-  for (int i = 0; i < reps + 1; i++) {
-    double t0 = now();
-    net.setInput(blob);
-    out = net.forward();
-    times.push_back(now() - t0);
-  }
-  times.erase(times.begin());
-  AnchorRun r{median(times) * 1e3, {}};
-  const float* o = out.ptr<float>();
-  r.logits.assign(o, o + std::min<int64_t>(8, static_cast<int64_t>(out.total())));
-  return r;
+  auto pixels = std::make_shared<std::vector<float>>(fixed_input(batch));
+  return [net, pixels, batch, logits] {
+    int dims[] = {static_cast<int>(batch), 3, kSide, kSide};
+    net->setInput(cv::Mat(4, dims, CV_32F, pixels->data()));
+    cv::Mat out = net->forward();
+    const float* o = out.ptr<float>();
+    logits->assign(o, o + std::min<int64_t>(8, static_cast<int64_t>(out.total())));
+  };
 #else
-  (void)path, (void)batch, (void)reps;
+  (void)path, (void)batch, (void)logits;
   std::fprintf(stderr, "bench onnx: built without OpenCV's DNN module (libopencv-dnn-dev)\n");
   return std::nullopt;
 #endif
 }
 
-Result measure_model(const Model& m, const std::string& path, const std::string& dir,
-                     int64_t batch) {
-  const int reps = batch == 1 ? 5 : 3;
+// tinycore's forward under TinyJit in turns with OpenCV's and PyTorch's (`torch`, null: none) on
+// the same weights and input, 5 rounds: the median time of each, ratios round by round, the
+// faster anchor's too (ratio_vs_best_anchor, > 1 where tinycore beats both), and how far the
+// logits are from each anchor's.
+Result measure_model(const Model& m, const std::string& path, const std::string& dir, int64_t batch,
+                     TorchWorker* torch) {
+  constexpr int kRounds = 5;
   Result r{"onnx", absl::StrFormat("%s b%lld 224x224", m.name, static_cast<long long>(batch)),
            true};
   r.fields["first_run_s"] = cold_first_run_s(path, batch);
@@ -124,32 +118,34 @@ Result measure_model(const Model& m, const std::string& path, const std::string&
     return std::vector<Tensor>{runner({{in, x[0]}}).at(out).realize()};
   });
   Tensor x = input_tensor(batch);
-  std::vector<double> times;
   std::vector<float> logits;
-  for (int i = 0; i < reps + 2; i++) {  // the first run and the capture, then the timed ones
-    double t0 = now();
-    logits = forward({x})[0].data<float>();
-    times.push_back(now() - t0);
-  }
-  times.erase(times.begin(), times.begin() + 2);
-  r.time_ms = median(times) * 1e3;
+  Workload ours = [&] { logits = forward({x})[0].data<float>(); };
+  ours(), ours();  // the first run and the capture: the turns time replays
+  std::vector<double> opencv_logits;
+  std::vector<Workload> others;
+  if (std::optional<Workload> cv = opencv_dnn(path, batch, &opencv_logits)) others.push_back(*cv);
+  const nlohmann::json setup = {
+      {"setup", "onnx_infer"}, {"model", m.name}, {"dir", dir}, {"batch", batch}};
+  Turns t = time_with_pytorch(torch, setup, ours, kRounds, r, others);
+  r.time_ms = t.median_ms(0);
   r.rate = 2 * m.gmacs * static_cast<double>(batch) / r.time_ms * 1e3;
-
-  double best_anchor_ms = 0;
-  auto anchor = [&](const std::string& name, double ms, const std::vector<double>& want) {
-    r.fields[name + "_ms"] = ms;
+  auto anchor = [&](const std::string& name, size_t i, const std::vector<double>& want) {
+    r.fields[name + "_ms"] = t.median_ms(i);
     r.fields["max_abs_diff_vs_" + name] = max_abs_diff(logits, want);
-    r.ratios["ratio_vs_" + name] = ms / r.time_ms;
-    best_anchor_ms = best_anchor_ms == 0 ? ms : std::min(best_anchor_ms, ms);
   };
-  if (auto t = run_pytorch(absl::StrFormat("--onnx-model %s --dir %s --batch %lld --reps %d",
-                                           m.name, dir, static_cast<long long>(batch), reps)))
-    anchor("pytorch", (*t)["onnx_ms"].get<double>(),
-           (*t)["onnx_logits"].get<std::vector<double>>());
-  if (auto cv = opencv_dnn(path, batch, reps))
-    anchor("opencv", cv->ms, std::vector<double>(cv->logits.begin(), cv->logits.end()));
-  // the faster of the two: > 1 where tinycore beats both
-  if (best_anchor_ms > 0) r.ratios["ratio_vs_best_anchor"] = best_anchor_ms / r.time_ms;
+  if (!others.empty()) {
+    r.set_ratio("ratio_vs_opencv", t.ratio(1));
+    anchor("opencv", 1, opencv_logits);
+  }
+  if (r.ratios.count("ratio_vs_pytorch"))
+    anchor("pytorch", t.ms.size() - 1, torch->set_up()["onnx_logits"].get<std::vector<double>>());
+  if (t.ms.size() > 1) {  // the faster anchor of each round
+    std::vector<double> best = t.ms[1];
+    for (size_t a = 2; a < t.ms.size(); a++)
+      for (size_t i = 0; i < best.size(); i++) best[i] = std::min(best[i], t.ms[a][i]);
+    t.ms.push_back(best);
+    r.set_ratio("ratio_vs_best_anchor", t.ratio(t.ms.size() - 1));
+  }
   return r;
 }
 
@@ -163,10 +159,11 @@ std::vector<Result> onnx_suite(const std::vector<int64_t>& batches) {
         "(apt-get install python3-torch python3-torchvision)\n");
     return {};
   }
+  std::unique_ptr<TorchWorker> torch = cpu_torch_worker();
   std::vector<Result> results;
   for (const Model& m : kModels)
     for (int64_t batch : batches) {
-      results.push_back(measure_model(m, dir + "/" + m.name + ".onnx", dir, batch));
+      results.push_back(measure_model(m, dir + "/" + m.name + ".onnx", dir, batch, torch.get()));
       print(results.back());
     }
   return results;

@@ -29,15 +29,14 @@ from PyTorch's own initialization (a step's time does not depend on the values).
                         tokens_per_run, after the context's last from token 0 again, and answers
                         "tokens", those of the first pass so far (tinycore checks it made the
                         same ones)
+        onnx_infer      model, dir, batch: the forward of bench's onnx suite, torchvision's model
+                        with the weights in DIR/MODEL.pt at 224x224; setup answers "onnx_logits",
+                        the first 8 of a fixed input (tinycore checks them)
   torch_anchors.py --onnx-export DIR
       torchvision's resnet50 and mobilenet_v2 (random weights and batchnorm statistics, seed 0)
       into DIR as NAME.onnx
       (opset 10, input "input", output "output", the batch axis dynamic) and NAME.pt (the state
       dict), unless there already: the models of bench's onnx suite; prints one JSON object
-  torch_anchors.py --onnx-model NAME --dir DIR --batch B --reps N
-      that model with the weights in DIR/NAME.pt, batch B, 224x224: ms per batch (median), and
-      the logits of a fixed input (tinycore checks them); prints one JSON object, using 2 threads
-      (TORCH_THREADS)
 """
 import argparse
 import json
@@ -177,8 +176,16 @@ def gpt_decode(c):
   return (lambda: decode(1 if len(made) < 2 else c["tokens_per_run"])), {}
 
 
+def onnx_infer(c):
+  import torchvision
+  model = getattr(torchvision.models, c["model"])()
+  model.load_state_dict(torch.load(os.path.join(c["dir"], c["model"] + ".pt")))
+  step = forward_step(model, images(c["batch"], 224))
+  return step, {"onnx_logits": step()[0, :8].tolist()}
+
+
 SETUPS = {f.__name__: f for f in (mnist_train, gpt_train, resnet50_train, resnet50_infer,
-                                  resnet18_infer, gpt_decode)}
+                                  resnet18_infer, gpt_decode, onnx_infer)}
 
 
 def serve(threads):
@@ -245,30 +252,11 @@ def onnx_export(folder):
   return {"onnx_models": [os.path.join(folder, n + ".onnx") for n in ONNX_MODELS]}
 
 
-def onnx_model(name, folder, batch, reps):
-  """The median ms of `reps` forwards after 2 at 224x224, and the first image's first 8 logits."""
-  import torchvision
-  model = getattr(torchvision.models, name)()
-  model.load_state_dict(torch.load(os.path.join(folder, name + ".pt")))
-  step = forward_step(model, images(batch, 224))
-  times = []
-  for _ in range(reps + 2):
-    t0 = time.perf_counter()
-    logits = step()
-    times.append(time.perf_counter() - t0)
-  times = sorted(times[2:])
-  return {"onnx_ms": times[len(times) // 2] * 1e3, "onnx_logits": logits[0, :8].tolist()}
-
-
 def main():
   p = argparse.ArgumentParser()
   p.add_argument("--serve", action="store_true")
   p.add_argument("--threads", type=int, default=int(os.environ.get("TORCH_THREADS", "2")))
   p.add_argument("--onnx-export", metavar="DIR")
-  p.add_argument("--onnx-model", choices=ONNX_MODELS)
-  p.add_argument("--dir")
-  p.add_argument("--batch", type=int, default=8)
-  p.add_argument("--reps", type=int, default=10)
   a = p.parse_args()
   if a.serve:
     return serve(a.threads)
@@ -276,8 +264,6 @@ def main():
   out = {"torch": torch.__version__}
   if a.onnx_export:
     out.update(onnx_export(a.onnx_export))
-  if a.onnx_model:
-    out.update(onnx_model(a.onnx_model, a.dir, a.batch, a.reps))
   print(json.dumps(out))
 
 

@@ -162,8 +162,9 @@ std::unique_ptr<TorchWorker> cpu_torch_worker() {
 }
 
 Turns time_with_pytorch(TorchWorker* torch, const nlohmann::json& setup, const Workload& ours,
-                        int rounds, Result& r) {
+                        int rounds, Result& r, const std::vector<Workload>& others) {
   std::vector<Workload> workloads = {ours};
+  workloads.insert(workloads.end(), others.begin(), others.end());
   const bool anchored = torch && torch->setup(setup);
   if (anchored) workloads.push_back(torch->step(setup["setup"].get<std::string>()));
   Turns t = time_in_turns(workloads, rounds);
@@ -172,8 +173,8 @@ Turns time_with_pytorch(TorchWorker* torch, const nlohmann::json& setup, const W
     t.ms.pop_back();
     return t;
   }
-  t.ms[1].assign(torch->step_ms().end() - rounds, torch->step_ms().end());  // the rounds'
-  r.set_ratio("ratio_vs_pytorch", t.ratio(1));
+  t.ms.back().assign(torch->step_ms().end() - rounds, torch->step_ms().end());  // the rounds'
+  r.set_ratio("ratio_vs_pytorch", t.ratio(t.ms.size() - 1));
   r.fields["threads"] = torch->threads();
   r.fields["pytorch_overhead_ms"] = torch->overhead_ms();
   return t;

@@ -69,14 +69,15 @@ class TorchWorker {
 // (null on an accelerator).
 std::unique_ptr<TorchWorker> cpu_torch_worker();
 
-// Turns of `ours` (workload 0) and, where `torch` (null: no anchor) builds `setup`, of PyTorch's
-// step of it (workload 1, kept only when all its steps ran), in `rounds` rounds after a warm-up
-// each (bench::time_in_turns). Ours is the wall time of its call; PyTorch's the worker's own time
-// of its step (TorchWorker::step_ms). With workload 1, sets r's ratio_vs_pytorch (PyTorch's time
-// over ours, round by round), threads (both sides use tc::runtime::cpu_threads()) and
-// pytorch_overhead_ms (TorchWorker::overhead_ms: what the round trip added, left out).
+// Turns of `ours` (workload 0), `others` (1, 2, ...: more anchors) and, where `torch` (null: no
+// anchor) builds `setup`, of PyTorch's step of it (the last workload, kept only when all its
+// steps ran), in `rounds` rounds after a warm-up each (bench::time_in_turns). Ours is the wall
+// time of its call; PyTorch's the worker's own time of its step (TorchWorker::step_ms). With
+// PyTorch's, sets r's ratio_vs_pytorch (PyTorch's time over ours, round by round), threads (both
+// sides use tc::runtime::cpu_threads()) and pytorch_overhead_ms (TorchWorker::overhead_ms: what
+// the round trip added, left out).
 Turns time_with_pytorch(TorchWorker* torch, const nlohmann::json& setup, const Workload& ours,
-                        int rounds, Result& r);
+                        int rounds, Result& r, const std::vector<Workload>& others = {});
 
 // One run of torch_anchors.py with `args` (2 threads): its JSON answer; nullopt (and why, on
 // stderr) where python3, the script or PyTorch is missing or the run fails.
