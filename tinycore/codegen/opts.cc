@@ -144,10 +144,13 @@ std::vector<ReduceLoops> reduce_loops(const LoweredKernel& plain) {
 
 // Per output axis, for a register tile of rows along it: how many loads in a reduce's loop do
 // not depend on it (each shared by every row), and the largest step in elements from row to row
-// of the loads that do (none: not a plain stride).
+// of the loads that do (none: not a plain stride). And the bytes of the buffers those loads read,
+// of the ones that depend on it (for the lane axis, the operand whose blocks the lanes read: a
+// matmul's columns, a conv's weights) and of the others.
 struct RowLoads {
   int shared = 0;
   std::optional<int64_t> step = 0;
+  int64_t bytes_along = 0, bytes_shared = 0;
   bool gated = false;    // a load's gate depends on it (a padded window's rows or columns)
   bool gathers = false;  // an equality test in a reduce depends on it (a one-hot's row: a gather)
 };
@@ -164,43 +167,28 @@ std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
             for (int i = 0; i < nd; i++) out[i].gathers |= m == ranges[i];
       }
   }
+  absl::flat_hash_set<const UOp*> buffers;  // counted in bytes
   for (const UOp* load : loads) {
+    const UOp& buffer = *load->src[0]->src[0];
     const UOpRef& idx = load->src[0]->src[1];
     std::vector<const UOp*> index = idx->toposort();
+    const int64_t bytes =
+        buffers.insert(&buffer).second ? buffer.arg_ints()[1] * load->dtype.itemsize() : 0;
     if (load->src.size() == 2)
       for (const UOp* n : load->src[1]->toposort())
         for (int i = 0; i < nd; i++) out[i].gated |= n == ranges[i];
     for (int i = 0; i < nd; i++) {
       if (!ranges[i] || std::find(index.begin(), index.end(), ranges[i]) == index.end()) {
         out[i].shared++;
+        out[i].bytes_shared += bytes;
         continue;
       }
+      out[i].bytes_along += bytes;
       std::optional<int64_t> c = coefficient(idx, ranges[i]);
       if (!c || !out[i].step)
         out[i].step = std::nullopt;
       else
         out[i].step = std::max(*out[i].step, std::abs(*c));
-    }
-  }
-  return out;
-}
-
-// The bytes of the buffers that loads in a reduce's loop read, those whose index depends on output
-// axis `axis` (the operand whose blocks a kernel's lanes on that axis read: a matmul's columns, a
-// conv's weights) and the others.
-struct Operands {
-  int64_t along = 0, other = 0;
-};
-Operands bytes_along(const PlainKernel& plain, int axis) {
-  absl::flat_hash_set<const UOp*> buffers;
-  Operands out;
-  for (const UOp* u : plain.sink->toposort()) {
-    if (u->op != Ops::REDUCE) continue;
-    for (const UOp* n : u->src[0]->toposort()) {
-      if (n->op != Ops::LOAD || !buffers.insert(n->src[0]->src[0].get()).second) continue;
-      std::vector<const UOp*> index = n->src[0]->src[1]->toposort();
-      bool along = std::find(index.begin(), index.end(), plain.ranges[axis]) != index.end();
-      (along ? out.along : out.other) += n->src[0]->src[0]->arg_ints()[1] * n->dtype.itemsize();
     }
   }
   return out;
@@ -377,10 +365,11 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // differently: codegen/narrow.h), then the one sharing the most loads, then one whose rows read
   // nearby elements (in cache together), then allowing the most rows (a divisor of its size: 7
   // rows of a 7x7 conv output), then the longest.
+  std::vector<RowLoads> along;  // (also read by the lane loop's order below)
   if (reduce && o.lane_axis >= 0) {
+    along = loads_along(plain_kernel(plain), nd);
     int regs_per_row = (o.lanes * itemsize + target.simd_bytes - 1) / target.simd_bytes;
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
-    std::vector<RowLoads> along = loads_along(plain_kernel(plain), nd);
     // rows whose reads all fall within two cache lines (a conv's output positions, also strided,
     // not its images a whole feature map apart)
     auto near = [&](int i, int rows) {
@@ -420,9 +409,9 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
       if (shape[o.order[j]] > 1) inner = j;
     int64_t groups = 1;  // of rows: what the loops outside it run
     for (size_t j = 0; j < inner; j++) groups *= shape[o.order[j]];
-    Operands bytes = bytes_along(plain_kernel(plain), o.lane_axis);
-    bool inside = bytes.along <= target.cache_bytes ||
-                  groups * bytes.along < shape[o.lane_axis] / o.lanes * bytes.other;
+    const RowLoads& lane = along[o.lane_axis];
+    bool inside = lane.bytes_along <= target.cache_bytes ||
+                  groups * lane.bytes_along < shape[o.lane_axis] / o.lanes * lane.bytes_shared;
     o.order.insert(o.order.begin() + static_cast<int64_t>(inside ? inner : 0), o.lane_axis);
   }
 
