@@ -29,9 +29,13 @@ class Tensor {
 
   template <typename T>
   static Tensor from_vector(const std::vector<T>& data, std::optional<Shape> shape = {});
-  // Copies `data` into a new buffer on `device` (default: the default device).
+  // Copies `data` into a new buffer on `device` (default: the default device). Given an `owner`
+  // that keeps `data` alive (and writable: an in-place write lands there), the tensor reads it in
+  // place where it can, on a device of host memory when `data` is aligned to
+  // runtime::kBufferAlignment: a mapped file's weights then cost no copy.
   static Tensor from_blob(const void* data, Shape shape, DType dtype,
-                          const std::string& device = "");
+                          const std::string& device = "",
+                          std::shared_ptr<const void> owner = nullptr);
 
   // creation
   // A new buffer on `device` (default: the default device), its contents unset.

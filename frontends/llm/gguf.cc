@@ -393,7 +393,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
-    void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       int err = errno;
       ::close(fd);
@@ -429,7 +429,7 @@ const uint8_t* Model::data(const TensorInfo& t) const {
 
 Model open(const std::string& path) {
   Model m;
-  m.files.push_back(std::make_unique<MappedFile>(path));
+  m.files.push_back(std::make_shared<MappedFile>(path));
   File first = parse(m.files[0]->data(), m.files[0]->size());
   m.metadata = std::move(first.metadata);
   m.tensors = std::move(first.tensors);
@@ -452,7 +452,7 @@ Model open(const std::string& path) {
     std::snprintf(suffix, sizeof suffix, "-%05d-of-%05d.gguf", static_cast<int>(i + 1),
                   static_cast<int>(count));
     const std::string split = prefix + suffix;
-    m.files.push_back(std::make_unique<MappedFile>(split));
+    m.files.push_back(std::make_shared<MappedFile>(split));
     File f = parse(m.files.back()->data(), m.files.back()->size());
     if (f.metadata.get_int_or("split.no", -1) != i)
       bad("'" + split + "': split.no is " +

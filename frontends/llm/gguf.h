@@ -118,7 +118,9 @@ struct File {
 // Validates all `size` bytes of a GGUF file and returns what it holds.
 File parse(const uint8_t* data, size_t size);
 
-// A file mapped read-only (RAII); an empty file maps to no bytes.
+// A file mapped copy-on-write (RAII): tensors read their bytes in place, and a write to one (an
+// in-place update) changes the process's copy of the page, never the file. An empty file maps to
+// no bytes.
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path);
@@ -137,7 +139,7 @@ class MappedFile {
 
 // A model's GGUF file, or all files of its split set, mapped and parsed.
 struct Model {
-  std::vector<std::unique_ptr<MappedFile>> files;  // by split number
+  std::vector<std::shared_ptr<MappedFile>> files;  // by split number; tensors share them
   Metadata metadata;                               // the first file's
   std::vector<TensorInfo> tensors;                 // every file's, in order
 

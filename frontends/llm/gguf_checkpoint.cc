@@ -30,16 +30,19 @@ const Family& family_of(const std::string& arch) {
        arch);
 }
 
-// The tensor's values in PyTorch's layout (its GGUF dims reversed), its bytes copied once into a
-// buffer: float types as they are (a size-changing bitcast of bytes would make every kernel that
-// reads them slow), block types as raw bytes and a lazy dequantization.
+// The tensor's values in PyTorch's layout (its GGUF dims reversed), read in place from the file's
+// mapping (copied where the device or the file's alignment does not allow that): float types as
+// they are (a size-changing bitcast of bytes would make every kernel that reads them slow), block
+// types as raw bytes and a lazy dequantization.
 Tensor tensor_of(const gguf::Model& m, const gguf::TensorInfo& t) {
   Shape shape(t.dims.rbegin(), t.dims.rend());
   const std::map<uint32_t, DType> floats = {
       {gguf::F32, dtypes::float32}, {gguf::F16, dtypes::float16}, {gguf::BF16, dtypes::bfloat16}};
+  const uint8_t* bytes = m.data(t);  // checks t.file
+  const std::shared_ptr<gguf::MappedFile>& file = m.files[t.file];
   if (auto f = floats.find(t.type); f != floats.end())
-    return Tensor::from_blob(m.data(t), shape, f->second);
-  Tensor raw = Tensor::from_blob(m.data(t), {static_cast<int64_t>(t.bytes)}, dtypes::uint8);
+    return Tensor::from_blob(bytes, shape, f->second, "", file);
+  Tensor raw = Tensor::from_blob(bytes, {static_cast<int64_t>(t.bytes)}, dtypes::uint8, "", file);
   return gguf::dequantize(raw, t.type, shape);
 }
 

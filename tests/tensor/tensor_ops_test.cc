@@ -9,6 +9,8 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
+#include <new>
 #include <set>
 #include <string>
 #include <vector>
@@ -193,6 +195,36 @@ TEST(Creation, FromVectorEveryDtype) {
   Tensor s(std::vector<float>{2.5f}, S{});
   EXPECT_EQ(s.ndim(), 0);
   EXPECT_EQ(s.item<float>(), 2.5f);
+}
+
+// With an owner, from_blob reads aligned host memory in place (a mapped file's weights): a later
+// change of the memory shows in the next computation, the owner lives as long as the tensor, and
+// an in-place write lands in the memory. Unaligned memory, or no owner, is copied.
+TEST(Creation, FromBlobWithAnOwnerReadsTheMemoryInPlace) {
+  constexpr size_t kAlign = 64;
+  std::weak_ptr<float> watch;
+  float* mem = nullptr;
+  {
+    std::shared_ptr<float> owner(new (std::align_val_t(kAlign)) float[17], [](float* p) {
+      ::operator delete[](p, std::align_val_t(kAlign));
+    });
+    watch = owner;
+    mem = owner.get();
+    for (int i = 0; i < 17; i++) mem[i] = static_cast<float>(i);
+    Tensor in_place = Tensor::from_blob(mem, {2, 8}, dt::float32, "CPU", owner);
+    Tensor copied = Tensor::from_blob(mem + 1, {2, 8}, dt::float32, "CPU", owner);  // unaligned
+    Tensor no_owner = Tensor::from_blob(mem, {2, 8}, dt::float32, "CPU");
+    owner.reset();
+    EXPECT_FALSE(watch.expired());  // the tensors keep it
+    mem[3] = 100;
+    EXPECT_EQ((in_place * 2).data<float>()[3], 200.0f);
+    EXPECT_EQ((copied * 2).data<float>()[2], 6.0f);
+    EXPECT_EQ((no_owner * 2).data<float>()[3], 6.0f);
+    in_place.assign(Tensor::full({2, 8}, -1.0, dt::float32)).realize();
+    EXPECT_EQ(mem[15], -1.0f);
+    EXPECT_EQ(mem[16], 16.0f);  // past the tensor: untouched
+  }
+  EXPECT_TRUE(watch.expired());  // the last tensor gone, the memory is let go
 }
 
 // ================================================================== unary

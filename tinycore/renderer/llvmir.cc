@@ -14,6 +14,7 @@
 #include "tinycore/renderer/lanes.h"
 #include "tinycore/renderer/llvm_types.h"
 #include "tinycore/renderer/walk.h"
+#include "tinycore/runtime/buffer.h"
 #include "tinycore/uop/symbolic.h"
 
 namespace tc::renderer {
@@ -73,7 +74,8 @@ class LlvmIr : public Walk {
 
     std::vector<std::string> params, args, loads;
     for (int i = 0; i < nglobals; i++) {
-      params.push_back(absl::StrFormat("ptr noalias align 64 %%data%d", i));
+      params.push_back(
+          absl::StrFormat("ptr noalias align %d %%data%d", runtime::kBufferAlignment, i));
       args.push_back(absl::StrFormat("ptr %%b%d", i));
       loads.push_back(absl::StrFormat(
           "  %%a%d = getelementptr inbounds ptr, ptr %%bufs, i64 %d\n  %%b%d = load ptr, ptr %%a%d",

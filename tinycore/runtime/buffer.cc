@@ -14,8 +14,19 @@ Buffer::Buffer(Device& device, DType dtype, size_t size)
 Buffer::~Buffer() { release(); }
 
 void Buffer::release() {
-  if (ptr_) device_.allocator().free(ptr_, nbytes());
+  if (ptr_ && !owner_) device_.allocator().free(ptr_, nbytes());
   ptr_ = nullptr;
+  owner_.reset();
+}
+
+void Buffer::adopt(void* memory, std::shared_ptr<const void> owner) {
+  TC_CHECK(device_.uses_host_memory(), device_.name(), " cannot adopt host memory");
+  TC_CHECK(reinterpret_cast<uintptr_t>(memory) % kBufferAlignment == 0,
+           "adopted memory is not aligned to ", kBufferAlignment, " bytes");
+  release();
+  ptr_ = memory;
+  owner_ = std::move(owner);
+  bump_version();
 }
 
 void* Buffer::ensure_allocated() {

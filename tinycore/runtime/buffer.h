@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "tinycore/dtype.h"
@@ -11,6 +12,11 @@
 namespace tc::runtime {
 
 class Device;
+
+// What every buffer's memory is aligned to, and so what a kernel may assume of its arguments (the
+// CPU renderer declares it): a GGUF file's default tensor alignment, so that its tensors can be
+// adopted in place.
+constexpr size_t kBufferAlignment = 32;
 
 class Buffer {
  public:
@@ -29,6 +35,10 @@ class Buffer {
   // Gives the memory back to the device's cache: the contents are gone, and the next use
   // allocates again.
   void release();
+  // Uses `memory` (nbytes() of host memory, aligned to kBufferAlignment, that `owner` keeps alive:
+  // a mapped file) as this buffer's, without a copy; the device must use host memory. Released,
+  // the buffer lets go of it and the next use allocates afresh.
+  void adopt(void* memory, std::shared_ptr<const void> owner);
   // When memory that already held a value was last written (copyin, in-place assign, a replayed
   // TinyJit step), on a process-wide clock, so results cached before then, of this buffer or
   // computed from it, can tell they are stale.
@@ -48,6 +58,7 @@ class Buffer {
   DType dtype_;
   size_t size_;
   void* ptr_ = nullptr;
+  std::shared_ptr<const void> owner_;  // of adopted memory, which is not the allocator's
   uint64_t version_ = 0;
 };
 

@@ -86,6 +86,7 @@ class CpuDevice : public Device {
   const std::string& name() const override { return name_; }
   Language language() const override { return Language::kLlvm; }
   Allocator& allocator() override { return allocator_; }
+  bool uses_host_memory() const override { return true; }
   int parallelism() const override { return pool_.size(); }
   int simd_bytes() const override { return simd_bytes_; }
   int simd_registers() const override { return simd_registers_; }

@@ -70,6 +70,9 @@ class Device {
   virtual void synchronize() {}
   // A GPU (or other accelerator): preferred over the CPU as the default device.
   virtual bool is_accelerator() const { return false; }
+  // Its buffers are plain host memory (the CPU's), so a buffer can adopt memory it did not
+  // allocate.
+  virtual bool uses_host_memory() const { return false; }
   // How many shares a kernel can usefully be split into (the CPU's threads).
   virtual int parallelism() const { return 1; }
   // Bytes in one SIMD register, and how many such registers there are.

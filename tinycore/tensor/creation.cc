@@ -49,10 +49,15 @@ Shape checked_data_shape(const char* op, size_t length, const std::optional<Shap
 Tensor::Tensor(const std::vector<float>& data, std::optional<Shape> shape)
     : Tensor(from_vector(data, std::move(shape))) {}
 
-Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype, const std::string& device) {
+Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype, const std::string& device,
+                         std::shared_ptr<const void> owner) {
   Tensor t = empty(shape, dtype, device);
-  UOpRef buf = t.uop()->op == Ops::BUFFER ? t.uop() : t.uop()->src[0];
-  buf->buffer->copyin(data, buf->buffer->nbytes());
+  runtime::Buffer& b = *(t.uop()->op == Ops::BUFFER ? t.uop() : t.uop()->src[0])->buffer;
+  if (owner && b.device().uses_host_memory() &&
+      reinterpret_cast<uintptr_t>(data) % runtime::kBufferAlignment == 0)
+    b.adopt(const_cast<void*>(data), std::move(owner));
+  else
+    b.copyin(data, b.nbytes());
   return t;
 }
 
