@@ -77,7 +77,9 @@ class Scheduler {
       mark_realized(n, view);
       return view;
     }
-    const UOp* row = std::exchange(row_, nullptr);  // a kernel of its own: no row around it
+    // a kernel of its own: no row or gather around it
+    const UOp* row = std::exchange(row_, nullptr);
+    const bool gather = std::exchange(gather_, false);
     size_t kernels = items_.size();
     UOpRef value = compute(n, /*top=*/true);
     if (items_.size() > kernels) {
@@ -86,7 +88,7 @@ class Scheduler {
       forget_fused();
       value = compute(n, /*top=*/true);
     }
-    row_ = row;
+    row_ = row, gather_ = gather;
     UOpRef out = new_buffer(device_of(value), n->dtype, shape_numel(n->shape()));
     emit(out, value);
     UOpRef view =
@@ -167,7 +169,7 @@ class Scheduler {
   // true while every element of `n` is computed once per output element (no expand above it,
   // and no reduce above it).
   UOpRef fuse(const UOpRef& n, bool top) {
-    auto key = std::make_tuple(n.get(), top, row_);
+    auto key = std::make_tuple(n.get(), top, row_, gather_);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     const int64_t forgotten = forgotten_;
     UOpRef out;
@@ -201,6 +203,10 @@ class Scheduler {
     if (n->op == Ops::REDUCE_AXIS)
       if (UOpRef s = split_reduces().rewrite(n)) return fuse(s, top);
     bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
+    // a gather's operand is read at one position of its reduce per output (an embedding's row):
+    // the work under its expands is done once per element that is read, not once per copy
+    const bool outer_gather = gather_;
+    if (n->op == Ops::REDUCE_AXIS) gather_ = gathers(*n);
     std::vector<UOpRef> src;
     for (const UOpRef& s : n->src) {
       if (expands(*n) && reads_rows(*n, s, top)) {
@@ -213,10 +219,11 @@ class Scheduler {
       // anyway are buffers there); a padded buffer is copied padded once rather than have every
       // broadcast copy check its bounds per load (a conv's input windows), unless its pads are
       // wide enough that the kernel narrows its loops to them instead (pads_widely)
-      bool own = expands(*n) && !few_copies(*n, s) &&
+      bool own = expands(*n) && !gather_ && !few_copies(*n, s) &&
                  (computes(fuse(s, /*top=*/true)) || (pads_a_buffer(s) && !pads_widely(s)));
       src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
     }
+    gather_ = outer_gather;
     return n->replace(std::move(src));
   }
 
@@ -460,9 +467,10 @@ class Scheduler {
   }
 
   std::vector<ScheduleItem> items_;
-  absl::flat_hash_map<std::tuple<const UOp*, bool, const UOp*>, UOpRef> memo_;
+  absl::flat_hash_map<std::tuple<const UOp*, bool, const UOp*, bool>, UOpRef> memo_;
   int64_t forgotten_ = 0;     // how many times forget_fused ran
   const UOp* row_ = nullptr;  // the expand of rows being fused (reads_rows), if any
+  bool gather_ = false;       // fusing the operand of a reduce that gathers
   std::vector<UOpRef> keep_;
   absl::flat_hash_map<const UOp*, int> users_, reaching_roots_;
   // holds its nodes: a fused form dropped and its address reused would inherit a stale count

@@ -32,23 +32,6 @@ bool in_kernel(const UOpRef& x, Found found) {
   return false;
 }
 
-// Whether x tests equality with an index along a reduced axis (a one-hot: a gather, or an
-// embedding's lookup): codegen narrows such a reduce to one trip, which a split would hide behind
-// two loops. Only an arange as long as a reduced axis, in x's own kernel, counts: a loss's one-hot
-// over 10 classes up a backward graph is not this reduce's.
-bool gathers(const UOpRef& x, const std::vector<int64_t>& reduced_sizes) {
-  auto along_reduce = [&](const UOp& v) {
-    return v.op == Ops::IOTA &&
-           std::count(reduced_sizes.begin(), reduced_sizes.end(), v.arg_ints()[0]) > 0;
-  };
-  return in_kernel(x, [&](const UOp& u) {
-    if (u.op != Ops::CMPEQ) return false;
-    for (const UOpRef& s : u.src)
-      if (in_kernel(s, along_reduce)) return true;
-    return false;
-  });
-}
-
 // REDUCE_AXIS(x, axes) -> RESHAPE(REDUCE_AXIS(REDUCE_AXIS(x split into (chunks, chunk), with
 // chunks moved first), chunks)). The partial sums' kernel loops over chunks outermost: its cores
 // take whole chunks, and each chunk's slab of the input is read from cache by every output.
@@ -61,9 +44,9 @@ UOpRef split(const UOpRef& r) {
   int64_t reduced = shape_numel(in) / std::max<int64_t>(outputs, 1);
   bool few_outputs = reduced >= kMinReduce && outputs < kMaxOutputs;
   if (!few_outputs && reduced < kMinBlockedReduce) return nullptr;
-  std::vector<int64_t> reduced_sizes;
-  for (int64_t b : axes) reduced_sizes.push_back(in[b]);
-  if (gathers(x, reduced_sizes)) return nullptr;  // after the cheap tests: it walks x's graph
+  // a gather runs one trip per output (codegen narrows it), which a split would hide behind two
+  // loops; tested after the cheap tests: it walks x's graph
+  if (gathers(*r)) return nullptr;
   // Chunks of the outermost reduce axis: each partial sums a contiguous slab of memory. Few
   // outputs: as many chunks as keep a partial at kMinChunk elements or more (fewer, with partials
   // of kMinReduce or more, and the partials would be split again, their chunks interleaved with
@@ -98,6 +81,24 @@ UOpRef split(const UOpRef& r) {
 }
 
 }  // namespace
+
+// Only an arange as long as a reduced axis, in the operand's own kernel, counts: a loss's one-hot
+// over 10 classes up a backward graph is not this reduce's.
+bool gathers(const UOp& r) {
+  const Shape& in = r.src[0]->shape();
+  std::vector<int64_t> reduced_sizes;
+  for (size_t i = 1; i < r.arg_ints().size(); i++) reduced_sizes.push_back(in[r.arg_ints()[i]]);
+  auto along_reduce = [&](const UOp& v) {
+    return v.op == Ops::IOTA &&
+           std::count(reduced_sizes.begin(), reduced_sizes.end(), v.arg_ints()[0]) > 0;
+  };
+  return in_kernel(r.src[0], [&](const UOp& u) {
+    if (u.op != Ops::CMPEQ) return false;
+    for (const UOpRef& s : u.src)
+      if (in_kernel(s, along_reduce)) return true;
+    return false;
+  });
+}
 
 const PatternMatcher& split_reduces() {
   static const PatternMatcher pm({
