@@ -210,7 +210,8 @@ Tensor LanguageModel::mlp(int64_t i, const Tensor& x) const {
   return (y * weight.T().unsqueeze(-1)).sum(0).reshape(x.shape());
 }
 
-Tensor LanguageModel::run(const Tensor& tokens, const Tensor& positions, int64_t row, bool decode) {
+Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int64_t row,
+                             bool decode) {
   if (w_.empty()) fail("%s model: no weights (set_weights first)", c_.arch);
   Tensor x = tokens.one_hot(c_.vocab)
                  .cast(dtypes::float32)
@@ -225,8 +226,12 @@ Tensor LanguageModel::run(const Tensor& tokens, const Tensor& positions, int64_t
     x = y + mlp(i, norm(i, "ffn_norm", y));
     if (cached) x = x.realize();  // the next layer's cache write would compute it again
   }
+  return x;
+}
+
+Tensor LanguageModel::logits(const Tensor& hidden) const {
   const Tensor& out = w(-1, c_.tied_embeddings ? "token_embd" : "output");
-  return norm(-1, "output_norm", x).matmul(out.cast(dtypes::float32).T());
+  return norm(-1, "output_norm", hidden).matmul(out.cast(dtypes::float32).T());
 }
 
 namespace {
@@ -246,7 +251,7 @@ Tensor LanguageModel::forward(const Tensor& tokens) {
   Tensor pos = Tensor::arange(0, static_cast<double>(len), 1, dtypes::int32)
                    .reshape({1, len})
                    .expand({tokens.shape()[0], len});
-  return run(tokens, pos, -1, false);
+  return logits(hidden(tokens, pos, -1, false));
 }
 
 void LanguageModel::allocate(int64_t batch) {
@@ -260,7 +265,7 @@ void LanguageModel::allocate(int64_t batch) {
   }
 }
 
-Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row) {
+Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row, int64_t logits_at) {
   check_tokens(c_, tokens, "prefill");
   if (tokens.shape()[0] != 1)
     fail("%s model: prefill takes one sequence (1, length), got %s", c_.arch,
@@ -270,9 +275,17 @@ Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row) {
     fail("%s model: prefill into row %d of a KV cache of %d rows (allocate first)", c_.arch, row,
          batch);
   int64_t len = tokens.shape()[1];
-  return run(tokens,
-             Tensor::arange(0, static_cast<double>(len), 1, dtypes::int32).reshape({1, len}), row,
-             false);
+  if (logits_at >= len)
+    fail("%s model: prefill's logits at position %d of a sequence of %d", c_.arch, logits_at, len);
+  Tensor x = hidden(tokens,
+                    Tensor::arange(0, static_cast<double>(len), 1, dtypes::int32).reshape({1, len}),
+                    row, false);
+  if (logits_at >= 0)  // a one-hot pick of that row: a gather, one row read
+    x = Tensor::from_vector(std::vector<int32_t>{static_cast<int32_t>(logits_at)}, Shape{1, 1})
+            .one_hot(len)
+            .cast(dtypes::float32)
+            .matmul(x);
+  return logits(x);
 }
 
 Tensor LanguageModel::decode(const Tensor& tokens, const Tensor& positions) {
@@ -287,7 +300,7 @@ Tensor LanguageModel::decode(const Tensor& tokens, const Tensor& positions) {
   if (positions.shape() != Shape{batch} || !dtypes::is_int(positions.dtype()))
     fail("%s model: decode positions must be (%d,) integers, got %s %s", c_.arch, batch,
          fmt_shape(positions.shape()), positions.dtype().name());
-  return run(tokens, positions.reshape({batch, 1}), -1, true);
+  return logits(hidden(tokens, positions.reshape({batch, 1}), -1, true));
 }
 
 }  // namespace tc::nn

@@ -45,8 +45,10 @@ class LanguageModel : public Module {
   // Causal logits (B, T, vocab) of tokens (B, T) at positions 0 .. T-1, without the KV cache.
   Tensor forward(const Tensor& tokens) override;
   // Prefill: tokens (1, T) of one sequence at positions 0 .. T-1, written into row `row` of the
-  // KV cache (allocate() first); logits (1, T, vocab).
-  Tensor prefill(const Tensor& tokens, int64_t row);
+  // KV cache (allocate() first); logits (1, T, vocab), or with `logits_at` >= 0 only the logits at
+  // that position (1, 1, vocab): what a generator samples from, for one row's output projection
+  // (the position is data, so prompts padded to one length share kernels).
+  Tensor prefill(const Tensor& tokens, int64_t row, int64_t logits_at = -1);
   // One token per row, tokens (B, 1), row b at position positions[b] ((B,) integers, read on the
   // device): its key and value go to that slot of the cache and it attends to slots 0 ..
   // positions[b]. Logits (B, 1, vocab). B must be the allocated batch.
@@ -64,9 +66,11 @@ class LanguageModel : public Module {
   void set_weights(std::map<std::string, Tensor> weights);
 
  private:
-  // forward's body; `positions` (B, T) integers, `row` the cache row of a prefill or -1 (no
-  // cache), `decode` true for a decode step (cache written at positions, attends up to them).
-  Tensor run(const Tensor& tokens, const Tensor& positions, int64_t row, bool decode);
+  // The last layer's output (B, T, dim): forward's body; `positions` (B, T) integers, `row` the
+  // cache row of a prefill or -1 (no cache), `decode` true for a decode step (cache written at
+  // positions, attends up to them).
+  Tensor hidden(const Tensor& tokens, const Tensor& positions, int64_t row, bool decode);
+  Tensor logits(const Tensor& hidden) const;  // the output norm and projection
   Tensor attention(int64_t i, const Tensor& x, const Tensor& positions, int64_t row, bool decode);
   Tensor mlp(int64_t i, const Tensor& x) const;
   // the weight `name` of layer i ("blk.<i>.<name>.weight"; i < 0: a global one, "<name>.weight")

@@ -52,8 +52,8 @@ std::vector<float> LlmTextModel::prefill(const std::vector<int32_t>& prompt, int
   bucket = std::min(bucket, context());
   std::vector<int32_t> padded(prompt);
   padded.resize(static_cast<size_t>(bucket), 0);
-  Tensor logits = model_.model->prefill(Tensor::from_vector(padded, Shape{1, bucket}), row);
-  return logits.shrink({{0, 1}, {len - 1, len}, {0, logits.shape()[2]}}).data<float>();
+  return model_.model->prefill(Tensor::from_vector(padded, Shape{1, bucket}), row, len - 1)
+      .data<float>();
 }
 
 llm::ChatFamily LlmTextModel::chat_family() const {

@@ -3,8 +3,11 @@
 // PyTorch implementation: the same weights in every file of a family, so one set of references.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "frontends/llm/checkpoint.h"
 #include "tests/tensor/fixture.h"
@@ -79,6 +82,11 @@ TEST_P(LlmModels, GreedyDecodingThroughTheKvCacheMatchesPyTorch) {
   for (int64_t p = 0; p < len; p++)
     expect_near({logits.begin() + p * vocab, logits.begin() + (p + 1) * vocab}, logits_row(c, p),
                 p);
+  // the logits of one position alone (what a generator samples from) are that row's
+  for (int64_t at : {int64_t{0}, len - 1})
+    expect_near(model->prefill(Tensor::from_vector(prompt, Shape{1, len}), 0, at).data<float>(),
+                logits_row(c, at), at);
+  EXPECT_THROW(model->prefill(Tensor::from_vector(prompt, Shape{1, len}), 0, len), tc::Error);
   std::vector<int32_t> got = {
       argmax(logits, static_cast<size_t>((len - 1) * vocab), static_cast<size_t>(vocab))};
   tc::TinyJit step([&](const std::vector<Tensor>& in) {
@@ -121,6 +129,31 @@ TEST(LlmQuantized, StoredAndOnLoadBlocksGiveTheSameLogitsNearTheFloatModels) {
     EXPECT_LT(worst, bound) << type;
     EXPECT_GT(worst, 1e-3) << type << ": the weights were not quantized";
   }
+}
+
+// GGUF weights are read in place from the file's mapping, which is copy-on-write: a weight written
+// in place (here its whole tensor) changes this process's copy only, never the file, and the
+// tensors keep the mapping alive after the checkpoint is gone.
+TEST(LlmGguf, WeightsWrittenInPlaceNeverReachTheFile) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tc_gguf_cow_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path file = dir / "llama.f32.gguf";
+  fs::copy_file(std::string(TC_FIXTURE_DIR) + "/llm/llama.f32.gguf", file);
+  auto bytes = [&] {
+    std::ifstream in(file, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::vector<char> before = bytes();
+  // the checkpoint, its model of the file and the mapping's other holders are gone after this
+  Tensor w = tc::llm::read_gguf_file(file.string(), {}).weights.at("output_norm.weight");
+  std::vector<float> original = w.data<float>();
+  w.assign(Tensor::full(w.shape(), 7.0, tc::dtypes::float32)).realize();
+  EXPECT_EQ(w.data<float>(), std::vector<float>(original.size(), 7.0f));
+  EXPECT_EQ(bytes(), before);
+  Tensor fresh = tc::llm::read_gguf_file(file.string(), {}).weights.at("output_norm.weight");
+  EXPECT_EQ(fresh.data<float>(), original);
+  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(
