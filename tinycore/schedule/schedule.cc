@@ -198,15 +198,19 @@ class Scheduler {
   // its operands (layout.h): chosen here, per reduce, not by rewriting the graph before scheduling,
   // so that values realized stay marked on the graph's own nodes, which later schedules reuse.
   UOpRef compute(const UOpRef& node, bool top) {
-    UOpRef laid = choose_layouts().rewrite(node);
+    // a gather's operand is read at one position of its reduce per output (an embedding's row):
+    // it takes no layout copy, and the work under its expands is done once per element read, not
+    // once per copy
+    const bool outer_gather = gather_;
+    if (node->op == Ops::REDUCE_AXIS) gather_ = gathers(*node);
+    UOpRef laid = gather_ ? nullptr : choose_layouts().rewrite(node);
     const UOpRef& n = laid ? laid : node;
     if (n->op == Ops::REDUCE_AXIS)
-      if (UOpRef s = split_reduces().rewrite(n)) return fuse(s, top);
+      if (UOpRef s = split_reduces().rewrite(n)) {
+        gather_ = outer_gather;
+        return fuse(s, top);
+      }
     bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
-    // a gather's operand is read at one position of its reduce per output (an embedding's row):
-    // the work under its expands is done once per element that is read, not once per copy
-    const bool outer_gather = gather_;
-    if (n->op == Ops::REDUCE_AXIS) gather_ = gathers(*n);
     std::vector<UOpRef> src;
     for (const UOpRef& s : n->src) {
       if (expands(*n) && reads_rows(*n, s, top)) {
