@@ -151,10 +151,12 @@ Tensor LanguageModel::rope(const Tensor& x, const Tensor& positions) const {
 Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positions, int64_t row,
                                 bool decode) {
   int64_t batch = x.shape()[0], len = x.shape()[1], hd = c_.head_dim;
-  // contiguous: RoPE reads each row twice (both halves), which must not recompute the matmul
+  // contiguous: RoPE reads each row twice (both halves), which must not recompute the matmul; and
+  // a prefill writes k and v into the cache with a kernel over all of its rows, which must not
+  // compute the projection for the context's every position
   Tensor q = linear(i, "attn_q", x).contiguous().reshape({batch, len, c_.heads, hd});
   Tensor k = linear(i, "attn_k", x).contiguous().reshape({batch, len, c_.kv_heads, hd});
-  Tensor v = linear(i, "attn_v", x).reshape({batch, len, c_.kv_heads, hd});
+  Tensor v = linear(i, "attn_v", x).contiguous().reshape({batch, len, c_.kv_heads, hd});
   if (c_.qk_norm) {
     q = norm(i, "attn_q_norm", q);
     k = norm(i, "attn_k_norm", k);
