@@ -458,6 +458,28 @@ TEST(Fusion, ALookupInAComputedTableComputesOnlyTheRowsItReads) {
   }
 }
 
+// A value decoded from packed bytes (a quantized weight: a bitcast of them) that a matmul reads
+// transposed, from a blocked copy, is decoded in its own layout first, and the copy reads that
+// buffer: decoded inside the copy, each element's block arithmetic left it scalar. The decoded
+// value is not kept (not marked realized): the weight stays in its packed form.
+TEST(Fusion, ADecodedValueReadTransposedIsDecodedInItsOwnLayoutFirst) {
+  NDArray w = ref::random({64, 96}, 44), x = ref::random({128, 96}, 45);
+  Tensor half = ref::tensor(w).cast(dt::float16).bitcast(dt::uint16).realize();
+  Tensor decoded = half.bitcast(dt::float16).cast(dt::float32) * 0.5;
+  Tensor y = ref::tensor(x).matmul(decoded.T());
+  EXPECT_EQ(kernels_to_realize(y), 3);  // the decode, the blocked copy, the matmul
+  EXPECT_EQ(decoded.uop()->realized, nullptr);
+  std::vector<float> wd = (half.bitcast(dt::float16).cast(dt::float32)).data<float>();
+  NDArray want = ref::generate({128, 64}, [&](int64_t i) {
+    double sum = 0;
+    for (int64_t k = 0; k < 96; k++)
+      sum += x.v[static_cast<size_t>(i / 64 * 96 + k)] * 0.5 *
+             wd[static_cast<size_t>(i % 64 * 96 + k)];
+    return sum;
+  });
+  ref::expect_close(y, want, 1e-4, 1e-4, "x @ decodedᵀ");
+}
+
 // Max pooling pads with -inf (a where over a padded mask, not a plain pad): the conv before it
 // still writes its unpadded output and a copy pads it, rather than the conv computing the padded
 // positions and checking bounds on every load.
