@@ -317,6 +317,28 @@ TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {
   EXPECT_EQ(t.unroll, 8);
 }
 
+// A matvec over a few rows (8 decode streams through one weight): lanes on the sum, and a
+// register tile over the rows, whose loads of the weight (here float16, decoded in the kernel)
+// every row of the tile shares; one row has nothing to tile. Values as the plain kernel's.
+TEST(Heuristic, AFewRowsMatvecTilesItsRowsToShareTheWeight) {
+  Target avx512{64, 32, true};
+  std::mt19937 rng(8);
+  Tensor w = random_tensor({64, 256}, rng, dtypes::float16);
+  for (int64_t rows : {8, 1}) {
+    Tensor x = random_tensor({rows, 256}, rng);
+    schedule::ScheduleItem item =
+        schedule::create_schedule({x.matmul(w.cast(dtypes::float32).T()).uop()}).back();
+    KernelOpts o = choose_opts(lower(item.ast), avx512);
+    EXPECT_EQ(o.lane_axis, -1) << rows;
+    EXPECT_EQ(o.reduce_lanes, 32) << rows;
+    EXPECT_EQ(o.unroll, rows) << rows;
+    if (rows > 1) {
+      EXPECT_EQ(o.unroll_axis, 0);
+    }
+    expect_same(run(item, KernelOpts{}, 1), run(item, o, 2), dtypes::float32, "rows");
+  }
+}
+
 TEST(Heuristic, PutsConvLanesOnOutputChannels) {
   // a 7x7 output (too short for lanes) and a strided one (its positions gather): with the
   // weight laid out cout-last, lanes go on cout, where every load is contiguous, and the

@@ -366,9 +366,10 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // nearby elements (in cache together), then allowing the most rows (a divisor of its size: 7
   // rows of a 7x7 conv output), then the longest.
   std::vector<RowLoads> along;  // (also read by the lane loop's order below)
-  if (reduce && o.lane_axis >= 0) {
+  if (reduce && (o.lane_axis >= 0 || o.reduce_lanes > 1)) {
     along = loads_along(plain_kernel(plain), nd);
-    int regs_per_row = (o.lanes * itemsize + target.simd_bytes - 1) / target.simd_bytes;
+    const int lanes = o.lane_axis >= 0 ? o.lanes : o.reduce_lanes;
+    int regs_per_row = (lanes * itemsize + target.simd_bytes - 1) / target.simd_bytes;
     int most = std::max(1, target.simd_registers / 2 / regs_per_row);
     // rows whose reads all fall within two cache lines (a conv's output positions, also strided,
     // not its images a whole feature map apart)
@@ -381,6 +382,10 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
     for (int i = 0; i < nd; i++) {
       // a gather's rows each narrow its loop to their own element (codegen/narrow.h): not tiled
       if (i == o.lane_axis || along[i].gathers) continue;
+      // with lanes on the sum alone (a matvec), only rows that share more bytes of loads than
+      // they read apart: a batch of decode rows over one weight (8 streams) then reads, and
+      // dequantizes, each block once for all of its rows
+      if (o.lane_axis < 0 && along[i].bytes_shared <= along[i].bytes_along) continue;
       int rows = most;
       while (rows > 1 && shape[i] % rows != 0) rows--;
       if (rows > 1 && (o.unroll == 1 || rank(i, rows) > rank(o.unroll_axis, o.unroll)))
