@@ -19,14 +19,14 @@ void Buffer::release() {
   owner_.reset();
 }
 
-void Buffer::adopt(void* memory, std::shared_ptr<const void> owner) {
-  TC_CHECK(device_.uses_host_memory(), device_.name(), " cannot adopt host memory");
-  TC_CHECK(reinterpret_cast<uintptr_t>(memory) % kBufferAlignment == 0,
-           "adopted memory is not aligned to ", kBufferAlignment, " bytes");
+bool Buffer::adopt(void* memory, std::shared_ptr<const void> owner) {
+  if (!device_.uses_host_memory() || reinterpret_cast<uintptr_t>(memory) % kBufferAlignment != 0)
+    return false;
   release();
   ptr_ = memory;
   owner_ = std::move(owner);
   bump_version();
+  return true;
 }
 
 void* Buffer::ensure_allocated() {

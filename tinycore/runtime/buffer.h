@@ -35,10 +35,11 @@ class Buffer {
   // Gives the memory back to the device's cache: the contents are gone, and the next use
   // allocates again.
   void release();
-  // Uses `memory` (nbytes() of host memory, aligned to kBufferAlignment, that `owner` keeps alive:
-  // a mapped file) as this buffer's, without a copy; the device must use host memory. Released,
-  // the buffer lets go of it and the next use allocates afresh.
-  void adopt(void* memory, std::shared_ptr<const void> owner);
+  // Uses `memory` (nbytes() of host memory that `owner` keeps alive: a mapped file) as this
+  // buffer's, without a copy; false, and nothing changes, where the device's memory is not the
+  // host's or `memory` is not aligned to kBufferAlignment. Released, the buffer lets go of it and
+  // the next use allocates afresh.
+  bool adopt(void* memory, std::shared_ptr<const void> owner);
   // When memory that already held a value was last written (copyin, in-place assign, a replayed
   // TinyJit step), on a process-wide clock, so results cached before then, of this buffer or
   // computed from it, can tell they are stale.

@@ -214,15 +214,12 @@ class Scheduler {
     // a gather's operand is read at one position of its reduce per output (an embedding's row):
     // it takes no layout copy, and the work under its expands is done once per element read, not
     // once per copy
-    const bool outer_gather = gather_;
-    if (node->op == Ops::REDUCE_AXIS) gather_ = gathers(*node);
-    UOpRef laid = gather_ ? nullptr : choose_layouts().rewrite(node);
+    const bool gather = node->op == Ops::REDUCE_AXIS ? gathering(node) : gather_;
+    UOpRef laid = gather ? nullptr : choose_layouts().rewrite(node);
     const UOpRef& n = laid ? laid : node;
     if (n->op == Ops::REDUCE_AXIS)
-      if (UOpRef s = split_reduces().rewrite(n)) {
-        gather_ = outer_gather;
-        return fuse(s, top);
-      }
+      if (UOpRef s = split_reduces().rewrite(n)) return fuse(s, top);
+    const bool outer_gather = std::exchange(gather_, gather);
     bool child_top = top && n->op != Ops::REDUCE_AXIS && !expands(*n);
     std::vector<UOpRef> src;
     for (const UOpRef& s : n->src) {
@@ -401,6 +398,13 @@ class Scheduler {
   // alone (folded by codegen) or a single op (as a pad's fill value is applied).
   bool computes(const UOpRef& n) { return work(n) >= 2; }
 
+  // Whether the reduce `n` gathers (split_reduce.h), walked once per node: compute() runs again
+  // for a reduce after every realize forgets the fused forms.
+  bool gathering(const UOpRef& n) {
+    auto it = gathers_.find(n);
+    return it != gathers_.end() ? it->second : (gathers_[n] = gathers(*n));
+  }
+
   // How many ALU ops on buffer values `n` takes (a reduce counts as many), -1 if it reads none.
   int work(const UOpRef& n) {
     if (auto it = work_.find(n); it != work_.end()) return it->second;
@@ -513,6 +517,7 @@ class Scheduler {
   absl::flat_hash_map<const UOp*, int> users_, reaching_roots_;
   // holds its nodes: a fused form dropped and its address reused would inherit a stale count
   absl::flat_hash_map<UOpRef, int> work_;
+  absl::flat_hash_map<UOpRef, bool> gathers_;
   // the latest write, before this schedule, of a buffer each node reads
   absl::flat_hash_map<const UOp*, uint64_t> last_write_;
   std::vector<UOpRef>* marked_;

@@ -53,11 +53,7 @@ Tensor Tensor::from_blob(const void* data, Shape shape, DType dtype, const std::
                          std::shared_ptr<const void> owner) {
   Tensor t = empty(shape, dtype, device);
   runtime::Buffer& b = *(t.uop()->op == Ops::BUFFER ? t.uop() : t.uop()->src[0])->buffer;
-  if (owner && b.device().uses_host_memory() &&
-      reinterpret_cast<uintptr_t>(data) % runtime::kBufferAlignment == 0)
-    b.adopt(const_cast<void*>(data), std::move(owner));
-  else
-    b.copyin(data, b.nbytes());
+  if (!owner || !b.adopt(const_cast<void*>(data), std::move(owner))) b.copyin(data, b.nbytes());
   return t;
 }
 
