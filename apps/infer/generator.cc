@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "tinycore/error.h"
@@ -18,6 +19,8 @@ constexpr size_t kPenaltyWindow = 64;  // tokens the repetition penalty looks ba
 int32_t sample(const float* row, int64_t vocab, const std::vector<int32_t>& recent,
                const SamplingParams& p, std::mt19937_64& rng) {
   std::vector<float> logits(row, row + vocab);
+  for (float& l : logits)  // NaN ranks last, so that the order below is a total one
+    if (std::isnan(l)) l = -std::numeric_limits<float>::infinity();
   std::vector<char> seen(static_cast<size_t>(vocab), 0);
   for (int32_t t : recent)  // each seen token once, however often it was seen
     if (p.repetition_penalty != 1.0 && t >= 0 && t < vocab && !seen[static_cast<size_t>(t)]++) {
@@ -25,13 +28,17 @@ int32_t sample(const float* row, int64_t vocab, const std::vector<int32_t>& rece
       l = l > 0 ? static_cast<float>(l / p.repetition_penalty)
                 : static_cast<float>(l * p.repetition_penalty);
     }
+  // most probable first, ties by id: a total order, so a partial sort ranks as a stable one
+  auto before = [&](int32_t a, int32_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
   std::vector<int32_t> order(static_cast<size_t>(vocab));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
-  if (p.temperature <= 0) return order[0];
+  if (p.temperature <= 0) return *std::min_element(order.begin(), order.end(), before);
   size_t keep =
       p.top_k > 0 ? std::min<size_t>(static_cast<size_t>(p.top_k), order.size()) : order.size();
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                    before);
   std::vector<double> prob(keep);
   double total = 0;
   for (size_t i = 0; i < keep; i++)

@@ -612,28 +612,34 @@ TEST(Render, ShortRunsOfLanesLoadOnceAndShuffle) {
     for (int j = 0; j < 16; j++) ASSERT_EQ(t.out[r * 16 + j], sv[j * 64 + r] + 1) << r << " " << j;
 }
 
-// Lanes whose gate differs per lane (a pad's edge, a cat's seam inside the lanes) load under the
-// gate as a mask: consecutive elements as one masked vector load, a broadcast element once; no
-// gathers. Values against a loop, and every option set against the plain kernel.
+// Lanes whose gate differs per lane and per loop (a pad's edge, a cat's seam inside a row of
+// two vectors) load under the gate as a mask: consecutive elements as one masked vector load, a
+// broadcast element once; no gathers. Where the gate depends on the lane alone (a row of one
+// vector), the lanes that are on load as one shorter vector. Values against a loop, and every
+// option set against the plain kernel.
 TEST(Render, GatedLanesLoadUnderAMask) {
   std::mt19937 rng(10);
-  Tensor x = random_tensor({8, 12}, rng), s = random_tensor({1}, rng);
-  auto make_y = [&] {
-    return x.pad({{0, 0}, {3, 1}}) + s.reshape({1, 1}).expand({8, 4}).cat({x}, 1);
-  };
-  check_all_opts(make_y());
-  LanedKernel k = laned_kernel(make_y(), 1);
-  EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << k.ir;
-  EXPECT_NE(k.ir.find("@llvm.masked.load.v16f32"), std::string::npos) << k.ir;
-  EXPECT_NE(k.ir.find("@llvm.vector.reduce.or.v16i1"), std::string::npos) << k.ir;
-  std::vector<float> v = x.data<float>();
-  float sv = s.data<float>()[0];
-  for (int r = 0; r < 8; r++)
-    for (int j = 0; j < 16; j++) {
-      float padded = j >= 3 && j < 15 ? v[r * 12 + j - 3] : 0.0f;
-      float cat = j < 4 ? sv : v[r * 12 + j - 4];
-      ASSERT_EQ(k.out[r * 16 + j], padded + cat) << r << " " << j;
-    }
+  for (int64_t width : {32, 16}) {
+    Tensor x = random_tensor({8, width - 4}, rng), s = random_tensor({1}, rng);
+    auto make_y = [&] {
+      return x.pad({{0, 0}, {3, 1}}) + s.reshape({1, 1}).expand({8, 4}).cat({x}, 1);
+    };
+    check_all_opts(make_y());
+    LanedKernel k = laned_kernel(make_y(), 1);
+    EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << k.ir;
+    bool masked = k.ir.find("@llvm.masked.load.v16f32") != std::string::npos;
+    EXPECT_EQ(masked, width == 32) << k.ir;
+    EXPECT_EQ(k.ir.find("load <12 x float>") != std::string::npos, width == 16) << k.ir;
+    EXPECT_NE(k.ir.find("@llvm.vector.reduce.or.v16i1"), std::string::npos) << k.ir;
+    std::vector<float> v = x.data<float>();
+    float sv = s.data<float>()[0];
+    for (int r = 0; r < 8; r++)
+      for (int j = 0; j < width; j++) {
+        float padded = j >= 3 && j < width - 1 ? v[r * (width - 4) + j - 3] : 0.0f;
+        float cat = j < 4 ? sv : v[r * (width - 4) + j - 4];
+        ASSERT_EQ(k.out[r * width + j], padded + cat) << width << " " << r << " " << j;
+      }
+  }
 }
 
 TEST(ThreadPool, RunsEveryShareOnce) {

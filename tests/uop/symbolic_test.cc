@@ -148,6 +148,13 @@ TEST_F(Symbolic, MaxByBounds) {
 TEST_F(Symbolic, WhereTrue) { expect_simplifies(where(b(true), x, y), x); }
 TEST_F(Symbolic, WhereFalse) { expect_simplifies(where(b(false), x, y), y); }
 TEST_F(Symbolic, WhereSame) { expect_simplifies(where(lt(x, 3), y, y), y); }
+TEST_F(Symbolic, ComplementaryWheresOfZeroAreOneWhere) {  // a cat's two padded halves
+  UOpRef on = lt(x, 3), off = UOp::make(Ops::CMPNE, dtypes::bool_, {on, b(true)});
+  expect_simplifies(where(on, y, c(0)) + where(off, z, c(0)), where(on, y, z));
+  expect_simplifies(where(off, z, c(0)) + where(on, y, c(0)), where(on, y, z));
+  expect_simplifies(where(on, y, c(0)) + where(lt(x, 4), z, c(0)),  // overlapping: kept
+                    where(on, y, c(0)) + where(lt(x, 4), z, c(0)));
+}
 TEST_F(Symbolic, AndTrue) { expect_simplifies(logical_and(lt(x, 3), b(true)), lt(x, 3)); }
 TEST_F(Symbolic, AndFalse) { expect_simplifies(logical_and(lt(x, 3), b(false)), b(false)); }
 TEST_F(Symbolic, OrFalse) { expect_simplifies(alu(Ops::OR, lt(x, 3), b(false)), lt(x, 3)); }

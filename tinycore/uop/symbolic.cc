@@ -432,6 +432,13 @@ PatternMatcher make_symbolic() {
        }},
       // where(c, x, x) -> x
       {UPat::op(Ops::WHERE, {var("c"), var("x"), var("x")}), [](C c) { return c["x"]; }},
+      // where(c, x, 0) + where(!c, y, 0) -> where(c, x, y): a cat's halves, each padded with 0s
+      {UPat::op(Ops::ADD,
+                {UPat::op(Ops::WHERE, {var("c"), var("x"), UPat::cnst(0)}),
+                 UPat::op(Ops::WHERE, {UPat::op(Ops::CMPNE, {var("c"), UPat::cnst(1)}), var("y"),
+                                       UPat::cnst(0)})})
+           .commutative(),
+       [](C c) { return UOp::make(Ops::WHERE, c["x"]->dtype, {c["c"], c["x"], c["y"]}); }},
       // where(true, a, b) -> a, where(false, a, b) -> b
       {UPat::op(Ops::WHERE, {cvar("c"), var("a"), var("b")}),
        [](C c) { return c["c"]->const_value() != 0 ? c["a"] : c["b"]; }},
@@ -541,9 +548,16 @@ std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, i
   base.constant = whole.constant;
   for (const auto& [n, k] : whole.terms) (uses_lane(n) ? per_lane : base).add(n, k);
   if (__int128(per_lane.vmax()) - per_lane.vmin() > max_span) return std::nullopt;
-  LaneOffsets out{base.build(idx->dtype), {}};
-  UOpRef f = per_lane.build(idx->dtype);
+  std::optional<std::vector<int64_t>> offsets =
+      tc::per_lane(per_lane.build(idx->dtype), lane, width);
+  if (!offsets) return std::nullopt;
+  return LaneOffsets{base.build(idx->dtype), std::move(*offsets)};
+}
+
+std::optional<std::vector<int64_t>> per_lane(const UOpRef& f, const UOpRef& lane, int width) {
+  if (dtypes::is_float(f->dtype)) return std::nullopt;
   std::vector<const UOp*> order = f->toposort();
+  std::vector<int64_t> out;
   for (int i = 0; i < width; i++) {  // f at lane i, folded node by node (no graph rewrite)
     absl::flat_hash_map<const UOp*, UOpRef> value;
     for (const UOp* n : order) {
@@ -560,7 +574,7 @@ std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, i
       if (!v || v->op != Ops::CONST) return std::nullopt;  // a loop, a load, or not foldable
       value[n] = v;
     }
-    out.offsets.push_back(value.at(f.get())->arg_int());
+    out.push_back(value.at(f.get())->arg_int());
   }
   return out;
 }

@@ -29,6 +29,9 @@ struct LaneOffsets {
 std::optional<LaneOffsets> lane_offsets(const UOpRef& idx, const UOpRef& lane, int width,
                                         int64_t max_span = INT64_MAX);
 
+// The value of `f` at each lane 0 .. width-1, when it depends on nothing else; else nullopt.
+std::optional<std::vector<int64_t>> per_lane(const UOpRef& f, const UOpRef& lane, int width);
+
 // Folds an ALU op over constant sources into a CONST; nullptr when it can't (division by 0 ...).
 UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src);
 
