@@ -161,9 +161,9 @@ Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positi
     q = norm(i, "attn_q_norm", q);
     k = norm(i, "attn_k_norm", k);
   }
-  if (!c_.learned_positions) {
-    q = rope(q, positions);
-    k = rope(k, positions);
+  if (!c_.learned_positions) {  // computed once: fused, every key (or query) that reads one
+    q = rope(q, positions).contiguous();  // would compute its sines and cosines again
+    k = rope(k, positions).contiguous();
   }
   AttentionOpts causal{.dropout_p = 0.0, .is_causal = true, .enable_gqa = true};
   Tensor out = q.transpose(1, 2);

@@ -480,6 +480,32 @@ TEST(Fusion, ADecodedValueReadTransposedIsDecodedInItsOwnLayoutFirst) {
   ref::expect_close(y, want, 1e-4, 1e-4, "x @ decodedᵀ");
 }
 
+// A few rows over a value decoded from packed bytes (a short prompt over a quantized weight)
+// decode it in the product's kernel, once per register tile of rows, up to 8 rows times how much
+// larger the value is than its bytes (float16 to float32: 16 rows); more rows, or a value that
+// decodes nothing, get it computed into a buffer of its own first.
+TEST(Fusion, AFewRowsOverADecodedValueDecodeItInTheirKernel) {
+  NDArray w = ref::random({64, 96}, 46);
+  Tensor half = ref::tensor(w).cast(dt::float16).bitcast(dt::uint16).realize();
+  std::vector<float> wd = half.bitcast(dt::float16).cast(dt::float32).data<float>();
+  for (int64_t rows : {8, 16, 24}) {
+    NDArray x = ref::random({rows, 96}, 47);
+    Tensor decoded = half.bitcast(dt::float16).cast(dt::float32) * 0.5;
+    Tensor y = ref::tensor(x).matmul(decoded.T());
+    EXPECT_EQ(kernels_to_realize(y) == 1, rows <= 16) << rows << " rows";
+    NDArray want = ref::generate({rows, 64}, [&](int64_t i) {
+      double sum = 0;
+      for (int64_t k = 0; k < 96; k++)
+        sum += x.v[static_cast<size_t>(i / 64 * 96 + k)] * 0.5 *
+               wd[static_cast<size_t>(i % 64 * 96 + k)];
+      return sum;
+    });
+    ref::expect_close(y, want, 1e-4, 1e-4, "x @ decodedᵀ");
+    Tensor plain = ref::tensor(x).matmul((ref::tensor(w) * 0.5 + 1).T());  // 8 rows at most
+    EXPECT_EQ(kernels_to_realize(plain) == 1, rows <= 8) << rows << " rows, float32";
+  }
+}
+
 // Max pooling pads with -inf (a where over a padded mask, not a plain pad): the conv before it
 // still writes its unpadded output and a copy pads it, rather than the conv computing the padded
 // positions and checking bounds on every load.

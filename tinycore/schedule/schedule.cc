@@ -287,12 +287,24 @@ class Scheduler {
     return axes;
   }
 
-  // An expand to at most 8 copies of elementwise work (a decode step's few rows over a
-  // dequantized weight) recomputes it per copy: a register tile of rows computes it once, where
-  // its own kernel would write it out and read it back.
+  // An expand to a few copies of elementwise work (a decode step's few rows over a dequantized
+  // weight) recomputes it per copy: a register tile of rows computes it once, where its own kernel
+  // would write it out and read it back. A few is 8, or for a value decoded from packed bytes (a
+  // bitcast) 8 times how much larger it is than the buffers it reads: a Q4_0 weight decoded to
+  // float32 is 7x its blocks, so a short prompt's 16 or 32 rows read the blocks too, rather than a
+  // decoded copy 7 times their size written and read back.
   bool few_copies(const UOp& e, const UOpRef& s) {
-    return shape_numel(e.shape()) <= 8 * shape_numel(s->shape()) &&
-           work(fuse(s, /*top=*/true)) < kManyOps;
+    UOpRef f = fuse(s, /*top=*/true);
+    if (work(f) >= kManyOps) return false;
+    double read = 0, made = static_cast<double>(shape_numel(s->shape())) * s->dtype.itemsize();
+    bool decodes = false;
+    for (const UOp* u : f->toposort()) {
+      decodes = decodes || u->op == Ops::BITCAST;
+      if (u->op == Ops::BUFFER)
+        read += static_cast<double>(shape_numel(u->shape())) * u->dtype.itemsize();
+    }
+    double copies = static_cast<double>(shape_numel(e.shape())) / shape_numel(s->shape());
+    return copies <= 8 * (decodes && read > 0 ? std::max(1.0, made / read) : 1.0);
   }
 
   // The value `v` is a view of (through a pad, reshape, permute, flip or detach, or a pad with a
