@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-BUDGET = 16150  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
+BUDGET = 16170  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
 # the fuzz fixes; 14,806 with three passes of issue 30: opts as rewrites, loops merged, operand layouts;
 # 14,866 with gathers that read only the rows they name: IOTA, one-hot narrowing, issue 33; 15,217
 # with issue 31's processes: the dist/ stage (MPI world, watchdog, collectives: 229) and host
