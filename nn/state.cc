@@ -1,14 +1,14 @@
 #include "nn/state.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_join.h"
+#include "nn/mapped_file.h"
 #include "nn/safetensors.h"
 #include "tinycore/error.h"
 
@@ -25,41 +25,6 @@ const std::vector<std::pair<DType, std::string>>& dtype_names() {
   return m;
 }
 
-// A read-only memory map of a whole file, unmapped when it goes.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0) fail("safe_load: cannot open %s: %s", path, std::strerror(errno));
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      fail("safe_load: %s is not a regular file", path);
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        ::close(fd);
-        fail("safe_load: cannot map %s: %s", path, std::strerror(errno));
-      }
-      data_ = static_cast<const uint8_t*>(p);
-    }
-    ::close(fd);
-  }
-  ~MappedFile() {
-    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const uint8_t* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 void write_all(int fd, const void* p, size_t n, const std::string& path) {
   const char* c = static_cast<const char*>(p);
   while (n > 0) {
@@ -73,7 +38,13 @@ void write_all(int fd, const void* p, size_t n, const std::string& path) {
 }  // namespace
 
 StateDict safe_load(const std::string& path) {
-  MappedFile f(path);
+  std::optional<MappedFile> mapped;
+  try {
+    mapped.emplace(path);
+  } catch (const Error& e) {
+    fail("safe_load: %s", e.what());
+  }
+  const MappedFile& f = *mapped;
   safetensors::Header h;
   try {
     h = safetensors::parse_header(f.data(), f.size());

@@ -1,17 +1,13 @@
 #include "frontends/llm/gguf.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <set>
+
+#include "tinycore/error.h"
 
 namespace tc::gguf {
 namespace {
@@ -383,29 +379,13 @@ File parse(const uint8_t* data, size_t size) {
   return f;
 }
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) bad("cannot open '" + path + "': " + std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    bad("'" + path + "' is not a regular file");
+// The file mapped, its errors as the parser's.
+std::shared_ptr<nn::MappedFile> mapped(const std::string& path) {
+  try {
+    return std::make_shared<nn::MappedFile>(path);
+  } catch (const Error& e) {
+    bad(e.what());
   }
-  size_ = static_cast<size_t>(st.st_size);
-  if (size_ > 0) {
-    void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int err = errno;
-      ::close(fd);
-      bad("cannot map '" + path + "': " + std::strerror(err));
-    }
-    data_ = static_cast<const uint8_t*>(p);
-  }
-  ::close(fd);  // the mapping stays valid
-}
-
-MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 const TensorInfo* Model::find(const std::string& name) const {
@@ -429,7 +409,7 @@ const uint8_t* Model::data(const TensorInfo& t) const {
 
 Model open(const std::string& path) {
   Model m;
-  m.files.push_back(std::make_shared<MappedFile>(path));
+  m.files.push_back(mapped(path));
   File first = parse(m.files[0]->data(), m.files[0]->size());
   m.metadata = std::move(first.metadata);
   m.tensors = std::move(first.tensors);
@@ -452,7 +432,7 @@ Model open(const std::string& path) {
     std::snprintf(suffix, sizeof suffix, "-%05d-of-%05d.gguf", static_cast<int>(i + 1),
                   static_cast<int>(count));
     const std::string split = prefix + suffix;
-    m.files.push_back(std::make_shared<MappedFile>(split));
+    m.files.push_back(mapped(split));
     File f = parse(m.files.back()->data(), m.files.back()->size());
     if (f.metadata.get_int_or("split.no", -1) != i)
       bad("'" + split + "': split.no is " +

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "nn/mapped_file.h"
+
 namespace tc::gguf {
 
 struct FormatError : std::runtime_error {
@@ -118,30 +120,11 @@ struct File {
 // Validates all `size` bytes of a GGUF file and returns what it holds.
 File parse(const uint8_t* data, size_t size);
 
-// A file mapped copy-on-write (RAII): tensors read their bytes in place, and a write to one (an
-// in-place update) changes the process's copy of the page, never the file. An empty file maps to
-// no bytes.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path);
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const uint8_t* data() const { return data_; }
-  size_t size() const { return size_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // A model's GGUF file, or all files of its split set, mapped and parsed.
 struct Model {
-  std::vector<std::shared_ptr<MappedFile>> files;  // by split number; tensors share them
-  Metadata metadata;                               // the first file's
-  std::vector<TensorInfo> tensors;                 // every file's, in order
+  std::vector<std::shared_ptr<nn::MappedFile>> files;  // by split number; tensors share them
+  Metadata metadata;                                   // the first file's
+  std::vector<TensorInfo> tensors;                     // every file's, in order
 
   const TensorInfo* find(const std::string& name) const;    // null when there is none
   const TensorInfo& tensor(const std::string& name) const;  // throws naming it

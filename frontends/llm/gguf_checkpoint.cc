@@ -39,7 +39,7 @@ Tensor tensor_of(const gguf::Model& m, const gguf::TensorInfo& t) {
   const std::map<uint32_t, DType> floats = {
       {gguf::F32, dtypes::float32}, {gguf::F16, dtypes::float16}, {gguf::BF16, dtypes::bfloat16}};
   const uint8_t* bytes = m.data(t);  // checks t.file
-  const std::shared_ptr<gguf::MappedFile>& file = m.files[t.file];
+  const std::shared_ptr<nn::MappedFile>& file = m.files[t.file];
   if (auto f = floats.find(t.type); f != floats.end())
     return Tensor::from_blob(bytes, shape, f->second, "", file);
   Tensor raw = Tensor::from_blob(bytes, {static_cast<int64_t>(t.bytes)}, dtypes::uint8, "", file);
