@@ -137,19 +137,23 @@ Tensor LanguageModel::norm(int64_t i, const std::string& name, const Tensor& x) 
   return x * (x.square().mean(-1, true) + c_.norm_eps).rsqrt() * weight;
 }
 
-Tensor LanguageModel::rope(const Tensor& x, const Tensor& positions) const {
-  const Shape& s = x.shape();  // (B, T, heads, head_dim)
-  int64_t half = c_.head_dim / 2;
-  Tensor angle =
-      positions.cast(dtypes::float32).reshape({s[0], s[1], 1, 1}) * freq_->reshape({1, 1, 1, half});
-  Tensor cos = angle.cos(), sin = angle.sin();
-  Tensor x1 = x.shrink({{0, s[0]}, {0, s[1]}, {0, s[2]}, {0, half}});
-  Tensor x2 = x.shrink({{0, s[0]}, {0, s[1]}, {0, s[2]}, {half, 2 * half}});
-  return (x1 * cos - x2 * sin).cat({x2 * cos + x1 * sin}, -1);
+LanguageModel::Rotation LanguageModel::rotation(const Tensor& positions) const {
+  const Shape& s = positions.shape();  // (B, T)
+  Tensor angle = positions.cast(dtypes::float32).reshape({s[0], s[1], 1, 1}) *
+                 freq_->reshape({1, 1, 1, c_.head_dim / 2});
+  return {angle.cos().contiguous(), angle.sin().contiguous()};
 }
 
-Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positions, int64_t row,
-                                bool decode) {
+Tensor LanguageModel::rope(const Tensor& x, const Rotation& r) const {
+  const Shape& s = x.shape();  // (B, T, heads, head_dim)
+  int64_t half = c_.head_dim / 2;
+  Tensor x1 = x.shrink({{0, s[0]}, {0, s[1]}, {0, s[2]}, {0, half}});
+  Tensor x2 = x.shrink({{0, s[0]}, {0, s[1]}, {0, s[2]}, {half, 2 * half}});
+  return (x1 * r.cos - x2 * r.sin).cat({x2 * r.cos + x1 * r.sin}, -1);
+}
+
+Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positions,
+                                const std::optional<Rotation>& rotation, int64_t row, bool decode) {
   int64_t batch = x.shape()[0], len = x.shape()[1], hd = c_.head_dim;
   // contiguous: RoPE reads each row twice (both halves), which must not recompute the matmul; and
   // a prefill writes k and v into the cache with a kernel over all of its rows, which must not
@@ -161,9 +165,9 @@ Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positi
     q = norm(i, "attn_q_norm", q);
     k = norm(i, "attn_k_norm", k);
   }
-  if (!c_.learned_positions) {  // computed once: fused, every key (or query) that reads one
-    q = rope(q, positions).contiguous();  // would compute its sines and cosines again
-    k = rope(k, positions).contiguous();
+  if (rotation) {  // computed once: fused, every key (or query) that reads one would rotate it
+    q = rope(q, *rotation).contiguous();  // again
+    k = rope(k, *rotation).contiguous();
   }
   AttentionOpts causal{.dropout_p = 0.0, .is_causal = true, .enable_gqa = true};
   Tensor out = q.transpose(1, 2);
@@ -223,8 +227,10 @@ Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int6
                 .cast(dtypes::float32)
                 .matmul(w(-1, "position_embd").cast(dtypes::float32));
   bool cached = row >= 0 || decode;
+  std::optional<Rotation> r;
+  if (!c_.learned_positions) r = rotation(positions);
   for (int64_t i = 0; i < c_.layers; i++) {
-    Tensor y = x + attention(i, norm(i, "attn_norm", x), positions, row, decode);
+    Tensor y = x + attention(i, norm(i, "attn_norm", x), positions, r, row, decode);
     x = y + mlp(i, norm(i, "ffn_norm", y));
     if (cached) x = x.realize();  // the next layer's cache write would compute it again
   }

@@ -71,14 +71,22 @@ class LanguageModel : public Module {
   // positions, attends up to them).
   Tensor hidden(const Tensor& tokens, const Tensor& positions, int64_t row, bool decode);
   Tensor logits(const Tensor& hidden) const;  // the output norm and projection
-  Tensor attention(int64_t i, const Tensor& x, const Tensor& positions, int64_t row, bool decode);
+  // RoPE's rotation at every position: the cosines and sines of its angles, (B, T, 1,
+  // head_dim / 2), computed once for every layer, head, q and k (fused into a layer's rotation of
+  // k, they were computed again for each of its heads, in double precision and lane by lane)
+  struct Rotation {
+    Tensor cos, sin;
+  };
+  Rotation rotation(const Tensor& positions) const;
+  Tensor attention(int64_t i, const Tensor& x, const Tensor& positions,
+                   const std::optional<Rotation>& rotation, int64_t row, bool decode);
   Tensor mlp(int64_t i, const Tensor& x) const;
   // the weight `name` of layer i ("blk.<i>.<name>.weight"; i < 0: a global one, "<name>.weight")
   const Tensor& w(int64_t i, const std::string& name, const char* kind = "weight") const;
   bool has(int64_t i, const std::string& name, const char* kind = "weight") const;
   Tensor norm(int64_t i, const std::string& name, const Tensor& x) const;
   Tensor linear(int64_t i, const std::string& name, const Tensor& x) const;  // with its bias
-  Tensor rope(const Tensor& x, const Tensor& positions) const;  // x (B, T, heads, head_dim)
+  Tensor rope(const Tensor& x, const Rotation& r) const;  // x (B, T, heads, head_dim)
   LanguageModelConfig c_;
   std::map<std::string, Tensor> w_;
   std::optional<Tensor> freq_;             // RoPE's angle per position, (head_dim / 2)
