@@ -458,6 +458,31 @@ TEST(Fusion, ALookupInAComputedTableComputesOnlyTheRowsItReads) {
   }
 }
 
+// A one-hot that is not a factor of the sum (a loss's gradient, softmax - one_hot, times the
+// output weights) gathers nothing: every term is nonzero, so the computed operand is realized
+// before its broadcast as any other (fused, a GPT's training step recomputed whole layers per
+// output column: 375 ms a step against 96 ms).
+TEST(Fusion, AOneHotSubtractedFromTheOperandIsNoGather) {
+  NDArray x = ref::random({16, 100}, 48), w = ref::random({100, 64}, 49);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 16; i++) ids.push_back((i * 37 + 3) % 100);
+  auto make = [&] {
+    Tensor onehot = Tensor::from_vector(ids, tc::Shape{16}).one_hot(100).cast(dt::float32);
+    return ((ref::tensor(x) * 2 + 1).exp2() - onehot).matmul(ref::tensor(w));
+  };
+  Tensor y = make();
+  EXPECT_EQ(kernels_to_realize(y), 2);  // exp2 first, then the product
+  NDArray want = ref::generate({16, 64}, [&](int64_t i) {
+    double sum = 0;
+    for (int64_t k = 0; k < 100; k++)
+      sum += (std::exp2(x.v[static_cast<size_t>(i / 64 * 100 + k)] * 2 + 1) -
+              (ids[static_cast<size_t>(i / 64)] == k ? 1.0 : 0.0)) *
+             w.v[static_cast<size_t>(k * 64 + i % 64)];
+    return sum;
+  });
+  ref::expect_close(y, want, 1e-4, 1e-4, "(exp2 - one_hot) @ w");
+}
+
 // A value decoded from packed bytes (a quantized weight: a bitcast of them) that a matmul reads
 // transposed, from a blocked copy, is decoded in its own layout first, and the copy reads that
 // buffer: decoded inside the copy, each element's block arithmetic left it scalar. The decoded

@@ -370,7 +370,8 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
     along = loads_along(plain_kernel(plain), nd);
     const int lanes = o.lane_axis >= 0 ? o.lanes : o.reduce_lanes;
     int regs_per_row = (lanes * itemsize + target.simd_bytes - 1) / target.simd_bytes;
-    int most = std::max(1, target.simd_registers / 2 / regs_per_row);
+    int live = getenv("LIVE") ? std::max<int>(1, static_cast<int>(reduces.size())) : 1;
+    int most = std::max(1, target.simd_registers / 2 / regs_per_row / live);
     // rows whose reads all fall within two cache lines (a conv's output positions, also strided,
     // not its images a whole feature map apart)
     auto near = [&](int i, int rows) {

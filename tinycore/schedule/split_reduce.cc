@@ -1,6 +1,7 @@
 #include "tinycore/schedule/split_reduce.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -82,8 +83,11 @@ UOpRef split(const UOpRef& r) {
 
 }  // namespace
 
-// Only an arange as long as a reduced axis, in the operand's own kernel, counts: a loss's one-hot
-// over 10 classes up a backward graph is not this reduce's.
+// Only a factor of the operand counts (through products, casts, views, detaches and
+// where(c, x, 0), as codegen narrows: codegen/narrow.h): a one-hot subtracted from a value (a
+// loss's gradient, softmax - one_hot, times the output weights) leaves every term of the sum
+// nonzero. And only an arange as long as a reduced axis, in the operand's own kernel: a loss's
+// one-hot over 10 classes up a backward graph is not this reduce's.
 bool gathers(const UOp& r) {
   const Shape& in = r.src[0]->shape();
   std::vector<int64_t> reduced_sizes;
@@ -92,12 +96,21 @@ bool gathers(const UOp& r) {
     return v.op == Ops::IOTA &&
            std::count(reduced_sizes.begin(), reduced_sizes.end(), v.arg_ints()[0]) > 0;
   };
-  return in_kernel(r.src[0], [&](const UOp& u) {
-    if (u.op != Ops::CMPEQ) return false;
-    for (const UOpRef& s : u.src)
-      if (in_kernel(s, along_reduce)) return true;
-    return false;
-  });
+  auto zero = [](const UOpRef& v) {
+    const UOp* u = v.get();
+    while (group::is_movement(u->op)) u = u->src[0].get();
+    return u->is_const(0);
+  };
+  std::function<bool(const UOp&)> factor = [&](const UOp& u) {
+    if (u.op == Ops::CMPEQ)
+      return std::any_of(u.src.begin(), u.src.end(),
+                         [&](const UOpRef& s) { return in_kernel(s, along_reduce); });
+    if (u.op == Ops::MUL || (u.op == Ops::WHERE && zero(u.src[2])))
+      return factor(*u.src[0]) || factor(*u.src[1]);
+    bool through = u.op == Ops::CAST || u.op == Ops::DETACH || group::is_movement(u.op);
+    return through && factor(*u.src[0]);
+  };
+  return factor(*r.src[0]);
 }
 
 const PatternMatcher& split_reduces() {

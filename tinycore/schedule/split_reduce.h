@@ -10,8 +10,9 @@ namespace tc::schedule {
 
 const PatternMatcher& split_reduces();
 
-// Whether the reduce `r` gathers: its operand tests equality with an index along a reduced axis
-// (a one-hot: a gather, or an embedding's lookup), so codegen narrows it to one trip per output.
+// Whether the reduce `r` gathers: a factor of its operand tests equality with an index along a
+// reduced axis (a one-hot: a gather, or an embedding's lookup), so codegen narrows it to one trip
+// per output.
 bool gathers(const UOp& r);
 
 }  // namespace tc::schedule
