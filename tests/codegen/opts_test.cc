@@ -257,6 +257,27 @@ TEST(Heuristic, VectorizesMatmulAndAvoidsGathers) {
   EXPECT_EQ(bo.lanes, 32);
   EXPECT_EQ(bo.unroll_axis, 1);
   EXPECT_EQ(bo.unroll, 8);
+  // two products combined at the store (a SwiGLU's gate and up; its last kernel, after the
+  // weights' blocked copies): both sets of accumulators stay live, so the tile takes 4 rows, not
+  // 8 (16 vectors, not 32, which spilled); values against a loop
+  std::mt19937 rng(12);
+  Tensor x = random_tensor({64, 64}, rng), g = random_tensor({64, 64}, rng),
+         u = random_tensor({64, 64}, rng);
+  auto swiglu = [&] { return x.matmul(g).silu() * x.matmul(u); };
+  std::vector<schedule::ScheduleItem> items = schedule::create_schedule({swiglu().uop()});
+  KernelOpts so = choose_opts(lower(items.back().ast), avx512);
+  EXPECT_EQ(so.lanes, 32);
+  EXPECT_EQ(so.unroll, 4);
+  std::vector<float> got = swiglu().data<float>(), xv = x.data<float>(), gv = g.data<float>(),
+                     uv = u.data<float>();
+  for (int i = 0; i < 64; i++)
+    for (int j = 0; j < 64; j++) {
+      double a = 0, c = 0;
+      for (int k = 0; k < 64; k++)
+        a += xv[i * 64 + k] * gv[k * 64 + j], c += xv[i * 64 + k] * uv[k * 64 + j];
+      ASSERT_NEAR(got[i * 64 + j], a / (1 + std::exp(-a)) * c, 1e-4 * (1 + std::abs(a * c)))
+          << i << " " << j;
+    }
   // summing rows of a row-major matrix: lanes over rows would gather, so none there; they go on
   // the reduce, each row summed as 32-wide partials combined after the loop
   UOpRef rows = schedule::create_schedule({a.sum(1).uop()})[0].ast;
