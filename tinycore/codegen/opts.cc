@@ -361,12 +361,11 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
 
   // reduces: a register tile over a second output axis, so each load that does not depend on it
   // serves every row of the tile. Its accumulators fill at most half the registers (more are
-  // spilled inside the loop: the gate and up products of 8 rows, 32 vectors, ran 14% slower than
-  // 4 rows); the axis is
-  // one no load's gate depends on (each row of a padded window's tile would narrow its loops
-  // differently: codegen/narrow.h), then the one sharing the most loads, then one whose rows read
-  // nearby elements (in cache together), then allowing the most rows (a divisor of its size: 7
-  // rows of a 7x7 conv output), then the longest.
+  // spilled inside the loop: a SwiGLU's gate and up products of 8 rows, 32 vectors, ran 14%
+  // slower than 4 rows); the axis is one no load's gate depends on (each row of a padded window's
+  // tile would narrow its loops differently: codegen/narrow.h), then the one sharing the most
+  // loads, then one whose rows read nearby elements (in cache together), then allowing the most
+  // rows (a divisor of its size: 7 rows of a 7x7 conv output), then the longest.
   std::vector<RowLoads> along;  // (also read by the lane loop's order below)
   if (reduce && (o.lane_axis >= 0 || o.reduce_lanes > 1)) {
     along = loads_along(plain_kernel(plain), nd);
