@@ -165,8 +165,9 @@ Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positi
     q = norm(i, "attn_q_norm", q);
     k = norm(i, "attn_k_norm", k);
   }
-  if (rotation) {  // computed once: fused, every key (or query) that reads one would rotate it
-    q = rope(q, *rotation).contiguous();  // again
+  // rotated once: fused, every key (or query) that reads one would rotate it again
+  if (rotation) {
+    q = rope(q, *rotation).contiguous();
     k = rope(k, *rotation).contiguous();
   }
   AttentionOpts causal{.dropout_p = 0.0, .is_causal = true, .enable_gqa = true};

@@ -379,6 +379,8 @@ File parse(const uint8_t* data, size_t size) {
   return f;
 }
 
+namespace {
+
 // The file mapped, its errors as the parser's.
 std::shared_ptr<nn::MappedFile> mapped(const std::string& path) {
   try {
@@ -387,6 +389,8 @@ std::shared_ptr<nn::MappedFile> mapped(const std::string& path) {
     bad(e.what());
   }
 }
+
+}  // namespace
 
 const TensorInfo* Model::find(const std::string& name) const {
   for (const TensorInfo& t : tensors)
