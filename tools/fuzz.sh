@@ -19,10 +19,11 @@ cp tests/fixtures/torch_state.safetensors "$out/corpus/safetensors/" 2>/dev/null
 clang++ "${flags[@]}" nn/safetensors.cc tests/fuzz/safetensors_fuzz.cc -o "$out/safetensors_fuzz"
 run safetensors_fuzz safetensors 4096 "$secs"
 
-# the GGUF parser (frontends/llm/gguf.cc), seeded with the fixtures' GGUF files
+# the GGUF parser (frontends/llm/gguf.cc, with the mapped file it opens), seeded with the fixtures' GGUF files
 mkdir -p "$out/corpus/gguf"
 cp tests/fixtures/llm_quant/*.gguf "$out/corpus/gguf/"
-clang++ "${flags[@]}" frontends/llm/gguf.cc tests/fuzz/gguf_fuzz.cc -o "$out/gguf_fuzz"
+clang++ "${flags[@]}" frontends/llm/gguf.cc nn/mapped_file.cc tests/fuzz/gguf_fuzz.cc \
+  $(pkg-config --libs absl_str_format) -o "$out/gguf_fuzz"
 run gguf_fuzz gguf 4096 $((secs / 2 > 0 ? secs / 2 : 1)) -seed="${FUZZ_SEED:-1}"
 
 # infer serve's request bodies; the first byte picks the parser (its value mod 5): 0 classify JSON,
