@@ -483,6 +483,18 @@ TEST(Fusion, AOneHotSubtractedFromTheOperandIsNoGather) {
   ref::expect_close(y, want, 1e-4, 1e-4, "(exp2 - one_hot) @ w");
 }
 
+// x (rows, 96) @ (0.5 w)ᵀ in double, for w (64, 96) stored as float16 bits in `half`.
+NDArray times_half_transposed(const NDArray& x, const Tensor& half) {
+  std::vector<float> wd = half.bitcast(dt::float16).cast(dt::float32).data<float>();
+  return ref::generate({x.shape[0], 64}, [&](int64_t i) {
+    double sum = 0;
+    for (int64_t k = 0; k < 96; k++)
+      sum += x.v[static_cast<size_t>(i / 64 * 96 + k)] * 0.5 *
+             wd[static_cast<size_t>(i % 64 * 96 + k)];
+    return sum;
+  });
+}
+
 // A value decoded from packed bytes (a quantized weight: a bitcast of them) that a matmul reads
 // transposed, from a blocked copy, is decoded in its own layout first, and the copy reads that
 // buffer: decoded inside the copy, each element's block arithmetic left it scalar. The decoded
@@ -494,15 +506,7 @@ TEST(Fusion, ADecodedValueReadTransposedIsDecodedInItsOwnLayoutFirst) {
   Tensor y = ref::tensor(x).matmul(decoded.T());
   EXPECT_EQ(kernels_to_realize(y), 3);  // the decode, the blocked copy, the matmul
   EXPECT_EQ(decoded.uop()->realized, nullptr);
-  std::vector<float> wd = (half.bitcast(dt::float16).cast(dt::float32)).data<float>();
-  NDArray want = ref::generate({128, 64}, [&](int64_t i) {
-    double sum = 0;
-    for (int64_t k = 0; k < 96; k++)
-      sum += x.v[static_cast<size_t>(i / 64 * 96 + k)] * 0.5 *
-             wd[static_cast<size_t>(i % 64 * 96 + k)];
-    return sum;
-  });
-  ref::expect_close(y, want, 1e-4, 1e-4, "x @ decodedᵀ");
+  ref::expect_close(y, times_half_transposed(x, half), 1e-4, 1e-4, "x @ decodedᵀ");
 }
 
 // A few rows over a value decoded from packed bytes (a short prompt over a quantized weight)
@@ -512,20 +516,12 @@ TEST(Fusion, ADecodedValueReadTransposedIsDecodedInItsOwnLayoutFirst) {
 TEST(Fusion, AFewRowsOverADecodedValueDecodeItInTheirKernel) {
   NDArray w = ref::random({64, 96}, 46);
   Tensor half = ref::tensor(w).cast(dt::float16).bitcast(dt::uint16).realize();
-  std::vector<float> wd = half.bitcast(dt::float16).cast(dt::float32).data<float>();
   for (int64_t rows : {8, 16, 24}) {
     NDArray x = ref::random({rows, 96}, 47);
     Tensor decoded = half.bitcast(dt::float16).cast(dt::float32) * 0.5;
     Tensor y = ref::tensor(x).matmul(decoded.T());
     EXPECT_EQ(kernels_to_realize(y) == 1, rows <= 16) << rows << " rows";
-    NDArray want = ref::generate({rows, 64}, [&](int64_t i) {
-      double sum = 0;
-      for (int64_t k = 0; k < 96; k++)
-        sum += x.v[static_cast<size_t>(i / 64 * 96 + k)] * 0.5 *
-               wd[static_cast<size_t>(i % 64 * 96 + k)];
-      return sum;
-    });
-    ref::expect_close(y, want, 1e-4, 1e-4, "x @ decodedᵀ");
+    ref::expect_close(y, times_half_transposed(x, half), 1e-4, 1e-4, "x @ decodedᵀ");
     Tensor plain = ref::tensor(x).matmul((ref::tensor(w) * 0.5 + 1).T());  // 8 rows at most
     EXPECT_EQ(kernels_to_realize(plain) == 1, rows <= 8) << rows << " rows, float32";
   }

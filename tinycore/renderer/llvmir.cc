@@ -303,10 +303,8 @@ class LlvmIr : public Walk {
     // A masked load of a width that is not a power of two came back wrong in its last lane on an
     // AVX2 host (LLVM 19; tests/fuzz/tensor_fuzz.cc found it, the IR reads right): those gather
     bool odd = (lanes_.width & (lanes_.width - 1)) != 0;
-    std::optional<std::vector<int64_t>> on =
-        gated && base ? per_lane(u.src[1], lanes_.lane, lanes_.width) : std::nullopt;
-    if (on && one_run(*on))
-      r = run_of_lanes(u, base, *on);
+    if (std::optional<std::string> run = gated && base ? run_of_lanes(u, base) : std::nullopt)
+      r = *run;
     else if (gated && base && odd)
       r = masked_gather(u);
     else if (gated && (base || !vec(*index.src[1])))
@@ -321,24 +319,22 @@ class LlvmIr : public Walk {
     return r;
   }
 
-  // Whether the lanes that are on (1s) are one run, as a pad's or a cat's edge makes them.
-  static bool one_run(const std::vector<int64_t>& on) {
-    auto first = std::find(on.begin(), on.end(), 1);
-    return first != on.end() && std::find(std::find(first, on.end(), 0), on.end(), 1) == on.end();
-  }
-  // Consecutive elements under a gate that depends on the lane alone, on for one run of lanes:
-  // that run loads as a shorter vector and the other lanes are 0 (one plain load, where a masked
-  // one cost a masked move, and a cat of two halves a blend of two).
-  std::string run_of_lanes(const UOp& u, const UOpRef& base, const std::vector<int64_t>& on) {
-    DType d = u.dtype;
-    int64_t first = std::find(on.begin(), on.end(), 1) - on.begin();
-    int64_t n = std::count(on.begin(), on.end(), 1);
-    std::string st = absl::StrFormat("<%d x %s>", n, memory_type(d)), mask;
-    std::string at = emit(absl::StrFormat("add i64 %s, %d", val(base, false), first));
+  // Consecutive elements under a gate that depends on the lane alone and is on for one run of
+  // lanes (a pad's or a cat's edge): that run loads as a shorter vector and the other lanes are 0
+  // (one plain load, where a masked one cost a masked move, and a cat of two halves a blend of
+  // two); nullopt for any other gate.
+  std::optional<std::string> run_of_lanes(const UOp& u, const UOpRef& base) {
+    std::optional<std::vector<int64_t>> on = per_lane(u.src[1], lanes_.lane, lanes_.width);
+    if (!on) return std::nullopt;
+    auto first = std::find(on->begin(), on->end(), 1), last = std::find(first, on->end(), 0);
+    if (first == on->end() || std::find(last, on->end(), 1) != on->end()) return std::nullopt;
+    int64_t at = first - on->begin(), n = last - first;
+    std::string st = absl::StrFormat("<%d x %s>", n, memory_type(u.dtype)), mask;
+    std::string idx = emit(absl::StrFormat("add i64 %s, %d", val(base, false), at));
     std::string w = emit(absl::StrFormat("load %s, ptr %s, align %d", st,
-                                         pointers(*u.src[0], at, false), d.itemsize()));
+                                         pointers(*u.src[0], idx, false), u.dtype.itemsize()));
     for (int64_t i = 0; i < lanes_.width; i++)
-      absl::StrAppend(&mask, i ? ", " : "", "i32 ", on[i] ? i - first : n);
+      absl::StrAppend(&mask, i ? ", " : "", "i32 ", (*on)[i] ? i - at : n);
     return emit(absl::StrFormat("shufflevector %s %s, %s zeroinitializer, <%d x i32> <%s>", st, w,
                                 st, lanes_.width, mask));
   }

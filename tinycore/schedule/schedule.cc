@@ -233,8 +233,9 @@ class Scheduler {
       // anyway are buffers there); a padded buffer is copied padded once rather than have every
       // broadcast copy check its bounds per load (a conv's input windows), unless its pads are
       // wide enough that the kernel narrows its loops to them instead (pads_widely)
-      bool own = expands(*n) && !gather_ && !few_copies(*n, s) &&
-                 (computes(fuse(s, /*top=*/true)) || (pads_a_buffer(s) && !pads_widely(s)));
+      bool own = expands(*n) && !gather_ &&
+                 (computes(fuse(s, /*top=*/true)) || (pads_a_buffer(s) && !pads_widely(s))) &&
+                 !few_copies(*n, s);
       src.push_back(own ? realize_under_views(s) : fuse(s, child_top));
     }
     gather_ = outer_gather;
@@ -294,17 +295,23 @@ class Scheduler {
   // float32 is 7x its blocks, so a short prompt's 16 or 32 rows read the blocks too, rather than a
   // decoded copy 7 times their size written and read back.
   bool few_copies(const UOp& e, const UOpRef& s) {
+    double copies = static_cast<double>(shape_numel(e.shape())) / shape_numel(s->shape());
     UOpRef f = fuse(s, /*top=*/true);
-    if (work(f) >= kManyOps) return false;
-    double read = 0, made = static_cast<double>(shape_numel(s->shape())) * s->dtype.itemsize();
+    return (copies <= 8 || copies <= 8 * growth(f)) && work(f) < kManyOps;
+  }
+
+  // How many times larger the fused value `f` is than the buffers it reads, where it decodes
+  // packed bytes (a bitcast); else 1. Kept per node, as work() is.
+  double growth(const UOpRef& f) {
+    if (auto it = growth_.find(f); it != growth_.end()) return it->second;
+    double read = 0, made = static_cast<double>(shape_numel(f->shape())) * f->dtype.itemsize();
     bool decodes = false;
     for (const UOp* u : f->toposort()) {
       decodes = decodes || u->op == Ops::BITCAST;
       if (u->op == Ops::BUFFER)
         read += static_cast<double>(shape_numel(u->shape())) * u->dtype.itemsize();
     }
-    double copies = static_cast<double>(shape_numel(e.shape())) / shape_numel(s->shape());
-    return copies <= 8 * (decodes && read > 0 ? std::max(1.0, made / read) : 1.0);
+    return growth_[f] = decodes && read > 0 ? std::max(1.0, made / read) : 1.0;
   }
 
   // The value `v` is a view of (through a pad, reshape, permute, flip or detach, or a pad with a
@@ -530,6 +537,7 @@ class Scheduler {
   // holds its nodes: a fused form dropped and its address reused would inherit a stale count
   absl::flat_hash_map<UOpRef, int> work_;
   absl::flat_hash_map<UOpRef, bool> gathers_;
+  absl::flat_hash_map<UOpRef, double> growth_;
   // the latest write, before this schedule, of a buffer each node reads
   absl::flat_hash_map<const UOp*, uint64_t> last_write_;
   std::vector<UOpRef>* marked_;
