@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-BUDGET = 16170  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
+BUDGET = 16270  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
 # the fuzz fixes; 14,806 with three passes of issue 30: opts as rewrites, loops merged, operand layouts;
 # 14,866 with gathers that read only the rows they name: IOTA, one-hot narrowing, issue 33; 15,217
 # with issue 31's processes: the dist/ stage (MPI world, watchdog, collectives: 229) and host
@@ -33,6 +33,9 @@ BUDGET = 16170  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 w
 # rows, which was realized whole, 1 GB of float32 kept for a Llama-3.2-1B-shaped Q4_0 model: about 6);
 # 16,115 with views of values decoded from packed bytes copied from the value decoded in its own
 # layout (a Q4_0 weight's transposed copies ran scalar: the scheduler's decoded_under_views, about 20)
+# ... 16,170 (few_copies, run_of_lanes); 16,270 with a row reduce's costly operand stashed into the
+# output and loaded back by the row's loop (a softmax's exp once an element: codegen/stash, the
+# STASH op, its opt and LLVM rule, about 100)
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
