@@ -17,6 +17,7 @@
 #include "tinycore/codegen/apply_opts.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/lower.h"
+#include "tinycore/codegen/program.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/thread_pool.h"
 #include "tinycore/schedule/schedule.h"
@@ -223,11 +224,11 @@ TEST(Lower, ReduceUnrollReadsRunsOfElementsPerIteration) {
 TEST(Opts, LineReadsBackEveryField) {
   KernelOpts o;
   o.lane_axis = 2, o.lanes = 16, o.unroll_axis = 0, o.unroll = 8, o.order = {2, 0, 1, 3};
-  o.parallel = true, o.tile_axis = 1, o.tile = 64, o.reduce_unroll = 4;
+  o.parallel = true, o.tile_axis = 1, o.tile = 64, o.reduce_unroll = 4, o.stash = true;
   std::optional<KernelOpts> back = parse_opts(opts_line(o), 4);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->key(), o.key());
-  EXPECT_EQ(back->key(), "lanes2x16,unroll0x8,order2.0.1.3,par,runroll4,tile1x64");
+  EXPECT_EQ(back->key(), "lanes2x16,unroll0x8,order2.0.1.3,par,runroll4,tile1x64,stash");
   EXPECT_FALSE(parse_opts(opts_line(o), 1));  // axes beyond a 1-d kernel's
   std::string line = opts_line(o);
   EXPECT_FALSE(parse_opts(line.substr(0, line.rfind(' ')), 4));  // the last field cut off
@@ -311,6 +312,55 @@ TEST(Opts, RowReducesShareTheRowsLanes) {
   EXPECT_EQ(chosen.lanes, 32);
   EXPECT_EQ(chosen.reduce_lanes, 32);
   EXPECT_TRUE(chosen.order.empty());  // the row's loop inside the loops its reduces run in
+  EXPECT_TRUE(chosen.stash);          // a CPU's; a GPU's threads each run the reduce whole
+  EXPECT_FALSE(choose_opts(lower(items[0].ast), Target{64, 32, false, 1 << 20, false}).stash);
+}
+
+// A softmax's sum stores each exp into the output as it goes and the row's loop loads it back
+// (stash.h): exp once an element. Every option set and split gives a double loop's softmax; the
+// stash is made only where the row's loop opens after the loops the reduces read, is not the loop
+// cores share (there the output would be the stash of a row another core still reads) and stays
+// a loop (a row of one vector would load it before the sum stored it).
+TEST(Opts, RowLoopLoadsTheExpItsSumStashed) {
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> dist(-8, 8);
+  for (Shape shape : {Shape{3, 5, 128}, Shape{128}, Shape{1, 128}, Shape{4, 32}}) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+    for (float& f : v) f = dist(rng);
+    const int axis = static_cast<int>(shape.size()) - 1;
+    const size_t n = static_cast<size_t>(shape.back());
+    Tensor x = Tensor(v, shape).realize();
+    Tensor e = (x - x.max(axis, true)).exp();
+    std::vector<schedule::ScheduleItem> items =
+        schedule::create_schedule({(e / e.sum(axis, true)).uop()});
+    ASSERT_EQ(items.size(), 1u);
+    std::vector<double> want(v.size());
+    for (size_t row = 0; row < v.size(); row += n) {
+      double m = -INFINITY, sum = 0;
+      for (size_t i = row; i < row + n; i++) m = std::max(m, double{v[i]});
+      for (size_t i = row; i < row + n; i++) sum += std::exp(v[i] - m);
+      for (size_t i = row; i < row + n; i++) want[i] = std::exp(v[i] - m) / sum;
+    }
+    std::vector<std::vector<int>> orders = {{}};
+    if (axis == 2) orders = {{}, {1, 0, 2}, {0, 2, 1}};
+    for (const std::vector<int>& order : orders)
+      for (int lanes : {1, 16, 32})
+        for (int unroll : {1, 4}) {
+          KernelOpts o;
+          o.lane_axis = lanes > 1 ? axis : -1, o.lanes = lanes, o.reduce_lanes = lanes;
+          o.reduce_unroll = unroll, o.order = order, o.parallel = true, o.stash = true;
+          bool stashed = false;
+          for (const UOpRef& u : linearize_kernel(lower(items[0].ast), o).program)
+            stashed = stashed || u->op == Ops::STASH;
+          bool rows = axis > 0 && shape[0] > 1 && (order.empty() || order[axis] == axis);
+          EXPECT_EQ(stashed, rows && static_cast<int64_t>(n) > lanes) << o.key();
+          std::vector<uint8_t> got = run(items[0], o, 2);
+          for (size_t i = 0; i < want.size(); i++)
+            ASSERT_NEAR(detail::element<double>(got.data(), dtypes::float32, i), want[i],
+                        1e-6 + 1e-5 * want[i])
+                << o.key() << " at " << i;
+        }
+  }
 }
 
 TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {

@@ -20,7 +20,7 @@ namespace tc::codegen {
 
 Target target_of(const runtime::Device& device) {
   return {device.simd_bytes(), device.simd_registers(), device.parallelism() > 1,
-          device.cache_bytes()};
+          device.cache_bytes(), device.language() == runtime::Language::kLlvm};
 }
 
 std::string KernelOpts::key() const {
@@ -28,24 +28,26 @@ std::string KernelOpts::key() const {
                       absl::StrJoin(order, "."), parallel ? ",par" : "",
                       reduce_lanes > 1 ? absl::StrCat(",rlanes", reduce_lanes) : "",
                       reduce_unroll > 1 ? absl::StrCat(",runroll", reduce_unroll) : "",
-                      tiled() ? absl::StrCat(",tile", tile_axis, "x", tile) : "");
+                      tiled() ? absl::StrCat(",tile", tile_axis, "x", tile) : "",
+                      stash ? ",stash" : "");
 }
 
 std::string opts_line(const KernelOpts& o) {
   return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
                       o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","),
-                      " ", o.reduce_lanes, " ", o.tile_axis, " ", o.tile, " ", o.reduce_unroll);
+                      " ", o.reduce_lanes, " ", o.tile_axis, " ", o.tile, " ", o.reduce_unroll, " ",
+                      o.stash ? 1 : 0);
 }
 
 std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
   std::istringstream in(line);
   KernelOpts o;
-  int par = 0;
+  int par = 0, stash = 0;
   std::string order;
   if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order >>
-        o.reduce_lanes >> o.tile_axis >> o.tile >> o.reduce_unroll))
+        o.reduce_lanes >> o.tile_axis >> o.tile >> o.reduce_unroll >> stash))
     return {};
-  o.parallel = par != 0;
+  o.parallel = par != 0, o.stash = stash != 0;
   if (order != "-")
     for (absl::string_view p : absl::StrSplit(order, ',')) {
       int v = 0;
@@ -230,6 +232,7 @@ std::optional<KernelOpts> row_opts(const LoweredKernel& plain, const Target& tar
   int itemsize = register_itemsize(plain.ast->src[0]->src[1]->dtype);
   KernelOpts o;
   o.lane_axis = axis, o.reduce_unroll = 4, o.parallel = target.threads;
+  o.stash = target.cpu;  // a row is one core's there
   o.lanes =
       lane_width(plain.shape[axis], 2 * target.simd_bytes / itemsize, target.simd_bytes / itemsize);
   o.reduce_lanes = o.lanes;
@@ -251,7 +254,7 @@ LaneAccesses lane_accesses(const LoweredKernel& plain, const KernelOpts& opts,
   LaneAccesses out;
   if (!lane) return out;
   for (const UOp* u : sink->toposort()) {
-    if (u->op != Ops::LOAD && u->op != Ops::STORE) continue;
+    if (u->op != Ops::LOAD && u->op != Ops::STORE && u->op != Ops::STASH) continue;
     const UOp* index = u->src[0].get();
     if (epilogue_may_gather && !in_loop.empty() && !in_loop.contains(index)) continue;
     const UOpRef& idx = index->src[1];

@@ -13,6 +13,8 @@
 //   reduce_unroll  each reduce's innermost loop unrolled: one iteration takes this many
 //           consecutive elements (or runs of lanes), combined before they reach the accumulator
 //           (tinygrad's UNROLL), so the loop-carried chain is that many times shorter
+//   stash   a costly part of a row reduce's operand that the row's loop computes again is stored
+//           into the output by the reduce and loaded back (stash.h; CPU)
 #pragma once
 
 #include <optional>
@@ -36,6 +38,7 @@ struct KernelOpts {
   int reduce_lanes = 1;
   int reduce_unroll = 1;
   int tile_axis = -1, tile = 1;
+  bool stash = false;
 
   bool tiled() const { return tile > 1; }  // an extra output loop, over the blocks, is loop 0
 
@@ -53,6 +56,7 @@ struct Target {
   int simd_registers = 16;                 // how many there are
   bool threads = true;                     // kernels may be split across cores
   int64_t cache_bytes = int64_t{1} << 20;  // private to each core (runtime::Device::cache_bytes)
+  bool cpu = true;  // output loops run on cores, not as a GPU's grid of threads
 };
 Target target_of(const runtime::Device& device);
 

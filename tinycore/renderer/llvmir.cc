@@ -541,6 +541,10 @@ class LlvmIr : public Walk {
     rule({Ops::HREDUCE}, [this](const UOp& u, const Operands&) { return hreduce(u); });
     rule({Ops::LOAD}, [this](const UOp& u, const Operands&) { return load(u); });
     rule({Ops::STORE}, [this](const UOp& u) { store(u); });
+    rule({Ops::STASH}, [this](const UOp& u, const Operands&) {
+      store(u);
+      return val(u.src[1], vec(u));
+    });
     rule({Ops::CAST}, [this](const UOp& u, const Operands& s) {
       return cast(s[0], u.src[0]->dtype, u.dtype, vec(u));
     });
