@@ -713,6 +713,33 @@ TEST(Render, GatedLanesLoadUnderAMask) {
   }
 }
 
+// A cat of heads read transposed (attention's q, k and v gradients into one of qkv): a block of
+// lanes along the cat's axis lies in one piece, so each piece's load is gated per block and reads
+// consecutive elements (narrow_gated_loads), where the pad's clamps and the heads' divisions had
+// every lane load alone. The heuristic takes the lanes; every option set gives the plain values.
+TEST(Render, ACatOfTransposedHeadsLoadsWholeVectors) {
+  std::mt19937 rng(11);
+  std::vector<Tensor> parts;
+  for (int i = 0; i < 3; i++) parts.push_back(random_tensor({2, 4, 8, 64}, rng));
+  auto heads = [](const Tensor& t) { return t.permute({0, 2, 1, 3}).reshape({2, 8, 256}); };
+  auto make = [&] { return heads(parts[0]).cat({heads(parts[1]), heads(parts[2])}, 2); };
+  check_all_opts(make());
+  LanedKernel k = laned_kernel(make(), 2);
+  EXPECT_EQ(lane_accesses(lower(k.item.ast), k.opts).gathered, 0);
+  EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << k.ir;
+  EXPECT_NE(k.ir.find("@llvm.masked.load.v16f32"), std::string::npos) << k.ir;
+  EXPECT_GT(choose_opts(lower(k.item.ast), Target{64, 32, true}).lanes, 1);
+  std::vector<std::vector<float>> v;
+  for (const Tensor& p : parts) v.push_back(p.data<float>());
+  for (int b = 0; b < 2; b++)
+    for (int t = 0; t < 8; t++)
+      for (int j = 0; j < 768; j++) {
+        int h = j % 256 / 64, d = j % 64;
+        ASSERT_EQ(k.out[(b * 8 + t) * 768 + j], v[j / 256][((b * 4 + h) * 8 + t) * 64 + d])
+            << b << " " << t << " " << j;
+      }
+}
+
 TEST(ThreadPool, RunsEveryShareOnce) {
   runtime::ThreadPool pool(3);
   ASSERT_EQ(pool.size(), 3);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "tinycore/codegen/narrow.h"
 #include "tinycore/codegen/transcendental.h"
 #include "tinycore/uop/symbolic.h"
 
@@ -138,7 +139,9 @@ UOpRef safe_divisions(const UOpRef& sink) {
 
 UOpRef simplify_kernel(const UOpRef& sink) {
   static const PatternMatcher pm = symbolic() + decompositions();
-  return graph_rewrite(sink, pm, "simplify_kernel");
+  UOpRef out = graph_rewrite(sink, pm, "simplify_kernel");
+  UOpRef narrowed = narrow_gated_loads(out);
+  return narrowed == out ? out : graph_rewrite(narrowed, pm, "simplify_kernel");
 }
 
 }  // namespace tc::codegen

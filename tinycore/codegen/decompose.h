@@ -12,7 +12,7 @@ const PatternMatcher& decompositions();
 // lane widths are chosen by that (else a kernel that stores float16 takes twice the registers).
 int register_itemsize(DType d);
 
-// symbolic() + decompositions(), to a fixed point.
+// symbolic() + decompositions(), to a fixed point; then gated loads' indices narrowed (narrow.h).
 UOpRef simplify_kernel(const UOpRef& sink);
 
 // A tensor's integer x / 0 and x % 0 give 0, and for signed integers x / -1 gives -x (wrapping)

@@ -114,6 +114,42 @@ std::optional<Narrowed> narrow(const UOpRef& r, const std::vector<const UOp*>& r
   return n;
 }
 
+// The iterations [lo, hi) of the loop r where `gate` may hold over lanes w·r + lane (lane < w): its
+// conditions w·r + lane < m (or not), with w dividing m, hold for a whole block of lanes or for
+// none. Conditions of other forms, or on another loop, stay the gate's alone. nullopt for no
+// such condition, or none that leaves out an iteration.
+struct LaneBlocks {
+  UOpRef r;
+  int64_t lo, hi;
+};
+std::optional<LaneBlocks> lane_blocks(const UOpRef& gate, const UOpRef& lane) {
+  const int64_t w = lane->src[0]->arg_int();
+  std::vector<UOpRef> cs;
+  conjuncts(gate, cs);
+  std::optional<LaneBlocks> b;
+  for (const UOpRef& c : cs) {
+    bool lower = c->op == Ops::CMPNE && c->src[0]->op == Ops::CMPLT && c->src[1]->is_const(1);
+    const UOpRef& cmp = lower ? c->src[0] : c;
+    if (cmp->op != Ops::CMPLT || cmp->src[1]->op != Ops::CONST ||
+        cmp->src[0]->dtype != dtypes::index)
+      continue;
+    UOpRef y = subtract_term(cmp->src[0], lane);
+    if (!y) continue;
+    int64_t m = cmp->src[1]->arg_int();
+    if (y->op == Ops::ADD && y->src[1]->op == Ops::CONST) m -= y->src[1]->arg_int(), y = y->src[0];
+    if (y->op != Ops::MUL || y->src[0]->op != Ops::RANGE || !y->src[1]->is_const(w) || m % w != 0 ||
+        (b && b->r != y->src[0]))
+      continue;
+    if (!b) b = LaneBlocks{y->src[0], 0, y->src[0]->src[0]->arg_int()};
+    if (lower)
+      b->lo = std::max(b->lo, m / w);
+    else
+      b->hi = std::min(b->hi, m / w);
+  }
+  if (!b || b->lo >= b->hi || (b->lo <= 0 && b->hi >= b->r->src[0]->arg_int())) return std::nullopt;
+  return b;
+}
+
 }  // namespace
 
 UOpRef narrow_reduce_loops(const UOpRef& sink) {
@@ -205,6 +241,25 @@ double mean_trips(const UOp& range) {
     sum += static_cast<double>(std::max<int64_t>(0, n->arg_int()));
   }
   return sum / static_cast<double>(points);
+}
+
+UOpRef narrow_gated_loads(const UOpRef& sink) {
+  UOpRef lane;
+  for (const UOp* u : sink->toposort())
+    if (u->op == Ops::LANE) lane = u->ref();
+  if (!lane) return sink;
+  absl::flat_hash_map<const UOp*, UOpRef> to;
+  for (const UOp* u : sink->toposort()) {
+    std::optional<LaneBlocks> b;
+    if (u->op != Ops::LOAD || u->src.size() != 2 || !(b = lane_blocks(u->src[1], lane))) continue;
+    const UOpRef& index = u->src[0];
+    // r = lo + r' simplified with r' >= 0, r' a loop of its own for its bounds, then put back
+    UOpRef r1 = UOp::make(Ops::RANGE, dtypes::index, {index_const(b->hi - b->lo)}, kScratchLoop);
+    UOpRef idx = simplify(substitute(index->src[1], {{b->r.get(), r1 + b->lo}}));
+    idx = substitute(idx, {{r1.get(), b->r - b->lo}});
+    if (idx != index->src[1]) to[index.get()] = index->replace({index->src[0], idx});
+  }
+  return to.empty() ? sink : substitute(sink, to);
 }
 
 }  // namespace tc::codegen

@@ -28,6 +28,15 @@ UOpRef narrow_reduce_loops(const UOpRef& sink);
 // The loop's number and the kernel without it; nullopt for any other kernel.
 std::optional<std::pair<int64_t, UOpRef>> narrow_selected_store(const UOpRef& sink);
 
+// A load gated by where its block of SIMD lanes lies along the lane axis (a cat's piece, a pad's
+// edge: lanes 16r + lane inside [256, 512)), with every edge a multiple of the lanes, so that the
+// gate holds for all lanes of a block or for none, r in [lo, hi): its index simplified under that,
+// as lo + r' with r' >= 0, where the clamps a pad put around the index of a reshaped source, and
+// the divisions by its rows, fold (r' = r - lo put back). The lanes then read consecutive
+// elements: a cat of transposed heads (a q, k, v gradient) was copied element by element.
+UOpRef narrow_gated_loads(const UOpRef& sink);
+inline constexpr int64_t kScratchLoop = int64_t{1} << 40;  // a loop number no kernel has
+
 // How many times the loop `range` runs on average over the outer loops its end reads (a narrowed
 // loop's length varies with them); its end when that is a number. For counting a kernel's flops.
 double mean_trips(const UOp& range);
