@@ -2,8 +2,10 @@
 // by comparing every result against a naive double-precision reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tests/tensor/reference.h"
@@ -564,6 +566,27 @@ TEST(Fusion, AGradientReadPaddedAndPlainIsComputedOnce) {
 // An activation that is both the next conv's padded input and a residual add's operand (a ResNet
 // block) is computed once: a kernel writes it unpadded, a copy pads it for the conv, and the add
 // reads the same buffer. Recomputed, the first conv would run again inside the second's kernel.
+// Two products that one output adds, over operands of their own (a ResNet downsample block's
+// conv plus its shortcut conv), are computed in kernels of their own; two over one operand (a
+// SwiGLU's gate and up projections of x) stay in one kernel, sharing its loads.
+TEST(Fusion, ProductsOverOperandsOfTheirOwnAreKernelsOfTheirOwn) {
+  NDArray a = ref::random({8, 16}, 51), b = ref::random({16, 24}, 52), c = ref::random({8, 12}, 53),
+          d = ref::random({12, 24}, 54), e = ref::random({16, 24}, 55);
+  Tensor ta = ref::tensor(a), tb = ref::tensor(b), tc_ = ref::tensor(c), td = ref::tensor(d),
+         te = ref::tensor(e);
+  for (Tensor* t : {&ta, &tb, &tc_, &td, &te}) t->realize();
+  Tensor sum = (ta.matmul(tb) + tc_.matmul(td)).relu();
+  EXPECT_EQ(kernels_to_realize(sum), 2);
+  NDArray want = ref::map(ref::zip(ref::matmul(a, b), ref::matmul(c, d), std::plus<double>()),
+                          [](double v) { return std::max(v, 0.0); });
+  ref::expect_close(sum, want, 1e-5, 1e-5, "relu(a @ b + c @ d)");
+  Tensor gated = ta.matmul(tb).relu() * ta.matmul(te);
+  EXPECT_EQ(kernels_to_realize(gated), 1);
+  want = ref::zip(ref::matmul(a, b), ref::matmul(a, e),
+                  [](double p, double q) { return std::max(p, 0.0) * q; });
+  ref::expect_close(gated, want, 1e-5, 1e-5, "relu(a @ b) * (a @ e)");
+}
+
 TEST(Fusion, ResidualActivationIsComputedOnce) {
   NDArray x = ref::random({1, 4, 6, 6}, 43), w1 = ref::random({4, 4, 3, 3}, 44),
           w2 = ref::random({4, 4, 3, 3}, 45);

@@ -131,6 +131,26 @@ TEST(Layout, ConvWeightsInBlocksOfOutputChannels) {
   EXPECT_EQ(copies(x.conv2d(realized(ramp(4 * 72, 13), {4, 8, 3, 3}))), std::vector<Shape>{});
 }
 
+// A 1x1 conv with a stride (ResNet's downsample shortcut) reads the positions its windows take
+// from a compact copy, (2, 8, 5, 5) of the (2, 8, 10, 10) input (in the windows' view); unstrided,
+// or with a 3x3 window (overlapping windows read every position), it reads the input in place.
+TEST(Layout, StridedPointwiseConvReadsACompactCopy) {
+  std::vector<float> xv = ramp(2 * 8 * 10 * 10, 19), wv = ramp(64 * 8, 20);
+  Tensor x = realized(xv, {2, 8, 10, 10}), w = realized(wv, {64, 8, 1, 1});
+  Tensor y = x.conv2d(w, {.stride = 2});
+  EXPECT_EQ(copies(y), (std::vector<Shape>{{2, 1, 8, 1, 5, 5, 1, 1}, {2, 8, 1, 1, 32}}));
+  std::vector<double> want(2 * 64 * 5 * 5, 0.0);
+  for (int64_t b = 0; b < 2; b++)
+    for (int64_t o = 0; o < 64; o++)
+      for (int64_t c = 0; c < 8; c++)
+        for (int64_t i = 0; i < 25; i++)
+          want[(b * 64 + o) * 25 + i] +=
+              double(xv[((b * 8 + c) * 10 + i / 5 * 2) * 10 + i % 5 * 2]) * wv[o * 8 + c];
+  expect_values(y, want, "1x1 conv, stride 2");
+  EXPECT_EQ(copies(x.conv2d(w)).size(), 1u);
+  EXPECT_EQ(copies(x.conv2d(realized(ramp(64 * 72, 21), {64, 8, 3, 3}), {.stride = 2})).size(), 1u);
+}
+
 TEST(Layout, ConvWeightGradientReadsItsLaneChannelsChannelsLast) {
   // 8 input channels on the lanes: the input copied channels-last, (2, 10, 10, 8); 3 input
   // channels and 16 output channels: the output channels on the lanes, the gradient copied

@@ -94,7 +94,7 @@ class Scheduler {
     const bool gather = std::exchange(gather_, false);
     size_t kernels = items_.size();
     UOpRef value = compute(n, /*top=*/true);
-    if (items_.size() > kernels) {
+    if (split_contractions(n) || items_.size() > kernels) {
       // what it realized on the way (a softmax's input, for its max) may be inlined in the parts
       // fused before: fused again, they read its buffer instead of computing it twice
       forget_fused();
@@ -240,6 +240,58 @@ class Scheduler {
     }
     gather_ = outer_gather;
     return n->replace(std::move(src));
+  }
+
+  // Contractions (sums of products: matmuls, convs) that one output adds or multiplies, each over
+  // operands of its own (a ResNet downsample block's last conv plus its strided shortcut conv):
+  // all but the longest get kernels of their own, which the output's kernel reads. Fused, their
+  // loop nests share one choice of lanes and tiles, made for neither (ResNet-50's at batch 8 took
+  // 14-23 ms; split, 3-10 each). Two over one operand (SwiGLU's gate and up projections of x) stay
+  // fused, sharing its loads; so do gathers (a one-hot's product). Asked of the kernel once fused,
+  // so that what it realized on the way (an activation a conv reads through its windows) ends the
+  // search. True when it realized any.
+  bool split_contractions(const UOpRef& root) {
+    std::vector<UOpRef> found;
+    absl::flat_hash_set<const UOp*> seen;
+    std::function<void(const UOpRef&)> walk = [&](const UOpRef& u) {
+      if (!seen.insert(u.get()).second || fresh_realized(u)) return;
+      if (u->op == Ops::REDUCE_AXIS) {
+        if (!gathering(u) && operands(*u).size() == 2) found.push_back(u);
+      } else if (u->op == Ops::CUSTOM_GRAD) {  // its value alone
+        walk(u->src[0]);
+      } else if (group::is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::DETACH ||
+                 u->op == Ops::RESHAPE || u->op == Ops::PERMUTE) {
+        for (const UOpRef& s : u->src) walk(s);
+      }
+    };
+    walk(root);
+    if (found.size() < 2) return false;
+    absl::flat_hash_set<const UOp*> read;
+    for (const UOpRef& c : found)
+      for (const UOp* o : operands(*c))
+        if (!read.insert(o).second) return false;
+    auto length = [](const UOpRef& c) {
+      return shape_numel(c->src[0]->shape()) / shape_numel(c->shape());
+    };
+    std::stable_sort(found.begin(), found.end(),
+                     [&](const UOpRef& a, const UOpRef& b) { return length(a) > length(b); });
+    for (size_t i = 1; i < found.size(); i++) realize(found[i]);
+    return true;
+  }
+
+  // A contraction's two operands, each under its views and casts: REDUCE_AXIS(ADD) of MUL(a, b)
+  // (through a cast); none for other reduces.
+  static std::vector<const UOp*> operands(const UOp& r) {
+    if (static_cast<Ops>(r.arg_ints()[0]) != Ops::ADD) return {};
+    UOpRef m = r.src[0];
+    while (m->op == Ops::CAST) m = m->src[0];
+    if (m->op != Ops::MUL) return {};
+    std::vector<const UOp*> out;
+    for (UOpRef s : m->src) {
+      while (group::is_movement(s->op) || s->op == Ops::CAST || s->op == Ops::DETACH) s = s->src[0];
+      out.push_back(s.get());
+    }
+    return out;
   }
 
   // Arithmetic on reduces over the trailing axes, read back along them (softmax's max and sum, a
