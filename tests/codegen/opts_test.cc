@@ -14,14 +14,18 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "tinycore/codegen/apply_opts.h"
 #include "tinycore/codegen/kernel.h"
 #include "tinycore/codegen/lower.h"
 #include "tinycore/codegen/program.h"
+#include "tinycore/codegen/stash.h"
 #include "tinycore/runtime/buffer.h"
 #include "tinycore/runtime/thread_pool.h"
 #include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
+#include "tinycore/uop/pattern_matcher.h"
+#include "tinycore/uop/symbolic.h"
 
 namespace tc::codegen {
 namespace {
@@ -361,6 +365,43 @@ TEST(Opts, RowLoopLoadsTheExpItsSumStashed) {
                 << o.key() << " at " << i;
         }
   }
+}
+
+// While a stashing sum computes a row's exps, it prefetches the next row: the line of x that each
+// load reads and the line of the output that each stash writes, with the innermost loop of rows
+// one step on (in a 3x5 grid of rows, row (i, j)'s next is (i, j + 1), and (i, 4)'s is (i + 1, 0),
+// the next in memory). A row loop that is unrolled or in lanes has no single next row: no prefetch.
+TEST(Opts, StashingSumPrefetchesTheNextRow) {
+  Tensor x = Tensor::empty({3, 5, 128});
+  Tensor e = (x - x.max(2, true)).exp();
+  LoweredKernel plain = lower(schedule::create_schedule({(e / e.sum(2, true)).uop()})[0].ast);
+  KernelOpts o;
+  o.lane_axis = 2, o.lanes = 16, o.reduce_lanes = 16, o.parallel = true, o.stash = true;
+  std::vector<const UOp*> prefetches;
+  const UOpRef stashed = stash_reduce_operand(plain, o).sink;  // (the nodes' owner)
+  for (const UOp* u : stashed->toposort())
+    if (u->op == Ops::PREFETCH) prefetches.push_back(u);
+  ASSERT_EQ(prefetches.size(), 2u);
+  for (const UOp* p : prefetches) {
+    const UOpRef& index = p->src[0];
+    EXPECT_EQ(index->src[0]->arg_ints()[0], p->arg_int() == 1 ? 0 : 1);  // write: the output
+    // its element at rows (i, j) and position k of the sum's loop
+    auto at = [&](int64_t i, int64_t j, int64_t k) {
+      absl::flat_hash_map<const UOp*, UOpRef> to;
+      for (const UOp* u : index->toposort())
+        if (u->op == Ops::RANGE)
+          to[u] = UOp::const_int(u->dtype, u->arg_int() == 0 ? i : u->arg_int() == 1 ? j : k);
+      UOpRef offset = simplify(substitute(index->src[1], to));
+      EXPECT_EQ(offset->op, Ops::CONST);
+      return offset->arg_int();
+    };
+    EXPECT_EQ(at(0, 0, 0), 128);
+    EXPECT_EQ(at(1, 2, 7), (1 * 5 + 3) * 128 + 7);
+    EXPECT_EQ(at(1, 4, 100), (2 * 5 + 0) * 128 + 100);
+  }
+  o.unroll_axis = 1, o.unroll = 5;
+  const UOpRef unrolled = stash_reduce_operand(plain, o).sink;
+  for (const UOp* u : unrolled->toposort()) EXPECT_NE(u->op, Ops::PREFETCH);
 }
 
 TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {

@@ -1,5 +1,6 @@
 #include "tinycore/codegen/stash.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
@@ -34,6 +35,28 @@ absl::flat_hash_set<int64_t> output_loops(const UOp& u, int nd) {
   for (const UOp* n : u.toposort())
     if (n->op == Ops::RANGE && n->arg_int() < nd) out.insert(n->arg_int());
   return out;
+}
+
+bool reads(const UOpRef& u, const UOp* node) {
+  std::vector<const UOp*> all = u->toposort();
+  return std::find(all.begin(), all.end(), node) != all.end();
+}
+
+// v with the lines that the next row (`row` one step on) reads in v's loads along the reduce's
+// loop `inner`, and the line of `at`, its stash, fetched ahead as v is computed: each row's
+// first read of memory and each stash's first store of a line (which reads it) otherwise wait on
+// memory with nothing to overlap them. The last row's next lies past the buffers: a prefetch
+// never faults.
+UOpRef prefetch_next_row(const UOpRef& v, const UOpRef& at, const UOp* row, const UOp* inner) {
+  const UOpRef next = row->ref() + 1;
+  auto ahead = [&](const UOpRef& index, const UOpRef& of, int64_t write) {
+    return UOp::make(Ops::PREFETCH, of->dtype, {substitute(index, {{row, next}}), of}, write);
+  };
+  UOpRef out = v;
+  for (const UOp* u : v->toposort())
+    if (u->op == Ops::LOAD && reads(u->src[0], inner) && reads(u->src[0], row))
+      out = ahead(u->src[0], out, 0);
+  return ahead(at, out, 1);
 }
 
 }  // namespace
@@ -75,7 +98,11 @@ LoweredKernel stash_reduce_operand(const LoweredKernel& plain, const KernelOpts&
       if (r->src.size() != 2 || inner->src[0] != loops[c]->src[0]) continue;
       absl::flat_hash_set<int64_t> read = output_loops(*r, nd);
       bool before = !read.empty();
-      for (int64_t i : read) before = before && position[i] < position[c];
+      int64_t row = -1;  // the innermost of them
+      for (int64_t i : read) {
+        before = before && position[i] < position[c];
+        if (row < 0 || position[i] > position[row]) row = i;
+      }
       UOpRef at = substitute(addr, {{loops[c], inner}});
       for (int64_t i : output_loops(*at, nd)) before = before && read.contains(i);
       if (!before) continue;
@@ -86,7 +113,10 @@ LoweredKernel stash_reduce_operand(const LoweredKernel& plain, const KernelOpts&
         if (s->dtype != value->dtype || !costly(*s, inner.get())) continue;
         UOpRef again = substitute(s, {{inner.get(), loops[c]->ref()}});
         if (again == s || !computed.contains(again.get())) continue;
-        UOpRef stashed = UOp::make(Ops::STASH, s->dtype, {at, s});
+        UOpRef ahead = row == opts.lane_axis || row == opts.unroll_axis
+                           ? s
+                           : prefetch_next_row(s, at, loops[row], inner.get());
+        UOpRef stashed = UOp::make(Ops::STASH, s->dtype, {at, ahead});
         UOpRef reduce = r->replace({substitute(r->src[0], {{s.get(), stashed}}), inner});
         UOpRef loaded = UOp::make(Ops::LOAD, s->dtype, {addr});
         LoweredKernel k = plain;

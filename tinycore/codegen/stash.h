@@ -3,6 +3,7 @@
 // the same element: the reduce's loop also stores the value into the output as it goes (STASH),
 // and the row's loop loads it back, so exp runs once per element rather than twice. The row is
 // one core's and its loop runs after the reduce's, so the output's element is free to hold it.
+// While the reduce's loop computes them it also prefetches the next row's lines (PREFETCH).
 #pragma once
 
 #include "tinycore/codegen/lower.h"

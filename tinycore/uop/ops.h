@@ -33,9 +33,10 @@ namespace tc {
   X(WHERE) X(MULACC)                                                                   \
   /* codegen: kernel arguments, loops, SIMD lanes (HREDUCE combines a vector's lanes  \
      with its reduce op), memory access; STASH(index, v) is v, stored at index as it  \
-     is computed (codegen/stash.h) */                                                  \
+     is computed, and PREFETCH(index, v) is v, with index's line fetched into the     \
+     cache, to write when its arg is 1 (codegen/stash.h) */                           \
   X(DEFINE_GLOBAL) X(RANGE) X(LANE) X(HREDUCE) X(END) X(INDEX) X(LOAD) X(STORE)         \
-  X(STASH) X(DEFINE_ACC) X(ASSIGN)
+  X(STASH) X(PREFETCH) X(DEFINE_ACC) X(ASSIGN)
 // clang-format on
 
 enum class Ops : uint8_t {
