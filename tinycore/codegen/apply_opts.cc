@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "tinycore/codegen/prefetch.h"
 #include "tinycore/codegen/stash.h"
 #include "tinycore/error.h"
 
@@ -96,7 +97,7 @@ ReduceSplit reduce_split(int64_t inner, const KernelOpts& opts) {
 }
 
 LoweredKernel apply_opts(const LoweredKernel& unstashed, const KernelOpts& opts) {
-  const LoweredKernel plain = stash_reduce_operand(unstashed, opts);
+  const LoweredKernel plain = prefetch_streams(stash_reduce_operand(unstashed, opts), opts);
   const Shape& shape = plain.shape;
   const int nd = static_cast<int>(shape.size());
   TC_CHECK(opts.reduce_lanes == 1 || opts.lanes == 1 || opts.reduce_lanes == opts.lanes,

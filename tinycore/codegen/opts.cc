@@ -29,25 +29,25 @@ std::string KernelOpts::key() const {
                       reduce_lanes > 1 ? absl::StrCat(",rlanes", reduce_lanes) : "",
                       reduce_unroll > 1 ? absl::StrCat(",runroll", reduce_unroll) : "",
                       tiled() ? absl::StrCat(",tile", tile_axis, "x", tile) : "",
-                      stash ? ",stash" : "");
+                      stash ? ",stash" : "", prefetch ? ",prefetch" : "");
 }
 
 std::string opts_line(const KernelOpts& o) {
   return absl::StrCat(o.lane_axis, " ", o.lanes, " ", o.unroll_axis, " ", o.unroll, " ",
                       o.parallel ? 1 : 0, " ", o.order.empty() ? "-" : absl::StrJoin(o.order, ","),
                       " ", o.reduce_lanes, " ", o.tile_axis, " ", o.tile, " ", o.reduce_unroll, " ",
-                      o.stash ? 1 : 0);
+                      o.stash ? 1 : 0, " ", o.prefetch ? 1 : 0);
 }
 
 std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
   std::istringstream in(line);
   KernelOpts o;
-  int par = 0, stash = 0;
+  int par = 0, stash = 0, prefetch = 0;
   std::string order;
   if (!(in >> o.lane_axis >> o.lanes >> o.unroll_axis >> o.unroll >> par >> order >>
-        o.reduce_lanes >> o.tile_axis >> o.tile >> o.reduce_unroll >> stash))
+        o.reduce_lanes >> o.tile_axis >> o.tile >> o.reduce_unroll >> stash >> prefetch))
     return {};
-  o.parallel = par != 0, o.stash = stash != 0;
+  o.parallel = par != 0, o.stash = stash != 0, o.prefetch = prefetch != 0;
   if (order != "-")
     for (absl::string_view p : absl::StrSplit(order, ',')) {
       int v = 0;
@@ -428,6 +428,7 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   }
 
   o.parallel = target.threads && nd > 0;
+  o.prefetch = target.cpu && o.lane_axis < 0 && o.reduce_lanes > 1 && !o.tiled();  // a matvec
   return o;
 }
 

@@ -15,6 +15,8 @@
 //           (tinygrad's UNROLL), so the loop-carried chain is that many times shorter
 //   stash   a costly part of a row reduce's operand that the row's loop computes again is stored
 //           into the output by the reduce and loaded back (stash.h; CPU)
+//   prefetch  a reduce's loads of its own part of a buffer for every output prefetch ahead
+//           along its loop (prefetch.h; CPU)
 #pragma once
 
 #include <optional>
@@ -39,6 +41,7 @@ struct KernelOpts {
   int reduce_unroll = 1;
   int tile_axis = -1, tile = 1;
   bool stash = false;
+  bool prefetch = false;
 
   bool tiled() const { return tile > 1; }  // an extra output loop, over the blocks, is loop 0
 

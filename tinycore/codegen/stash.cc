@@ -1,10 +1,10 @@
 #include "tinycore/codegen/stash.h"
 
-#include <algorithm>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "tinycore/codegen/prefetch.h"
 #include "tinycore/uop/pattern_matcher.h"
 
 namespace tc::codegen {
@@ -35,28 +35,6 @@ absl::flat_hash_set<int64_t> output_loops(const UOp& u, int nd) {
   for (const UOp* n : u.toposort())
     if (n->op == Ops::RANGE && n->arg_int() < nd) out.insert(n->arg_int());
   return out;
-}
-
-bool reads(const UOpRef& u, const UOp* node) {
-  std::vector<const UOp*> all = u->toposort();
-  return std::find(all.begin(), all.end(), node) != all.end();
-}
-
-// v with the lines that the next row (`row` one step on) reads in v's loads along the reduce's
-// loop `inner`, and the line of `at`, its stash, fetched ahead as v is computed: each row's
-// first read of memory and each stash's first store of a line (which reads it) otherwise wait on
-// memory with nothing to overlap them. The last row's next lies past the buffers: a prefetch
-// never faults.
-UOpRef prefetch_next_row(const UOpRef& v, const UOpRef& at, const UOp* row, const UOp* inner) {
-  const UOpRef next = row->ref() + 1;
-  auto ahead = [&](const UOpRef& index, const UOpRef& of, int64_t write) {
-    return UOp::make(Ops::PREFETCH, of->dtype, {substitute(index, {{row, next}}), of}, write);
-  };
-  UOpRef out = v;
-  for (const UOp* u : v->toposort())
-    if (u->op == Ops::LOAD && reads(u->src[0], inner) && reads(u->src[0], row))
-      out = ahead(u->src[0], out, 0);
-  return ahead(at, out, 1);
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+#include "tinycore/codegen/prefetch.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "tinycore/uop/pattern_matcher.h"
+
+namespace tc::codegen {
+namespace {
+
+bool reads(const UOpRef& u, const UOp* node) {
+  std::vector<const UOp*> all = u->toposort();
+  return std::find(all.begin(), all.end(), node) != all.end();
+}
+
+UOpRef prefetch(const UOpRef& index, const UOpRef& v, bool write) {
+  return UOp::make(Ops::PREFETCH, v->dtype, {index, v}, int64_t{write});
+}
+
+}  // namespace
+
+UOpRef prefetch_next_row(const UOpRef& v, const UOpRef& at, const UOp* row, const UOp* inner) {
+  const UOpRef next = row->ref() + 1;
+  UOpRef out = v;
+  for (const UOp* u : v->toposort())
+    if (u->op == Ops::LOAD && reads(u->src[0], inner) && reads(u->src[0], row))
+      out = prefetch(substitute(u->src[0], {{row, next}}), out, false);
+  return prefetch(substitute(at, {{row, next}}), out, true);
+}
+
+LoweredKernel prefetch_streams(const LoweredKernel& plain, const KernelOpts& opts) {
+  if (!opts.prefetch) return plain;
+  const int nd = static_cast<int>(plain.shape.size());
+  absl::flat_hash_map<const UOp*, UOpRef> ahead;
+  for (const UOp* r : plain.sink->toposort()) {
+    if (r->op != Ops::REDUCE || r->src.size() != 2) continue;
+    const UOp* inner = r->src[1].get();
+    for (const UOp* u : r->src[0]->toposort()) {
+      if (u->op != Ops::LOAD || ahead.contains(u) || !reads(u->src[0], inner)) continue;
+      bool own = false;  // reads an output loop: its own part for every output
+      for (const UOp* n : u->src[0]->toposort())
+        own = own || (n->op == Ops::RANGE && n->arg_int() < nd);
+      const UOpRef& index = u->src[0];
+      const int64_t step = kPrefetchBytes / index->src[0]->dtype.itemsize();
+      std::vector<UOpRef> src = index->src;
+      src[1] = src[1] + step;
+      if (own) ahead[u] = prefetch(index->replace(src), u->ref(), false);
+    }
+  }
+  if (ahead.empty()) return plain;
+  LoweredKernel k = plain;
+  k.sink = substitute(plain.sink, ahead);
+  return k;
+}
+
+}  // namespace tc::codegen
