@@ -407,38 +407,40 @@ TEST(Opts, StashingSumPrefetchesTheNextRow) {
 
 // A matvec's weight rows stream from memory, each output's its own (prefetch.h): the weight's
 // load, not that of the vector every row shares, prefetches kPrefetchBytes ahead along the sum,
-// one line per 64-byte vector it loads. The heuristic asks for it on a CPU's matvec only; the
-// values are the plain kernel's.
+// one line per 64 bytes of a vector it loads, or one (a Q8_0 block's 32 bytes). The heuristic asks
+// for it on a CPU's matvec only; the values are the plain kernel's.
 TEST(Opts, MatvecPrefetchesItsWeightRowsAhead) {
   std::mt19937 rng(12);
-  Tensor w = random_tensor({64, 512}, rng, dtypes::float16), x = random_tensor({1, 512}, rng);
-  schedule::ScheduleItem item =
-      schedule::create_schedule({x.matmul(w.cast(dtypes::float32).T()).uop()})[0];
-  LoweredKernel plain = lower(item.ast);
-  KernelOpts o = choose_opts(plain, Target{64, 32, true});
-  EXPECT_TRUE(o.prefetch);
-  EXPECT_FALSE(choose_opts(plain, Target{64, 32, true, 1 << 20, false}).prefetch);  // a GPU
-  const UOpRef sink = prefetch_streams(plain, o).sink;
-  std::vector<const UOp*> prefetches;
-  for (const UOp* u : sink->toposort())
-    if (u->op == Ops::PREFETCH) prefetches.push_back(u);
-  ASSERT_EQ(prefetches.size(), 1u);
-  const UOp& load = *prefetches[0]->src[1];
-  ASSERT_EQ(load.op, Ops::LOAD);
-  EXPECT_EQ(load.dtype, dtypes::float16);  // the weight's
-  UOpRef ahead = simplify(prefetches[0]->src[0]->src[1] - load.src[0]->src[1]);
-  ASSERT_EQ(ahead->op, Ops::CONST);
-  EXPECT_EQ(ahead->arg_int(), kPrefetchBytes / 2);
-  ASSERT_EQ(o.reduce_lanes * 2, 64);  // each of the reduce's unrolled loads is one line
-  std::string ir = build_kernel(plain, item.bufs[0]->buffer->device(), o)->source;
-  int calls = 0;
-  for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
-       at = ir.find("call void @llvm.prefetch", at + 1))
-    calls++;
-  EXPECT_EQ(calls, o.reduce_unroll) << ir;
-  KernelOpts none = o;
-  none.prefetch = false;
-  expect_same(run(item, none, 1), run(item, o, 2), dtypes::float32, o.key());
+  for (DType dt : {dtypes::float16, dtypes::int8}) {
+    Tensor w = random_tensor({64, 512}, rng, dt), x = random_tensor({1, 512}, rng);
+    schedule::ScheduleItem item =
+        schedule::create_schedule({x.matmul(w.cast(dtypes::float32).T()).uop()})[0];
+    LoweredKernel plain = lower(item.ast);
+    KernelOpts o = choose_opts(plain, Target{64, 32, true});
+    EXPECT_TRUE(o.prefetch);
+    EXPECT_FALSE(choose_opts(plain, Target{64, 32, true, 1 << 20, false}).prefetch);  // a GPU
+    const UOpRef sink = prefetch_streams(plain, o).sink;
+    std::vector<const UOp*> prefetches;
+    for (const UOp* u : sink->toposort())
+      if (u->op == Ops::PREFETCH) prefetches.push_back(u);
+    ASSERT_EQ(prefetches.size(), 1u);
+    const UOp& load = *prefetches[0]->src[1];
+    ASSERT_EQ(load.op, Ops::LOAD);
+    EXPECT_EQ(load.dtype, dt);  // the weight's
+    UOpRef ahead = simplify(prefetches[0]->src[0]->src[1] - load.src[0]->src[1]);
+    ASSERT_EQ(ahead->op, Ops::CONST);
+    EXPECT_EQ(ahead->arg_int(), kPrefetchBytes / dt.itemsize());
+    std::string ir = build_kernel(plain, item.bufs[0]->buffer->device(), o)->source;
+    int calls = 0;
+    for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
+         at = ir.find("call void @llvm.prefetch", at + 1))
+      calls++;
+    const int64_t vector_bytes = o.reduce_lanes * dt.itemsize();
+    EXPECT_EQ(calls, o.reduce_unroll * std::max<int64_t>(1, vector_bytes / 64)) << ir;
+    KernelOpts none = o;
+    none.prefetch = false;
+    expect_same(run(item, none, 1), run(item, o, 2), dtypes::float32, o.key());
+  }
 }
 
 TEST(Heuristic, TransposingCopyGathersRowsAndSharesTheBatchAcrossCores) {

@@ -427,14 +427,13 @@ class LlvmIr : public Walk {
   }
 
   // A hint: each 64-byte line of its lanes' consecutive elements fetched into the cache (to
-  // write when u's arg is 1). Scattered lanes, and fewer than a line of them (whose neighbours
-  // would fetch the line again), get none. A prefetch never faults: the address may lie past the
-  // buffer.
+  // write when u's arg is 1); a scalar or scattered lanes get none. A prefetch never faults: the
+  // address may lie past the buffer.
   void prefetch(const UOp& u) {
     const UOp& index = *u.src[0];
     const int64_t size = index.src[0]->dtype.itemsize(), bytes = size * lanes_.width;
     UOpRef base = lanes_.is_vector(index.src[1].get()) ? contiguous_base(index) : nullptr;
-    if (!base || bytes < 64) return;
+    if (!base) return;
     declares_.insert("declare void @llvm.prefetch.p0(ptr, i32, i32, i32)");
     for (int64_t at = 0; at < bytes; at += 64) {
       std::string idx = emit(absl::StrFormat("add i64 %s, %d", val(base, false), at / size));
