@@ -40,11 +40,11 @@ LoweredKernel prefetch_streams(const LoweredKernel& plain, const KernelOpts& opt
       bool own = false;  // reads an output loop: its own part for every output
       for (const UOp* n : u->src[0]->toposort())
         own = own || (n->op == Ops::RANGE && n->arg_int() < nd);
+      if (!own) continue;
       const UOpRef& index = u->src[0];
-      const int64_t step = kPrefetchBytes / index->src[0]->dtype.itemsize();
       std::vector<UOpRef> src = index->src;
-      src[1] = src[1] + step;
-      if (own) ahead[u] = prefetch(index->replace(src), u->ref(), false);
+      src[1] = src[1] + kPrefetchBytes / index->src[0]->dtype.itemsize();
+      ahead[u] = prefetch(index->replace(src), u->ref(), false);
     }
   }
   if (ahead.empty()) return plain;

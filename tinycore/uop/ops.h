@@ -33,8 +33,8 @@ namespace tc {
   X(WHERE) X(MULACC)                                                                   \
   /* codegen: kernel arguments, loops, SIMD lanes (HREDUCE combines a vector's lanes  \
      with its reduce op), memory access; STASH(index, v) is v, stored at index as it  \
-     is computed, and PREFETCH(index, v) is v, with index's line fetched into the     \
-     cache, to write when its arg is 1 (codegen/stash.h) */                           \
+     is computed (codegen/stash.h), and PREFETCH(index, v) is v, with index's line    \
+     fetched into the cache, to write when its arg is 1 (codegen/prefetch.h) */       \
   X(DEFINE_GLOBAL) X(RANGE) X(LANE) X(HREDUCE) X(END) X(INDEX) X(LOAD) X(STORE)         \
   X(STASH) X(PREFETCH) X(DEFINE_ACC) X(ASSIGN)
 // clang-format on
