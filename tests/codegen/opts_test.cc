@@ -408,7 +408,8 @@ TEST(Opts, StashingSumPrefetchesTheNextRow) {
 // A matvec's weight rows stream from memory, each output's its own (prefetch.h): the weight's
 // load, not that of the vector every row shares, prefetches kPrefetchBytes ahead along the sum,
 // one line per 64 bytes of a vector it loads, or one (a Q8_0 block's 32 bytes). The heuristic asks
-// for it on a CPU's matvec only; the values are the plain kernel's.
+// for it on a CPU's matvec of one row only (a register tile of 8 decode rows over the weight ran
+// slower with it: the prefetches took registers it needs); the values are the plain kernel's.
 TEST(Opts, MatvecPrefetchesItsWeightRowsAhead) {
   std::mt19937 rng(12);
   for (DType dt : {dtypes::float16, dtypes::int8}) {
@@ -419,6 +420,12 @@ TEST(Opts, MatvecPrefetchesItsWeightRowsAhead) {
     KernelOpts o = choose_opts(plain, Target{64, 32, true});
     EXPECT_TRUE(o.prefetch);
     EXPECT_FALSE(choose_opts(plain, Target{64, 32, true, 1 << 20, false}).prefetch);  // a GPU
+    Tensor rows = random_tensor({8, 512}, rng);
+    KernelOpts tile = choose_opts(
+        lower(schedule::create_schedule({rows.matmul(w.cast(dtypes::float32).T()).uop()})[0].ast),
+        Target{64, 32, true});
+    EXPECT_GT(tile.unroll, 1);
+    EXPECT_FALSE(tile.prefetch);
     const UOpRef sink = prefetch_streams(plain, o).sink;
     std::vector<const UOp*> prefetches;
     for (const UOp* u : sink->toposort())

@@ -428,7 +428,8 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   }
 
   o.parallel = target.threads && nd > 0;
-  o.prefetch = target.cpu && o.lane_axis < 0 && o.reduce_lanes > 1 && !o.tiled();  // a matvec
+  // a matvec of one row (a register tile of rows spends the prefetches' registers better)
+  o.prefetch = target.cpu && o.lane_axis < 0 && o.reduce_lanes > 1 && !o.tiled() && o.unroll == 1;
   return o;
 }
 
