@@ -92,8 +92,8 @@ void add_shape_ops(OpTable& t) {
        }},
       {"Concat",
        [](const NodeArgs& a) {
-         std::vector<Tensor> xs;
-         for (size_t i = 0; i < a.inputs.size(); i++) xs.push_back(a.in(i));
+         std::vector<Tensor> xs = {a.in(0)};  // (a Concat of none: an error naming the node)
+         for (size_t i = 1; i < a.inputs.size(); i++) xs.push_back(a.in(i));
          return std::vector{Tensor::cat(xs, axis_of(a.attr_int("axis", 0), xs[0].ndim()))};
        }},
       {"ConstantOfShape",

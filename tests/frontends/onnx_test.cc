@@ -311,7 +311,7 @@ TEST(OnnxErrors, AnUnsupportedOperatorNamesTheNodeBeforeAnythingRuns) {
 
 // A Loop with neither trip count nor condition ends at the importer's bound, an error naming it;
 // malformed sequence and optional operations are errors naming the node.
-TEST(OnnxErrors, ALoopThatNeverEndsAndBadSequencesAreErrors) {
+TEST(OnnxErrors, ALoopThatNeverEndsBadSequencesAndMissingInputsAreErrors) {
   ::onnx::ModelProto m = model_of({2});
   ::onnx::GraphProto* body = add_loop(m.mutable_graph(), {"", ""}, {});
   add_node(body, "Identity", {"c_in"}, {"c_out"});
@@ -338,6 +338,10 @@ TEST(OnnxErrors, ALoopThatNeverEndsAndBadSequencesAreErrors) {
   add_node(m.mutable_graph(), "OptionalGetElement", {"o"}, {"y"});
   expect_error(write_model(m, "empty_optional"), {2},
                "(OptionalGetElement): the optional is empty");
+
+  m = model_of({2});  // a variadic node of no inputs (the ONNX importer's fuzzer found it)
+  add_node(m.mutable_graph(), "Concat", {}, {"y"});
+  expect_error(write_model(m, "concat_of_none"), {2}, "node0' (Concat): input 0 is missing");
 }
 
 // Attributes of the wrong length are errors naming the node and the attribute, never reads past
