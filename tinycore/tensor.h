@@ -112,6 +112,9 @@ class Tensor {
   Tensor where(ConstValue x, const Tensor& y) const;
   Tensor where(const Tensor& x, ConstValue y) const;
   Tensor where(ConstValue x, ConstValue y) const;
+  // tinycore's: acc + the products of this int32 tensor's bytes (unsigned) with x's (signed), four
+  // to each element (Ops::DOT4: x86's vpdpbusd). A quantized matvec's inner step (nn/q4_weight.h).
+  Tensor dot4(const Tensor& x, const Tensor& acc) const;
 
   // movement: views, never copies
   Tensor reshape(Shape shape) const;  // one dimension may be -1

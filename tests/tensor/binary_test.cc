@@ -2,15 +2,20 @@
 // mod, bitwise ops, broadcasting and scalar operands, for float, int and unsigned dtypes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "tests/tensor/reference.h"
 #include "tinycore/dtype.h"
+#include "tinycore/error.h"
+#include "tinycore/runtime/device.h"
 #include "tinycore/tensor.h"
 
 namespace {
@@ -231,6 +236,49 @@ TEST(Binary, Bitwise) {
   EXPECT_EQ((tp + tq).dtype(), dt::bool_);
   ref::expect_exact(tp + tq, vals({4}, {0, 1, 1, 1}), "bool add");
   ref::expect_exact(tp * tq, vals({4}, {0, 0, 0, 1}), "bool mul");
+}
+
+// Tensor.dot4 (Ops::DOT4) against bytes multiplied one by one: every byte value on both sides,
+// sums that wrap, vectors and a scalar tail, broadcasting; on the CPU with vpdpbusd where it has
+// it and with the generic IR (CPU_BYTE_DOT=0), and in the C-style renderer on the CL device.
+TEST(Binary, Dot4AddsTheProductsOfUnsignedBytesWithSignedOnes) {
+  std::mt19937 rng(65);
+  std::vector<int32_t> a(67 * 16), b(a.size()), c(a.size());
+  for (size_t i = 0; i < a.size(); i++)
+    a[i] = static_cast<int32_t>(rng()), b[i] = static_cast<int32_t>(rng()),
+    c[i] = static_cast<int32_t>(rng());
+  a[0] = -1, b[0] = static_cast<int32_t>(0x80808080u), c[0] = INT32_MIN;  // 255 * -128, wrapping
+  auto reference = [&](size_t n, bool broadcast_b) {
+    std::vector<int32_t> r(n);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t wa = static_cast<uint32_t>(a[i]), wb = static_cast<uint32_t>(b[broadcast_b ? 0 : i]);
+      int64_t sum = c[i];
+      for (int k = 0; k < 32; k += 8)
+        sum += static_cast<int64_t>((wa >> k) & 255) * static_cast<int8_t>((wb >> k) & 255);
+      r[i] = static_cast<int32_t>(static_cast<uint32_t>(sum));
+    }
+    return r;
+  };
+  auto names = tc::runtime::available_devices();
+  bool cl = std::find(names.begin(), names.end(), "CL") != names.end();
+  for (const char* device : {"CPU", "CPU_BYTE_DOT=0", "CL"}) {
+    if (std::string(device) == "CL" && !cl) continue;
+    bool generic = std::string(device) == "CPU_BYTE_DOT=0";
+    if (generic) setenv("CPU_BYTE_DOT", "0", 1);
+    std::string on = generic ? "CPU" : device;
+    for (int64_t n : {int64_t{67} * 16 - (generic ? 16 : 0), int64_t{37}}) {  // shapes unseen
+      auto t = [&](const std::vector<int32_t>& v) {
+        return Tensor::from_vector<int32_t>({v.begin(), v.begin() + n}).to(on);
+      };
+      EXPECT_EQ(t(a).dot4(t(b), t(c)).data<int32_t>(), reference(n, false)) << device << " " << n;
+      Tensor one = Tensor::from_vector<int32_t>({b[0]}).to(on);
+      EXPECT_EQ(t(a).dot4(one, t(c)).data<int32_t>(), reference(n, true)) << device << " " << n;
+    }
+    if (generic) unsetenv("CPU_BYTE_DOT");
+  }
+  EXPECT_THROW(Tensor::from_vector<float>({1.0f}).dot4(Tensor::from_vector<int32_t>({1}),
+                                                       Tensor::from_vector<int32_t>({1})),
+               tc::Error);
 }
 
 struct Shapes {

@@ -37,8 +37,11 @@ double count_flops(const std::vector<UOpRef>& program) {
       stack.pop_back();
     } else if ((group::is_alu(u->op) || u->op == Ops::ASSIGN) && u->dtype != dtypes::index &&
                u->op != Ops::CAST && !dtypes::is_bool(u->dtype)) {
-      flops +=
-          trips * (u->op == Ops::MULACC ? 2 : 1) * (lanes.is_vector(u.get()) ? lanes.width : 1);
+      flops += trips *
+               (u->op == Ops::MULACC ? 2
+                : u->op == Ops::DOT4 ? 8
+                                     : 1) *
+               (lanes.is_vector(u.get()) ? lanes.width : 1);
     }
   }
   return flops;
@@ -80,7 +83,7 @@ std::shared_ptr<Kernel> build(const LoweredKernel& plain, runtime::Device& devic
   if (device.language() == runtime::Language::kLlvm) {
     int64_t split = opts.parallel ? parallel_range(k->program, output_dims) : -1;
     k->parallel = split >= 0;
-    k->source = renderer::render_llvm(k->name, k->program, split);
+    k->source = renderer::render_llvm(k->name, k->program, split, device.byte_dot());
   } else {
     renderer::RenderedKernel r = render_gpu(device.language(), k->name, k->program, output_dims);
     k->source = std::move(r.source);

@@ -414,6 +414,13 @@ class CStyle : public Walk {
       if (is_fp(u.dtype)) return fresh(u.dtype, math("fma", u.dtype, s));
       return fresh(u.dtype, absl::StrCat(binary(Ops::MUL, u.dtype, s[0], s[1]), " + ", s[2]));
     });
+    rule({Ops::DOT4}, [this](const UOp& u, const Operands& s) {
+      std::string w = wrap_type(u.dtype), sum = absl::StrCat("(", w, ")", s[2]);
+      for (int k = 0; k < 32; k += 8)  // byte k/8: a's unsigned, b's signed (x ^ 128 - 128)
+        absl::StrAppend(&sum, " + (", w, ")((int)((", s[0], " >> ", k, ") & 255) * (((int)((", s[1],
+                        " >> ", k, ") & 255) ^ 128) - 128))");
+      return fresh(u.dtype, absl::StrCat("(", type(u.dtype), ")(", sum, ")"));
+    });
     rule(group::is_binary, [this](const UOp& u, const Operands& s) {
       return fresh(u.dtype, binary(u.op, u.src[0]->dtype, s[0], s[1]));
     });

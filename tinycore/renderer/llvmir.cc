@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "tinycore/error.h"
 #include "tinycore/renderer/lanes.h"
+#include "tinycore/renderer/llvm_dot4.h"
 #include "tinycore/renderer/llvm_types.h"
 #include "tinycore/renderer/walk.h"
 #include "tinycore/runtime/buffer.h"
@@ -48,11 +49,12 @@ constexpr Instruction kBinary[] = {
 
 class LlvmIr : public Walk {
  public:
-  LlvmIr(const std::vector<UOpRef>& program, int64_t parallel_range)
+  LlvmIr(const std::vector<UOpRef>& program, int64_t parallel_range, bool byte_dot)
       : Walk("LLVM renderer"),
         program_(program),
         lanes_(find_lanes(program)),
-        parallel_range_(parallel_range) {
+        parallel_range_(parallel_range),
+        byte_dot_(byte_dot) {
     add_rules();
   }
 
@@ -594,6 +596,10 @@ class LlvmIr : public Walk {
       if (is_llvm_float(u.dtype)) return intrinsic("fmuladd", u.dtype, v, s);
       return binary(Ops::ADD, u.dtype, v, binary(Ops::MUL, u.dtype, v, s[0], s[1]), s[2]);
     });
+    rule({Ops::DOT4}, [this](const UOp& u, const Operands& s) {
+      auto add = [this](const std::string& instr) { return emit(instr); };
+      return dot4_ir(vec(u) ? lanes_.width : 0, byte_dot_, s[0], s[1], s[2], add, declares_);
+    });
     rule(group::is_binary, [this](const UOp& u, const Operands& s) {
       return binary(u.op, u.src[0]->dtype, vec(u), s[0], s[1]);
     });
@@ -602,6 +608,7 @@ class LlvmIr : public Walk {
   const std::vector<UOpRef>& program_;
   Lanes lanes_;
   int64_t parallel_range_;
+  bool byte_dot_;
   std::string body_, metadata_;  // metadata_: the loops' !llvm.loop nodes, after the functions
   std::set<std::string> declares_;
   absl::flat_hash_set<const UOp*> reduce_loops_;  // RANGEs an accumulator is updated in
@@ -614,8 +621,8 @@ class LlvmIr : public Walk {
 }  // namespace
 
 std::string render_llvm(const std::string& name, const std::vector<UOpRef>& program,
-                        int64_t parallel_range) {
-  return LlvmIr(program, parallel_range).kernel(name);
+                        int64_t parallel_range, bool byte_dot) {
+  return LlvmIr(program, parallel_range, byte_dot).kernel(name);
 }
 
 }  // namespace tc::renderer

@@ -78,6 +78,7 @@ class CpuDevice : public Device {
     for (const std::string& f : jtmb_.getFeatures().getFeatures()) {
       if (f == "+avx512f") simd_bytes_ = 64, simd_registers_ = 32;
       if (f == "+avx2" && simd_bytes_ < 32) simd_bytes_ = 32;
+      if (f == "+avx512vnni") byte_dot_ = true;
     }
     jit_ = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb_).create(),
                   "creating the JIT");
@@ -90,6 +91,8 @@ class CpuDevice : public Device {
   int parallelism() const override { return pool_.size(); }
   int simd_bytes() const override { return simd_bytes_; }
   int simd_registers() const override { return simd_registers_; }
+  // CPU_BYTE_DOT=0 renders DOT4 without it (its generic form, as on CPUs that lack it)
+  bool byte_dot() const override { return byte_dot_ && getenv_int("CPU_BYTE_DOT", 1); }
   int64_t cache_bytes() const override {
     static const int64_t l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);  // 0 or -1 where glibc cannot tell
     return l2 > 0 ? l2 : Device::cache_bytes();
@@ -236,6 +239,7 @@ class CpuDevice : public Device {
 
   std::string name_ = "CPU", triple_, cpu_, features_;
   int simd_bytes_ = 16, simd_registers_ = 16;
+  bool byte_dot_ = false;
   HostAllocator allocator_;
   ThreadPool pool_{cpu_threads()};
   llvm::orc::JITTargetMachineBuilder jtmb_ =

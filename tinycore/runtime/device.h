@@ -78,6 +78,8 @@ class Device {
   // Bytes in one SIMD register, and how many such registers there are.
   virtual int simd_bytes() const { return 16; }
   virtual int simd_registers() const { return 16; }
+  // The CPU multiplies bytes four to an int32 in one instruction (AVX512-VNNI's vpdpbusd: DOT4).
+  virtual bool byte_dot() const { return false; }
   // Bytes of cache each core has to itself (a CPU's L2): what a kernel may expect to stay there.
   virtual int64_t cache_bytes() const { return int64_t{1} << 20; }
   // How many kernels `compile` may build at once from different threads (1: one at a time).

@@ -219,6 +219,13 @@ Tensor Tensor::where(const Tensor& x, const Tensor& y) const {
   Tensor c = cast(dtypes::bool_).broadcast_to(s);
   return c.apply(Ops::WHERE, d, {x.cast(d).broadcast_to(s), y.cast(d).broadcast_to(s)});
 }
+Tensor Tensor::dot4(const Tensor& x, const Tensor& acc) const {
+  for (const Tensor* t : {this, &x, &acc})
+    if (t->dtype() != dtypes::int32)
+      fail("Tensor.dot4: its operands are int32 words of 4 bytes, not %s", t->dtype().name());
+  Shape s = broadcast_shape("dot4", {shape(), x.shape(), acc.shape()});
+  return broadcast_to(s).apply(Ops::DOT4, dtypes::int32, {x.broadcast_to(s), acc.broadcast_to(s)});
+}
 Tensor Tensor::where(ConstValue x, const Tensor& y) const { return where(y.scalar_like(x), y); }
 Tensor Tensor::where(const Tensor& x, ConstValue y) const { return where(x, x.scalar_like(y)); }
 Tensor Tensor::where(ConstValue x, ConstValue y) const {

@@ -27,7 +27,7 @@ bool is_binary(Ops op) {
     default: return false;
   }
 }
-bool is_ternary(Ops op) { return op == Ops::WHERE || op == Ops::MULACC; }
+bool is_ternary(Ops op) { return op == Ops::WHERE || op == Ops::MULACC || op == Ops::DOT4; }
 bool is_movement(Ops op) {
   switch (op) {
     case Ops::RESHAPE: case Ops::PERMUTE: case Ops::EXPAND: case Ops::PAD: case Ops::SHRINK:

@@ -29,8 +29,9 @@ namespace tc {
   /* binary ALU */                                                                     \
   X(ADD) X(SUB) X(MUL) X(FDIV) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(CMPEQ) X(AND) \
   X(OR) X(XOR) X(SHL) X(SHR)                                                           \
-  /* ternary ALU */                                                                    \
-  X(WHERE) X(MULACC)                                                                   \
+  /* ternary ALU; DOT4(a, b, c) is c plus the four products of a's bytes, unsigned,    \
+     with b's, signed (int32 words: x86's vpdpbusd, a quantized matvec's inner step) */ \
+  X(WHERE) X(MULACC) X(DOT4)                                                           \
   /* codegen: kernel arguments, loops, SIMD lanes (HREDUCE combines a vector's lanes  \
      with its reduce op), memory access; STASH(index, v) is v, stored at index as it  \
      is computed (codegen/stash.h), and PREFETCH(index, v) is v, with index's line    \

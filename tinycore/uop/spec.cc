@@ -17,6 +17,7 @@ enum class Result {
   kVoid,
   kLikeSource,   // the first source's (unary ALU, movement, reductions)
   kLikeSources,  // every source's (binary and ternary ALU)
+  kInt32,        // int32, as every source (DOT4's words)
   kBool,         // bool, from sources of one type (comparisons)
   kWhere,        // a bool condition, then two values of the node's type
 };
@@ -54,6 +55,7 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     set({Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ}, {2, 2, ArgKind::kNone, Result::kBool});
     set({Ops::WHERE}, {3, 3, ArgKind::kNone, Result::kWhere});
     set({Ops::MULACC}, {3, 3, ArgKind::kNone, Result::kLikeSources});
+    set({Ops::DOT4}, {3, 3, ArgKind::kNone, Result::kInt32});
     set({Ops::RANGE}, {1, -1, ArgKind::kInt, Result::kAny});
     set({Ops::DEFINE_ACC}, {1, -1, ArgKind::kInt, Result::kAny});
     return t;
@@ -92,6 +94,10 @@ std::string dtype_violation(Result rule, DType dtype, const std::vector<UOpRef>&
       for (const UOpRef& s : src)
         if (!same(dtype, s->dtype)) return "its dtype must be each source's";
       return "";
+    case Result::kInt32:
+      for (const UOpRef& s : src)
+        if (s->dtype.scalar != Scalar::Int32) return "it and its sources must be int32";
+      return dtype.scalar == Scalar::Int32 ? "" : "it and its sources must be int32";
     case Result::kBool:
       if (!dtypes::is_bool(dtype)) return "a comparison's dtype must be bool";
       return same(src[0]->dtype, src[1]->dtype) ? "" : "its sources must be of one dtype";

@@ -21,7 +21,7 @@ UOpRef fold_constants(Ops op, DType dtype, const std::vector<UOpRef>& src) {
     }
     return UOp::const_(dtype, src[0]->const_value());
   }
-  if (op == Ops::BITCAST || op == Ops::MULACC) return nullptr;
+  if (op == Ops::BITCAST || op == Ops::MULACC || op == Ops::DOT4) return nullptr;
 
   if (dtypes::is_float(in)) {
     double a = src[0]->const_value(), b = src.size() > 1 ? src[1]->const_value() : 0, r;
