@@ -88,8 +88,16 @@ std::vector<std::pair<std::string, Shape>> LanguageModel::weight_shapes() const 
   return out;
 }
 
-void LanguageModel::set_weights(std::map<std::string, Tensor> weights) {
+void LanguageModel::set_weights(std::map<std::string, Tensor> weights,
+                                std::map<std::string, Q4Weight> q4) {
   std::vector<std::string> problems;
+  for (auto& [name, q] : q4) {
+    auto it = weights.find(name);
+    const Shape& s = q.words.shape();  // (out, in / 32 / g, 4, g)
+    if (it == weights.end() || it->second.shape() != Shape{s[0], s[1] * s[3] * 32})
+      problems.push_back(name + "'s Q4_0 form is not of a weight of its shape");
+    q = q.realized();
+  }
   std::map<std::string, Tensor> set;
   for (auto& [name, shape] : weight_shapes()) {
     auto it = weights.find(name);
@@ -110,23 +118,36 @@ void LanguageModel::set_weights(std::map<std::string, Tensor> weights) {
          absl::StrJoin(problems, "; "));
   bool first = w_.empty();
   w_ = std::move(set);
+  q4_ = std::move(q4);
   if (first)
     for (auto& [name, t] : w_) register_parameter(name, &t);
 }
 
+namespace {
+std::string key(int64_t i, const std::string& name, const char* kind) {
+  return (i < 0 ? "" : "blk." + std::to_string(i) + ".") + name + "." + kind;
+}
+}  // namespace
+
 const Tensor& LanguageModel::w(int64_t i, const std::string& name, const char* kind) const {
-  std::string key = (i < 0 ? "" : "blk." + std::to_string(i) + ".") + name + "." + kind;
-  auto it = w_.find(key);
-  if (it == w_.end()) fail("%s model: weight %s is not set (set_weights first)", c_.arch, key);
+  auto it = w_.find(key(i, name, kind));
+  if (it == w_.end())
+    fail("%s model: weight %s is not set (set_weights first)", c_.arch, key(i, name, kind));
   return it->second;
 }
 
 bool LanguageModel::has(int64_t i, const std::string& name, const char* kind) const {
-  return w_.count((i < 0 ? "" : "blk." + std::to_string(i) + ".") + name + "." + kind) > 0;
+  return w_.count(key(i, name, kind)) > 0;
 }
 
 Tensor LanguageModel::linear(int64_t i, const std::string& name, const Tensor& x) const {
-  Tensor y = x.matmul(w(i, name).cast(dtypes::float32).T());
+  auto q4 = q4_.find(key(i, name, "weight"));
+  bool matvec = q4 != q4_.end() && x.numel() / x.shape().back() <= kQ4MatvecRows;
+  // x quantized once for the projections that read it (a layer's q, k and v; gate and up)
+  if (matvec && (!quantized_ || quantized_->first.uop() != x.uop()))
+    quantized_.emplace(x, q4->second.quantize(x));
+  Tensor y = matvec ? q4->second.matvec(quantized_->second)
+                    : x.matmul(w(i, name).cast(dtypes::float32).T());
   return has(i, name, "bias") ? y + w(i, name, "bias").cast(dtypes::float32) : y;
 }
 
@@ -239,8 +260,7 @@ Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int6
 }
 
 Tensor LanguageModel::logits(const Tensor& hidden) const {
-  const Tensor& out = w(-1, c_.tied_embeddings ? "token_embd" : "output");
-  return norm(-1, "output_norm", hidden).matmul(out.cast(dtypes::float32).T());
+  return linear(-1, c_.tied_embeddings ? "token_embd" : "output", norm(-1, "output_norm", hidden));
 }
 
 namespace {

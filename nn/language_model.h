@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nn/module.h"
+#include "nn/q4_weight.h"
 
 namespace tc::nn {
 
@@ -63,7 +64,11 @@ class LanguageModel : public Module {
   std::vector<std::pair<std::string, Shape>> weight_shapes() const;
   // Sets every weight (any float dtype; computed in float32), checking that each name of
   // weight_shapes() is given with its shape and that no other name is: an error lists them all.
-  void set_weights(std::map<std::string, Tensor> weights);
+  // `q4`: the Q4_0 form of some projections (realized here), whose product with up to
+  // kQ4MatvecRows rows (a decode step) is Q4Weight::matvec, as llama.cpp's: the weights' values
+  // must be their dequantized ones, which longer products (a prefill) read.
+  void set_weights(std::map<std::string, Tensor> weights, std::map<std::string, Q4Weight> q4 = {});
+  static constexpr int64_t kQ4MatvecRows = 8;
 
  private:
   // The last layer's output (B, T, dim): forward's body; `positions` (B, T) integers, `row` the
@@ -89,6 +94,8 @@ class LanguageModel : public Module {
   Tensor rope(const Tensor& x, const Rotation& r) const;  // x (B, T, heads, head_dim)
   LanguageModelConfig c_;
   std::map<std::string, Tensor> w_;
+  std::map<std::string, Q4Weight> q4_;                                   // set_weights
+  mutable std::optional<std::pair<Tensor, Q4Weight::Input>> quantized_;  // linear's last x
   std::optional<Tensor> freq_;             // RoPE's angle per position, (head_dim / 2)
   std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, context, kv_heads, head_dim)
 };

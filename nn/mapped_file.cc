@@ -33,6 +33,15 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   ::close(fd);  // the mapping stays valid
 }
 
+void MappedFile::release(const uint8_t* bytes, size_t n) const {
+  if (bytes < data_ || n > size_ || bytes - data_ > static_cast<ptrdiff_t>(size_ - n))
+    fail("'%s': bytes to release lie outside its mapping", path_);
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)),
+                  lo = (reinterpret_cast<uintptr_t>(bytes) + page - 1) / page * page,
+                  hi = (reinterpret_cast<uintptr_t>(bytes) + n) / page * page;
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

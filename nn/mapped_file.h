@@ -21,6 +21,10 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Lets go of this process's pages that lie wholly within [bytes, bytes + n) (bytes read once
+  // into memory of their own: a repacked weight), which a later read maps from the file again.
+  // Bytes written in place there are lost: release only what nothing writes.
+  void release(const uint8_t* bytes, size_t n) const;
 
  private:
   std::string path_;

@@ -1,5 +1,7 @@
 // GGUF files: the metadata's "<arch>.*" keys give the configuration; tensors keep llama.cpp's
-// names and their block format (a raw byte buffer and a lazy dequantization).
+// names and their block format (a raw byte buffer and a lazy dequantization), Q4_0 matrices
+// repacked (nn::Q4Weight) with their values decoded from that.
+#include <functional>
 #include <set>
 
 #include "absl/strings/str_join.h"
@@ -42,8 +44,19 @@ Tensor tensor_of(const gguf::Model& m, const gguf::TensorInfo& t) {
   const std::shared_ptr<nn::MappedFile>& file = m.files[t.file];
   if (auto f = floats.find(t.type); f != floats.end())
     return Tensor::from_blob(bytes, shape, f->second, "", file);
-  Tensor raw = Tensor::from_blob(bytes, {static_cast<int64_t>(t.bytes)}, dtypes::uint8, "", file);
-  return gguf::dequantize(raw, t.type, shape);
+  return Tensor::from_blob(bytes, {static_cast<int64_t>(t.bytes)}, dtypes::uint8, "", file);
+}
+
+using RowFn = std::function<Tensor(const Tensor&)>;
+// `fn` applied to a weight's rows: a tensor's first axis, or both parts of a Q4_0 form.
+Tensor on_rows(const Tensor& t, const RowFn& fn) { return fn(t); }
+nn::Q4Weight on_rows(const nn::Q4Weight& q, const RowFn& fn) { return q.map_rows(fn); }
+
+// Rows [lo, hi) of t, every other axis whole.
+Tensor rows_of(const Tensor& t, int64_t lo, int64_t hi) {
+  std::vector<std::pair<int64_t, int64_t>> keep = {{lo, hi}};
+  for (int64_t i = 1; i < t.ndim(); i++) keep.push_back({0, t.shape()[i]});
+  return t.shrink(keep);
 }
 
 // Undoes llama.cpp's permutation of Q or K rows (heads, 2, head_dim / 2) -> (heads, head_dim / 2,
@@ -53,6 +66,31 @@ Tensor unpermute(const Tensor& w, int64_t heads) {
   Shape split = {heads, s[0] / heads / 2, 2};
   split.insert(split.end(), s.begin() + 1, s.end());
   return w.reshape(split).transpose(1, 2).reshape(s);
+}
+
+// GPT-2's fused q/k/v rows, split; llama's permuted Q and K rows, put back: in the weights' float
+// values and in their Q4_0 forms alike.
+template <typename Weights>
+void split_and_unpermute(Weights& weights, const nn::LanguageModelConfig& c, bool permuted_qk) {
+  for (int64_t i = 0; i < c.layers; i++) {
+    std::string blk = "blk." + std::to_string(i) + ".";
+    for (const char* kind : {"weight", "bias"}) {
+      auto qkv = weights.find(blk + "attn_qkv." + kind);
+      if (qkv == weights.end()) continue;
+      auto t = qkv->second;
+      weights.erase(qkv);
+      const char* part[] = {"attn_q", "attn_k", "attn_v"};
+      for (int64_t p = 0; p < 3; p++)
+        weights.emplace(blk + part[p] + "." + kind, on_rows(t, [&](const Tensor& x) {
+                          return rows_of(x, p * c.dim, (p + 1) * c.dim);
+                        }));
+    }
+    if (!permuted_qk) continue;
+    for (auto [name, heads] : {std::pair{"attn_q", c.heads}, {"attn_k", c.kv_heads}})
+      for (const char* kind : {"weight", "bias"})
+        if (auto it = weights.find(blk + name + "." + kind); it != weights.end())
+          it->second = on_rows(it->second, [&](const Tensor& x) { return unpermute(x, heads); });
+  }
 }
 
 // The tokenizer.ggml.* keys (and tokenizer.chat_template), when the file has a vocabulary.
@@ -128,6 +166,10 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
       ck.file_bytes += static_cast<int64_t>(t.bytes);
       types.insert(gguf::type_info(t.type).name);
       Tensor w = tensor_of(m, t);
+      if (t.type == gguf::Q4_0 && t.dims.size() == 2)  // a projection (or an embedding)
+        ck.q4.emplace(t.name, nn::Q4Weight::from_blocks(w, t.dims[1], t.dims[0]));
+      if (w.dtype() == dtypes::uint8)
+        w = gguf::dequantize(w, t.type, Shape(t.dims.rbegin(), t.dims.rend()));
       if (t.name == "rope_freqs.weight") {  // Llama 3's scaling: a divisor per frequency
         std::vector<float> d = w.cast(dtypes::float32).data<float>();
         c.rope_freq_divisors.assign(d.begin(), d.end());
@@ -135,27 +177,13 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
         ck.weights.emplace(t.name, w);
       }
     }
-    // GPT-2's fused q/k/v rows, split; llama's permuted Q and K rows, put back.
-    for (int64_t i = 0; i < c.layers; i++) {
-      std::string blk = "blk." + std::to_string(i) + ".";
-      for (const char* kind : {"weight", "bias"}) {
-        auto qkv = ck.weights.find(blk + "attn_qkv." + kind);
-        if (qkv == ck.weights.end()) continue;
-        Tensor t = qkv->second;
-        ck.weights.erase(qkv);
-        const char* part[] = {"attn_q", "attn_k", "attn_v"};
-        for (int64_t p = 0; p < 3; p++) {
-          std::vector<std::pair<int64_t, int64_t>> rows = {{p * c.dim, (p + 1) * c.dim}};
-          if (t.ndim() == 2) rows.push_back({0, c.dim});
-          ck.weights.emplace(blk + part[p] + "." + kind, t.shrink(rows));
-        }
-      }
-      if (!f.permuted_qk) continue;
-      for (auto [name, heads] : {std::pair{"attn_q", c.heads}, {"attn_k", c.kv_heads}})
-        for (const char* kind : {"weight", "bias"})
-          if (auto it = ck.weights.find(blk + name + "." + kind); it != ck.weights.end())
-            it->second = unpermute(it->second, heads);
-    }
+    split_and_unpermute(ck.weights, c, f.permuted_qk);
+    split_and_unpermute(ck.q4, c, f.permuted_qk);
+    // the Q4_0 weights read once, into their packed forms (their values are read from those);
+    // then the file's pages of their blocks are let go
+    for (auto& [name, q] : ck.q4) q = q.realized(), ck.weights.at(name) = q.dequantized();
+    for (const gguf::TensorInfo& t : m.tensors)
+      if (t.type == gguf::Q4_0 && t.dims.size() == 2) m.files[t.file]->release(m.data(t), t.bytes);
     ck.format = "GGUF (" + absl::StrJoin(types, ", ") + ")";
     ck.tokenizer = tokenizer_of(md);
     fit_to_config(ck);

@@ -33,14 +33,16 @@ LoweredKernel prefetch_streams(const LoweredKernel& plain, const KernelOpts& opt
   const int nd = static_cast<int>(plain.shape.size());
   absl::flat_hash_map<const UOp*, UOpRef> ahead;
   for (const UOp* r : plain.sink->toposort()) {
-    if (r->op != Ops::REDUCE || r->src.size() != 2) continue;
-    const UOp* inner = r->src[1].get();
+    if (r->op != Ops::REDUCE) continue;
     for (const UOp* u : r->src[0]->toposort()) {
-      if (u->op != Ops::LOAD || ahead.contains(u) || !reads(u->src[0], inner)) continue;
-      bool own = false;  // reads an output loop: its own part for every output
-      for (const UOp* n : u->src[0]->toposort())
+      if (u->op != Ops::LOAD || ahead.contains(u)) continue;
+      bool along = false, own = false;  // reads the reduce's loops; an output loop: its own part
+      for (const UOp* n : u->src[0]->toposort()) {
+        along = along || std::any_of(r->src.begin() + 1, r->src.end(),
+                                     [&](const UOpRef& loop) { return loop.get() == n; });
         own = own || (n->op == Ops::RANGE && n->arg_int() < nd);
-      if (!own) continue;
+      }
+      if (!along || !own) continue;
       const UOpRef& index = u->src[0];
       std::vector<UOpRef> src = index->src;
       src[1] = src[1] + kPrefetchBytes / index->src[0]->dtype.itemsize();

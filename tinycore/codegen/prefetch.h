@@ -16,7 +16,7 @@ UOpRef prefetch_next_row(const UOpRef& v, const UOpRef& at, const UOp* row, cons
 
 // Where `opts.prefetch` asks for it: each load in a reduce that reads its own part of a buffer
 // for every output (a matvec's weight rows, not the vector they share, which stays in cache) also
-// prefetches kPrefetchBytes ahead along the reduce's loop. The hardware's prefetchers stop at
+// prefetches kPrefetchBytes ahead along the reduce's loops. The hardware's prefetchers stop at
 // each 4 KB page, and a matvec streams many: a Llama decode's F16 2048 x 8192 weight went from
 // 1.63 to 1.13 ms (20.6 to 29.6 GB/s; 1 KB ahead: 1.37 ms, 16 KB: 1.29).
 inline constexpr int64_t kPrefetchBytes = 4096;
