@@ -77,11 +77,13 @@ Q4Weight::Input Q4Weight::quantize(const Tensor& x) const {
     fail("Q4Weight.matvec: x of shape %s does not end in the weight's %d inputs",
          fmt_shape(x.shape()), nb * 32);
   Shape lead(x.shape().begin(), x.shape().end() - 1);
-  // ggml's Q8_0 (quantize_row_q8_0_ref): per 32, d = max |x| / 127, q = x * (1 / d) rounded (to
-  // even here), 0 where all are 0; d in a kernel of its own, which the packing reads once a word
+  // ggml's Q8_0 (quantize_row_q8_0_ref): per 32, d = max |x| / 127 and q = x * (1 / d) rounded
+  // half away from zero (roundf), 0 where all are 0. d and q in kernels of their own: the packing
+  // reads each q three times (its word, the other half's, a sum).
   Tensor blocks = x.cast(f32).reshape(join(lead, {nb, 32}));
   Tensor d = (blocks.abs().max(-1, true) / 127).contiguous();
-  Tensor q = (blocks * d.gt(0).where(d.scalar_like(1) / d, 0.0f)).round().cast(i32);
+  Tensor v = blocks * d.gt(0).where(d.scalar_like(1) / d, 0.0f);
+  Tensor q = (v + v.lt(0).where(-0.5f, 0.5f)).cast(i32).contiguous();  // the cast truncates
   Tensor bytes = q.reshape(join(lead, {nb, 8, 4}));
   Tensor packed = words_of(bytes);
   // each word of the weight meets two of x's (its low nibbles' and its high ones'), and the

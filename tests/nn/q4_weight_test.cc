@@ -48,8 +48,8 @@ TEST(Q4Weight, ValuesEqualNumPyBitForBit) {
 }
 
 // llama.cpp's x·w for one row of Q4_0 blocks, in double: x quantized per 32 in float32 as the
-// kernel does (d = max |x| / 127, x * (1 / d) rounded half to even), then sum over blocks of dx *
-// dw * Σ (q - 8) qx.
+// kernel does (d = max |x| / 127, x * (1 / d) rounded half away from zero), then the sum over
+// blocks of dx * dw * Σ (q - 8) qx.
 double reference(const float* x, const uint8_t* row, int64_t in) {
   double sum = 0;
   for (int64_t b = 0; b < in / 32; b++) {
@@ -61,7 +61,8 @@ double reference(const float* x, const uint8_t* row, int64_t in) {
     int64_t dot = 0;
     for (int i = 0; i < 32; i++) {
       int w = i < 16 ? block[2 + i] & 15 : block[2 + i - 16] >> 4;
-      dot += (w - 8) * static_cast<int64_t>(std::nearbyint(v[i] * id));
+      float xq = v[i] * id;
+      dot += (w - 8) * static_cast<int64_t>(xq + (xq < 0 ? -0.5f : 0.5f));  // roundf's ties
     }
     sum += static_cast<double>(d) * f16(block) * static_cast<double>(dot);
   }
