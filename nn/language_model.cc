@@ -142,12 +142,11 @@ bool LanguageModel::has(int64_t i, const std::string& name, const char* kind) co
 
 Tensor LanguageModel::linear(int64_t i, const std::string& name, const Tensor& x) const {
   auto q4 = q4_.find(key(i, name, "weight"));
-  bool matvec = q4 != q4_.end() && x.numel() / x.shape().back() <= kQ4MatvecRows;
   // x quantized once for the projections that read it (a layer's q, k and v; gate and up)
-  if (matvec && (!quantized_ || quantized_->first.uop() != x.uop()))
+  if (q4 != q4_.end() && (!quantized_ || quantized_->first.uop() != x.uop()))
     quantized_.emplace(x, q4->second.quantize(x));
-  Tensor y = matvec ? q4->second.matvec(quantized_->second)
-                    : x.matmul(w(i, name).cast(dtypes::float32).T());
+  Tensor y = q4 != q4_.end() ? q4->second.matvec(quantized_->second)
+                             : x.matmul(w(i, name).cast(dtypes::float32).T());
   return has(i, name, "bias") ? y + w(i, name, "bias").cast(dtypes::float32) : y;
 }
 

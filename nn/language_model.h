@@ -64,11 +64,10 @@ class LanguageModel : public Module {
   std::vector<std::pair<std::string, Shape>> weight_shapes() const;
   // Sets every weight (any float dtype; computed in float32), checking that each name of
   // weight_shapes() is given with its shape and that no other name is: an error lists them all.
-  // `q4`: the Q4_0 form of some projections (realized here), whose product with up to
-  // kQ4MatvecRows rows (a decode step) is Q4Weight::matvec, as llama.cpp's: the weights' values
-  // must be their dequantized ones, which longer products (a prefill) read.
+  // `q4`: the Q4_0 form of some projections (realized here), which they multiply by as llama.cpp
+  // does (Q4Weight::matvec: x quantized to int8, faster than float32 at every length measured);
+  // the weights' values must be their dequantized ones (an embedding's rows are read from those).
   void set_weights(std::map<std::string, Tensor> weights, std::map<std::string, Q4Weight> q4 = {});
-  static constexpr int64_t kQ4MatvecRows = 8;
 
  private:
   // The last layer's output (B, T, dim): forward's body; `positions` (B, T) integers, `row` the
