@@ -89,13 +89,13 @@ std::vector<std::pair<std::string, Shape>> LanguageModel::weight_shapes() const 
 }
 
 void LanguageModel::set_weights(std::map<std::string, Tensor> weights,
-                                std::map<std::string, Q4Weight> q4) {
+                                std::map<std::string, QuantizedWeight> quantized) {
   std::vector<std::string> problems;
-  for (auto& [name, q] : q4) {
+  for (auto& [name, q] : quantized) {
     auto it = weights.find(name);
-    const Shape& s = q.words.shape();  // (out, in / 32 / g, 4, g)
+    const Shape& s = q.words.shape();  // (out, in / 32 / g, words, g)
     if (it == weights.end() || it->second.shape() != Shape{s[0], s[1] * s[3] * 32})
-      problems.push_back(name + "'s Q4_0 form is not of a weight of its shape");
+      problems.push_back(name + "'s quantized form is not of a weight of its shape");
     q = q.realized();
   }
   std::map<std::string, Tensor> set;
@@ -118,7 +118,7 @@ void LanguageModel::set_weights(std::map<std::string, Tensor> weights,
          absl::StrJoin(problems, "; "));
   bool first = w_.empty();
   w_ = std::move(set);
-  q4_ = std::move(q4);
+  quantized_ = std::move(quantized);
   if (first)
     for (auto& [name, t] : w_) register_parameter(name, &t);
 }
@@ -141,12 +141,13 @@ bool LanguageModel::has(int64_t i, const std::string& name, const char* kind) co
 }
 
 Tensor LanguageModel::linear(int64_t i, const std::string& name, const Tensor& x) const {
-  auto q4 = q4_.find(key(i, name, "weight"));
+  auto q = quantized_.find(key(i, name, "weight"));
   // x quantized once for the projections that read it (a layer's q, k and v; gate and up)
-  if (q4 != q4_.end() && (!quantized_ || quantized_->first.uop() != x.uop()))
-    quantized_.emplace(x, q4->second.quantize(x));
-  Tensor y = q4 != q4_.end() ? q4->second.matvec(quantized_->second)
-                             : x.matmul(w(i, name).cast(dtypes::float32).T());
+  if (q != quantized_.end() && (!last_input_ || last_input_->x.uop() != x.uop() ||
+                                last_input_->format != q->second.format))
+    last_input_.emplace(QuantizedInput{x, q->second.format, q->second.quantize(x)});
+  Tensor y = q != quantized_.end() ? q->second.matvec(last_input_->input)
+                                   : x.matmul(w(i, name).cast(dtypes::float32).T());
   return has(i, name, "bias") ? y + w(i, name, "bias").cast(dtypes::float32) : y;
 }
 

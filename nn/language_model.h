@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "nn/module.h"
-#include "nn/q4_weight.h"
+#include "nn/quantized_weight.h"
 
 namespace tc::nn {
 
@@ -64,10 +64,12 @@ class LanguageModel : public Module {
   std::vector<std::pair<std::string, Shape>> weight_shapes() const;
   // Sets every weight (any float dtype; computed in float32), checking that each name of
   // weight_shapes() is given with its shape and that no other name is: an error lists them all.
-  // `q4`: the Q4_0 form of some projections (realized here), which they multiply by as llama.cpp
-  // does (Q4Weight::matvec: x quantized to int8, faster than float32 at every length measured);
-  // the weights' values must be their dequantized ones (an embedding's rows are read from those).
-  void set_weights(std::map<std::string, Tensor> weights, std::map<std::string, Q4Weight> q4 = {});
+  // `quantized`: the Q4_0 or Q8_0 form of some projections (realized here), which they multiply
+  // by as llama.cpp does (QuantizedWeight::matvec: x quantized to int8, faster than float32 at
+  // every length measured); the weights' values must be their dequantized ones (an embedding's
+  // rows are read from those).
+  void set_weights(std::map<std::string, Tensor> weights,
+                   std::map<std::string, QuantizedWeight> quantized = {});
 
  private:
   // The last layer's output (B, T, dim): forward's body; `positions` (B, T) integers, `row` the
@@ -93,8 +95,14 @@ class LanguageModel : public Module {
   Tensor rope(const Tensor& x, const Rotation& r) const;  // x (B, T, heads, head_dim)
   LanguageModelConfig c_;
   std::map<std::string, Tensor> w_;
-  std::map<std::string, Q4Weight> q4_;                                   // set_weights
-  mutable std::optional<std::pair<Tensor, Q4Weight::Input>> quantized_;  // linear's last x
+  std::map<std::string, QuantizedWeight> quantized_;  // set_weights
+  // linear's last x, as quantized for a format
+  struct QuantizedInput {
+    Tensor x;
+    QuantizedWeight::Format format;
+    QuantizedWeight::Input input;
+  };
+  mutable std::optional<QuantizedInput> last_input_;
   std::optional<Tensor> freq_;             // RoPE's angle per position, (head_dim / 2)
   std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, context, kv_heads, head_dim)
 };

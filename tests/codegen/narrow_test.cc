@@ -142,6 +142,26 @@ TEST(Narrow, AOneHotMatmulReadsOnlyTheRowsItsIndicesName) {
       bool inside = ids[t] >= 0 && ids[t] < V;
       ASSERT_EQ(got[t * D + d], inside ? wv[ids[t] * D + d] : 0.0f) << "token " << ids[t];
     }
+  // a table read across its rows (transposed: lanes along D would gather) takes no lanes on the
+  // tokens either, which the test depends on: each lane would read its own row, and the loop
+  // would run whole (8 decode streams' embeddings of a repacked Q8_0 table took 550 ms a step)
+  Tensor wt = Tensor(wv, Shape{D, V}).realize();
+  auto make_t = [&] { return tokens.one_hot(V).cast(dtypes::float32).matmul(wt.T()); };
+  items = schedule::create_schedule({make_t().uop()});
+  ASSERT_EQ(items.size(), 1u);
+  chosen = choose_opts(lower(items[0].ast), avx512);
+  EXPECT_NE(chosen.lane_axis, 0) << chosen.key();
+  narrowed = 0;
+  k = linearize_kernel(lower(items[0].ast), chosen);
+  for (const UOp* u : k.sink->toposort())
+    narrowed += u->op == Ops::RANGE && u->src[0]->op != Ops::CONST;
+  EXPECT_EQ(narrowed, 1) << chosen.key();
+  got = make_t().data<float>();
+  for (size_t t = 0; t < ids.size(); t++)
+    for (int d = 0; d < D; d++) {
+      bool inside = ids[t] >= 0 && ids[t] < V;
+      ASSERT_EQ(got[t * D + d], inside ? wv[d * V + ids[t]] : 0.0f) << "token " << ids[t];
+    }
 }
 
 // Terms not zero outside the pad (each window element of a padded input plus one, summed) keep

@@ -307,9 +307,16 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   int64_t longest = 0;
   for (const ReduceLoops& r : reduces) longest = std::max(longest, r.length);
   bool short_reduce = reduce && longest <= 32;
+  // (an axis a gather's test depends on takes no lanes, nor does its sum: each lane would read
+  // its own row, and the loop would not narrow to one: codegen/narrow.h; 8 decode streams'
+  // embedding rows)
+  std::vector<RowLoads> along;  // (also read by the register tile and the lane loop's order)
+  if (reduce) along = loads_along(plain_kernel(plain), nd);
+  const bool gather =
+      std::any_of(along.begin(), along.end(), [](const RowLoads& r) { return r.gathers; });
   for (int axis = last; axis >= 0 && (reduce || axis == last); axis--) {
     int w = lane_width(shape[axis], widest, target.simd_bytes / itemsize);
-    if (w <= o.lanes) continue;
+    if (w <= o.lanes || (reduce && along[axis].gathers)) continue;
     KernelOpts trial;
     trial.lane_axis = axis, trial.lanes = w;
     // a reduce's loop may load short runs (a max pool's window: one load of 20 elements and a
@@ -345,7 +352,7 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // pair of positions, cost what the scalar loop does, though not what output lanes save: a
   // matmul's 4 lanes along a 28-wide row beat 32 gathering its input 10x): vector partial sums,
   // combined once after the loop
-  if (reduce && o.lanes < 8) {
+  if (reduce && o.lanes < 8 && !gather) {
     int64_t inner = 0, biggest = 0;  // of the reduce with the most work
     for (const ReduceLoops& r : reduces)
       if (r.work > biggest) biggest = r.work, inner = r.inner;
@@ -369,9 +376,7 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   // tile would narrow its loops differently: codegen/narrow.h), then the one sharing the most
   // loads, then one whose rows read nearby elements (in cache together), then allowing the most
   // rows (a divisor of its size: 7 rows of a 7x7 conv output), then the longest.
-  std::vector<RowLoads> along;  // (also read by the lane loop's order below)
   if (reduce && (o.lane_axis >= 0 || o.reduce_lanes > 1)) {
-    along = loads_along(plain_kernel(plain), nd);
     const int lanes = o.lane_axis >= 0 ? o.lanes : o.reduce_lanes;
     int regs_per_row = (lanes * itemsize + target.simd_bytes - 1) / target.simd_bytes;
     // with lanes on an output axis, every reduce's accumulators are vectors that stay live until

@@ -1,0 +1,134 @@
+#include "nn/quantized_weight.h"
+
+#include "tinycore/error.h"
+#include "tinycore/helpers.h"
+
+namespace tc::nn {
+namespace {
+
+const DType f32 = dtypes::float32, i32 = dtypes::int32;
+
+// `lead` with `tail` after it.
+Shape join(Shape lead, const Shape& tail) {
+  lead.insert(lead.end(), tail.begin(), tail.end());
+  return lead;
+}
+
+// The blocks' words of 4 bytes (..., nb, 8 or 4, 4 bytes) as laid out beside a weight's: (..., nb
+// / g, words, g), g blocks side by side.
+Tensor side_by_side(const Tensor& words, int64_t g) {
+  Shape s = words.shape();
+  const int64_t n = static_cast<int64_t>(s.size()), nb = s[n - 2], w = s[n - 1];
+  s.resize(n - 2);
+  Tensor t = words.reshape(join(s, {nb / g, g, w}));
+  return t.transpose(-1, -2);
+}
+
+// Bytes (..., 4) of any integer type as the little-endian int32 words they make: (...).
+Tensor words_of(const Tensor& bytes) {
+  static const int32_t shifts[4] = {0, 8, 16, 24};
+  Tensor by = Tensor::from_blob(shifts, {4}, i32, bytes.device());
+  Tensor b = bytes.cast(i32);
+  return (b.bitwise_and(b.scalar_like(255)) << by).sum(-1).cast(i32);
+}
+
+using Format = QuantizedWeight::Format;
+
+// Bytes of a block, and words of its values.
+int64_t block_bytes(Format f) { return f == Format::kQ4_0 ? 18 : 34; }
+int64_t words_per_block(Format f) { return f == Format::kQ4_0 ? 4 : 8; }
+
+}  // namespace
+
+QuantizedWeight QuantizedWeight::from_blocks(Format format, const Tensor& raw, int64_t out,
+                                             int64_t in) {
+  const int64_t bytes = block_bytes(format), words = words_per_block(format);
+  if (raw.dtype() != dtypes::uint8 || raw.ndim() != 1 || out <= 0 || in <= 0 || in % 32 != 0 ||
+      raw.shape()[0] != out * (in / 32) * bytes)
+    fail("QuantizedWeight: a (%d, %d) weight is %d blocks of %d bytes (in a multiple of 32), not "
+         "%s %s",
+         out, in, out * (in / 32), bytes, raw.dtype().name(), fmt_shape(raw.shape()));
+  int64_t nb = in / 32, g = 16;
+  while (nb % g != 0) g /= 2;
+  Tensor blocks = raw.reshape({out, nb, bytes});
+  Tensor d = blocks.shrink({{0, out}, {0, nb}, {0, 2}}).bitcast(dtypes::float16);
+  Tensor values = blocks.shrink({{0, out}, {0, nb}, {2, bytes}}).reshape({out, nb, words, 4});
+  if (format == Format::kQ8_0) values = values.cast(i32) + 128;  // q + 128: unsigned
+  // words made with shifts: a bitcast of the strided bytes would copy them first
+  return {format, side_by_side(words_of(values), g), side_by_side(d, g)};
+}
+
+QuantizedWeight QuantizedWeight::map_rows(const std::function<Tensor(const Tensor&)>& rows) const {
+  return {format, rows(words), rows(scales)};
+}
+
+QuantizedWeight QuantizedWeight::realized() const {
+  Tensor w = words.contiguous(), s = scales.contiguous();
+  realize_all({w, s});
+  return {format, w, s};
+}
+
+Tensor QuantizedWeight::dequantized() const {
+  const Shape& s = words.shape();  // (out, nb / g, words, g)
+  const int64_t out = s[0], groups = s[1], g = s[3];
+  Tensor d = scales.reshape({out, groups, g, 1, 1, 1}).cast(f32);
+  Tensor w = words.transpose(-1, -2);
+  if (format == Format::kQ8_0) {  // input 4m + i of a block is byte i of its word m, minus 128
+    static const int32_t shifts[4] = {0, 8, 16, 24};
+    Tensor by = Tensor::from_blob(shifts, {1, 1, 1, 1, 1, 4}, i32, words.device());
+    Tensor q = (w.reshape({out, groups, g, 1, 8, 1}).expand({out, groups, g, 1, 8, 4}) >> by)
+                   .bitwise_and(w.scalar_like(255));
+    return ((q.cast(f32) - 128) * d).reshape({out, groups * g * 32});
+  }
+  // input 16h + 4m + i of a Q4_0 block is nibble h of byte i of its word m
+  static const int32_t shifts[8] = {0, 8, 16, 24, 4, 12, 20, 28};
+  Tensor by = Tensor::from_blob(shifts, {1, 1, 1, 2, 1, 4}, i32, words.device());
+  Tensor q = (w.reshape({out, groups, g, 1, 4, 1}).expand({out, groups, g, 2, 4, 4}) >> by)
+                 .bitwise_and(w.scalar_like(15));
+  return ((q.cast(f32) - 8) * d).reshape({out, groups * g * 32});
+}
+
+QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
+  const Shape& s = words.shape();
+  const int64_t groups = s[1], g = s[3], nb = groups * g;
+  if (x.ndim() == 0 || x.shape().back() != nb * 32)
+    fail("QuantizedWeight.matvec: x of shape %s does not end in the weight's %d inputs",
+         fmt_shape(x.shape()), nb * 32);
+  Shape lead(x.shape().begin(), x.shape().end() - 1);
+  // ggml's Q8_0 (quantize_row_q8_0_ref): per 32, d = max |x| / 127 and q = x * (1 / d) rounded
+  // half away from zero (roundf), 0 where all are 0. d and q in kernels of their own: the packing
+  // reads each q more than once (its word, a sum, Q4_0's other half).
+  Tensor blocks = x.cast(f32).reshape(join(lead, {nb, 32}));
+  Tensor d = (blocks.abs().max(-1, true) / 127).contiguous();
+  Tensor v = blocks * d.gt(0).where(d.scalar_like(1) / d, 0.0f);
+  Tensor q = (v + v.lt(0).where(-0.5f, 0.5f)).cast(i32).contiguous();  // the cast truncates
+  Tensor bytes = q.reshape(join(lead, {nb, 8, 4}));
+  Tensor xw = side_by_side(words_of(bytes), g);            // (..., groups, 8, g)
+  Tensor sums = side_by_side(bytes.sum(-1).cast(i32), g);  // each word's, likewise
+  // the weight's offset times the inputs each of its words meets, added to the products: Q4_0's
+  // word m meets x's words m (low nibbles) and 4 + m (high ones)
+  std::vector<Tensor> parts = {xw, sums * -128};
+  if (format == Format::kQ4_0) {
+    std::vector<Tensor> w = xw.split(4, -2), t = sums.split(4, -2);
+    parts = {w[0], w[1], (t[0] + t[1]) * -8};
+  }
+  const int64_t n = static_cast<int64_t>(parts.size());
+  return {Tensor::stack(parts, -3)
+              .reshape(join(lead, {1, groups, n, words_per_block(format), g}))
+              .contiguous(),
+          d.reshape(join(lead, {1, groups, 1, g}))};
+}
+
+Tensor QuantizedWeight::matvec(const Input& x) const {
+  std::vector<Tensor> part = x.ints.split(1, -3);  // (..., 1, groups, 1, words, g) each
+  for (Tensor& p : part) p = p.squeeze(-3);
+  auto products = [&] {
+    if (format == Format::kQ8_0) return words.dot4(part[0], part[1]);
+    Tensor mask = words.scalar_like(0x0F0F0F0F);
+    Tensor hi = (words >> 4).bitwise_and(mask);
+    return words.bitwise_and(mask).dot4(part[0], hi.dot4(part[1], part[2]));
+  };
+  return (products().cast(f32) * (scales.cast(f32) * x.d)).sum({-3, -2, -1});
+}
+
+}  // namespace tc::nn
