@@ -45,9 +45,10 @@ QuantizedWeight QuantizedWeight::from_blocks(Format format, const Tensor& raw, i
   const int64_t bytes = block_bytes(format), words = words_per_block(format);
   if (raw.dtype() != dtypes::uint8 || raw.ndim() != 1 || out <= 0 || in <= 0 || in % 32 != 0 ||
       raw.shape()[0] != out * (in / 32) * bytes)
-    fail("QuantizedWeight: a (%d, %d) weight is %d blocks of %d bytes (in a multiple of 32), not "
-         "%s %s",
-         out, in, out * (in / 32), bytes, raw.dtype().name(), fmt_shape(raw.shape()));
+    fail(
+        "QuantizedWeight: a (%d, %d) weight is %d blocks of %d bytes (in a multiple of 32), not "
+        "%s %s",
+        out, in, out * (in / 32), bytes, raw.dtype().name(), fmt_shape(raw.shape()));
   int64_t nb = in / 32, g = 16;
   while (nb % g != 0) g /= 2;
   Tensor blocks = raw.reshape({out, nb, bytes});

@@ -10,7 +10,7 @@ namespace tc::llm {
 
 void fit_to_config(Checkpoint& ck) {
   const nn::LanguageModelConfig& c = ck.config;
-  if (c.tied_embeddings) ck.weights.erase("output.weight"), ck.q4.erase("output.weight");
+  if (c.tied_embeddings) ck.weights.erase("output.weight"), ck.quantized.erase("output.weight");
   // learned positions beyond the context the cache holds are never read
   if (auto pos = ck.weights.find("position_embd.weight");
       pos != ck.weights.end() && pos->second.ndim() == 2 && pos->second.shape()[0] > c.context)
@@ -35,9 +35,11 @@ void quantize_weights(Checkpoint& ck, const std::string& quantize) {
         gguf::quantize(values.data(), static_cast<int64_t>(values.size()), type);
     Tensor raw =
         Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())}, dtypes::uint8);
-    if (type == gguf::Q4_0 && w.ndim() == 2) {
-      nn::Q4Weight q = nn::Q4Weight::from_blocks(raw, w.shape()[0], w.shape()[1]).realized();
-      ck.q4.insert_or_assign(name, q);
+    if (w.ndim() == 2) {
+      auto q = nn::QuantizedWeight::from_blocks(gguf::packed_format(type), raw, w.shape()[0],
+                                                w.shape()[1])
+                   .realized();
+      ck.quantized.insert_or_assign(name, q);
       w = q.dequantized();
     } else {
       w = gguf::dequantize(raw.realize(), type, w.shape());
@@ -60,7 +62,7 @@ LoadedModel load_language_model(const std::string& path, const LoadOptions& opti
                   .format = ck.format,
                   .file_bytes = ck.file_bytes};
   try {
-    out.model->set_weights(std::move(ck.weights), std::move(ck.q4));
+    out.model->set_weights(std::move(ck.weights), std::move(ck.quantized));
   } catch (const Error& e) {
     fail("--model %s: %s", path, e.what());
   }

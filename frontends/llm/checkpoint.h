@@ -3,8 +3,8 @@
 // Both become one nn::LanguageModel configuration and its weights by llama.cpp's names, plus the
 // tokenizer and chat template the files carry. GGUF weights stay in their block format: each is
 // its raw bytes and a lazy dequantization (frontends/llm/quant.h) that fuses into the matmul
-// reading it; a Q4_0 matrix is read once into nn::Q4Weight's layout (4.5 bits a weight still),
-// which a decode step multiplies as llama.cpp does, and its values are decoded from that.
+// reading it; a Q4_0 or Q8_0 matrix is read once into nn::QuantizedWeight's layout (as many bits
+// a weight), which its products multiply as llama.cpp does, and its values are decoded from that.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +20,11 @@ namespace tc::llm {
 // A model's configuration and weights as read, before the model is built.
 struct Checkpoint {
   nn::LanguageModelConfig config;
-  std::map<std::string, Tensor> weights;   // by llama.cpp's names (LanguageModel::weight_shapes)
-  std::map<std::string, nn::Q4Weight> q4;  // Q4_0 projections, repacked (the weights' values)
-  std::unique_ptr<Tokenizer> tokenizer;    // with the model's chat template text
-  std::string format;                      // what was read, for messages: "GGUF (f32, q4_0)" ...
-  int64_t file_bytes = 0;                  // the size of the files read
+  std::map<std::string, Tensor> weights;  // by llama.cpp's names (LanguageModel::weight_shapes)
+  std::map<std::string, nn::QuantizedWeight> quantized;  // Q4_0, Q8_0 matrices, repacked
+  std::unique_ptr<Tokenizer> tokenizer;                  // with the model's chat template text
+  std::string format;      // what was read, for messages: "GGUF (f32, q4_0)" ...
+  int64_t file_bytes = 0;  // the size of the files read
 };
 
 struct LoadOptions {

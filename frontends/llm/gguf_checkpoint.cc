@@ -1,6 +1,6 @@
 // GGUF files: the metadata's "<arch>.*" keys give the configuration; tensors keep llama.cpp's
-// names and their block format (a raw byte buffer and a lazy dequantization), Q4_0 matrices
-// repacked (nn::Q4Weight) with their values decoded from that.
+// names and their block format (a raw byte buffer and a lazy dequantization), Q4_0 and Q8_0
+// matrices repacked (nn::QuantizedWeight) with their values decoded from that.
 #include <functional>
 #include <set>
 
@@ -48,9 +48,11 @@ Tensor tensor_of(const gguf::Model& m, const gguf::TensorInfo& t) {
 }
 
 using RowFn = std::function<Tensor(const Tensor&)>;
-// `fn` applied to a weight's rows: a tensor's first axis, or both parts of a Q4_0 form.
+// `fn` applied to a weight's rows: a tensor's first axis, or both parts of a quantized form.
 Tensor on_rows(const Tensor& t, const RowFn& fn) { return fn(t); }
-nn::Q4Weight on_rows(const nn::Q4Weight& q, const RowFn& fn) { return q.map_rows(fn); }
+nn::QuantizedWeight on_rows(const nn::QuantizedWeight& q, const RowFn& fn) {
+  return q.map_rows(fn);
+}
 
 // Rows [lo, hi) of t, every other axis whole.
 Tensor rows_of(const Tensor& t, int64_t lo, int64_t hi) {
@@ -69,7 +71,7 @@ Tensor unpermute(const Tensor& w, int64_t heads) {
 }
 
 // GPT-2's fused q/k/v rows, split; llama's permuted Q and K rows, put back: in the weights' float
-// values and in their Q4_0 forms alike.
+// values and in their quantized forms alike.
 template <typename Weights>
 void split_and_unpermute(Weights& weights, const nn::LanguageModelConfig& c, bool permuted_qk) {
   for (int64_t i = 0; i < c.layers; i++) {
@@ -166,8 +168,9 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
       ck.file_bytes += static_cast<int64_t>(t.bytes);
       types.insert(gguf::type_info(t.type).name);
       Tensor w = tensor_of(m, t);
-      if (t.type == gguf::Q4_0 && t.dims.size() == 2)  // a projection (or an embedding)
-        ck.q4.emplace(t.name, nn::Q4Weight::from_blocks(w, t.dims[1], t.dims[0]));
+      if (gguf::packs(t.type) && t.dims.size() == 2)  // a projection (or an embedding)
+        ck.quantized.emplace(t.name, nn::QuantizedWeight::from_blocks(gguf::packed_format(t.type),
+                                                                      w, t.dims[1], t.dims[0]));
       if (w.dtype() == dtypes::uint8)
         w = gguf::dequantize(w, t.type, Shape(t.dims.rbegin(), t.dims.rend()));
       if (t.name == "rope_freqs.weight") {  // Llama 3's scaling: a divisor per frequency
@@ -178,12 +181,12 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
       }
     }
     split_and_unpermute(ck.weights, c, f.permuted_qk);
-    split_and_unpermute(ck.q4, c, f.permuted_qk);
-    // the Q4_0 weights read once, into their packed forms (their values are read from those);
-    // then the file's pages of their blocks are let go
-    for (auto& [name, q] : ck.q4) q = q.realized(), ck.weights.at(name) = q.dequantized();
+    split_and_unpermute(ck.quantized, c, f.permuted_qk);
+    // the quantized matrices read once, into their packed forms (their values are read from
+    // those); then the file's pages of their blocks are let go
+    for (auto& [name, q] : ck.quantized) q = q.realized(), ck.weights.at(name) = q.dequantized();
     for (const gguf::TensorInfo& t : m.tensors)
-      if (t.type == gguf::Q4_0 && t.dims.size() == 2) m.files[t.file]->release(m.data(t), t.bytes);
+      if (gguf::packs(t.type) && t.dims.size() == 2) m.files[t.file]->release(m.data(t), t.bytes);
     ck.format = "GGUF (" + absl::StrJoin(types, ", ") + ")";
     ck.tokenizer = tokenizer_of(md);
     fit_to_config(ck);

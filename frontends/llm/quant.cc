@@ -173,6 +173,13 @@ Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape) {
   }
 }
 
+bool packs(uint32_t type) { return type == Q4_0 || type == Q8_0; }
+
+nn::QuantizedWeight::Format packed_format(uint32_t type) {
+  if (!packs(type)) fail("ggml type %d is not kept packed (only q4_0 and q8_0)", type);
+  return type == Q4_0 ? nn::QuantizedWeight::Format::kQ4_0 : nn::QuantizedWeight::Format::kQ8_0;
+}
+
 std::vector<uint8_t> quantize(const float* x, int64_t n, uint32_t type) {
   if (type != Q8_0 && type != Q4_0)
     fail("quantize: ggml type %d is not supported (only q8_0 and q4_0)", type);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontends/llm/gguf.h"
+#include "nn/quantized_weight.h"
 #include "tinycore/tensor.h"
 
 namespace tc::gguf {
@@ -22,5 +23,10 @@ Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape);
 
 // The blocks of ggml type `type` (Q8_0 or Q4_0) of x[0..n), n a multiple of 32.
 std::vector<uint8_t> quantize(const float* x, int64_t n, uint32_t type);
+
+// Whether a matrix of ggml type `type` is kept as an nn::QuantizedWeight (Q4_0, Q8_0), and as
+// which of its formats (an error for other types).
+bool packs(uint32_t type);
+nn::QuantizedWeight::Format packed_format(uint32_t type);
 
 }  // namespace tc::gguf

@@ -131,42 +131,46 @@ TEST(LlmQuantized, StoredAndOnLoadBlocksGiveTheSameLogitsNearTheFloatModels) {
   }
 }
 
-// A Q4_0 model's projections multiply as llama.cpp's do (nn::Q4Weight: x quantized to int8 per
-// 32, DOT4s of the nibbles): its logits stay within what x's rounding moves them from the same
-// weights' float32 products (measured: 0.043, on logits spread over about +-10) and differ from
-// them; and its decode steps through the KV cache are its forward's, position by position
-// (measured: 7e-7).
-TEST(LlmQuantized, Q4ProjectionsMultiplyAsLlamaCppDoes) {
+// A Q4_0 or Q8_0 model's projections multiply as llama.cpp's do (nn::QuantizedWeight: x quantized
+// to int8 per 32, DOT4s of the weight's integers): its logits stay within what x's rounding moves
+// them from the same weights' float32 products (measured: 0.043 for Q4_0, 0.041 for Q8_0, on
+// logits spread over about +-10) and differ from them; and its decode steps through the KV cache
+// are its forward's, position by position (measured: 7e-7).
+TEST(LlmQuantized, ProjectionsMultiplyAsLlamaCppDoes) {
   const tcfix::Case& c = tcfix::fixture("llm_models", "llama");
-  tc::llm::Checkpoint ck =
-      tc::llm::read_gguf_file(std::string(TC_FIXTURE_DIR) + "/llm/llama.q4_0.gguf", {});
-  ASSERT_FALSE(ck.q4.empty());
-  tc::nn::LanguageModel model(ck.config), plain(ck.config);
-  model.set_weights(ck.weights, ck.q4);
-  plain.set_weights(ck.weights);
   std::vector<int32_t> prompt = ints(c["prompt"]), tokens = prompt, greedy = ints(c["greedy"]);
   tokens.insert(tokens.end(), greedy.begin(), greedy.end() - 1);
-  const int64_t len = static_cast<int64_t>(prompt.size()), vocab = ck.config.vocab;
+  const int64_t len = static_cast<int64_t>(prompt.size());
   Tensor all = Tensor::from_vector(tokens, Shape{1, static_cast<int64_t>(tokens.size())});
-  std::vector<float> forward = model.forward(all).data<float>(),
-                     floats = plain.forward(all).data<float>();
-  double worst = 0;
-  for (size_t i = 0; i < forward.size(); i++)
-    worst = std::max(worst, std::abs(double(forward[i]) - floats[i]));
-  EXPECT_LT(worst, 0.15);
-  EXPECT_GT(worst, 1e-4);
-  model.allocate(1);
-  model.prefill(Tensor::from_vector(prompt, Shape{1, len}), 0).realize();
-  double step_worst = 0;
-  for (int64_t pos = len; pos < static_cast<int64_t>(tokens.size()); pos++) {
-    std::vector<float> step = model
-                                  .decode(Tensor::from_vector<int32_t>({tokens[pos]}, Shape{1, 1}),
-                                          Tensor::from_vector<int32_t>({static_cast<int32_t>(pos)}))
-                                  .data<float>();
-    for (int64_t v = 0; v < vocab; v++)
-      step_worst = std::max(step_worst, std::abs(double(step[v]) - forward[pos * vocab + v]));
+  for (const char* type : {"q4_0", "q8_0"}) {
+    tc::llm::Checkpoint ck =
+        tc::llm::read_gguf_file(std::string(TC_FIXTURE_DIR) + "/llm/llama." + type + ".gguf", {});
+    ASSERT_FALSE(ck.quantized.empty());
+    tc::nn::LanguageModel model(ck.config), plain(ck.config);
+    model.set_weights(ck.weights, ck.quantized);
+    plain.set_weights(ck.weights);
+    std::vector<float> forward = model.forward(all).data<float>(),
+                       floats = plain.forward(all).data<float>();
+    double worst = 0;
+    for (size_t i = 0; i < forward.size(); i++)
+      worst = std::max(worst, std::abs(double(forward[i]) - floats[i]));
+    EXPECT_LT(worst, 0.15) << type;
+    EXPECT_GT(worst, 1e-4) << type;
+    model.allocate(1);
+    model.prefill(Tensor::from_vector(prompt, Shape{1, len}), 0).realize();
+    const int64_t vocab = ck.config.vocab;
+    double step_worst = 0;
+    for (int64_t pos = len; pos < static_cast<int64_t>(tokens.size()); pos++) {
+      std::vector<float> step =
+          model
+              .decode(Tensor::from_vector<int32_t>({tokens[pos]}, Shape{1, 1}),
+                      Tensor::from_vector<int32_t>({static_cast<int32_t>(pos)}))
+              .data<float>();
+      for (int64_t v = 0; v < vocab; v++)
+        step_worst = std::max(step_worst, std::abs(double(step[v]) - forward[pos * vocab + v]));
+    }
+    EXPECT_LT(step_worst, 1e-4) << type;
   }
-  EXPECT_LT(step_worst, 1e-4);
 }
 
 // GGUF weights are read in place from the file's mapping, which is copy-on-write: a weight written
