@@ -155,6 +155,7 @@ struct RowLoads {
   int64_t bytes_along = 0, bytes_shared = 0;
   bool gated = false;    // a load's gate depends on it (a padded window's rows or columns)
   bool gathers = false;  // an equality test in a reduce depends on it (a one-hot's row: a gather)
+  bool indexes = false;  // an integer one with the reduce's loop does (its loop narrows to one)
 };
 std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
   const auto& [sink, ranges] = plain;
@@ -164,9 +165,15 @@ std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
     if (u->op == Ops::REDUCE)
       for (const UOp* n : u->src[0]->toposort()) {
         if (n->op == Ops::LOAD) loads.insert(n);
-        if (n->op == Ops::CMPEQ)
-          for (const UOp* m : n->toposort())
-            for (int i = 0; i < nd; i++) out[i].gathers |= m == ranges[i];
+        if (n->op != Ops::CMPEQ) continue;
+        std::vector<const UOp*> test = n->toposort();
+        bool indexes = dtypes::is_int(n->src[0]->dtype) &&
+                       std::any_of(u->src.begin() + 1, u->src.end(), [&](const UOpRef& loop) {
+                         return std::find(test.begin(), test.end(), loop.get()) != test.end();
+                       });
+        for (const UOp* m : test)
+          for (int i = 0; i < nd; i++)
+            out[i].gathers |= m == ranges[i], out[i].indexes |= indexes && m == ranges[i];
       }
   }
   absl::flat_hash_set<const UOp*> buffers;  // counted in bytes
@@ -307,16 +314,16 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target) {
   int64_t longest = 0;
   for (const ReduceLoops& r : reduces) longest = std::max(longest, r.length);
   bool short_reduce = reduce && longest <= 32;
-  // (an axis a gather's test depends on takes no lanes, nor does its sum: each lane would read
-  // its own row, and the loop would not narrow to one: codegen/narrow.h; 8 decode streams'
+  // (an axis a gather's index test depends on takes no lanes, nor does its sum: each lane would
+  // read its own row, and the loop would not narrow to one: codegen/narrow.h; 8 decode streams'
   // embedding rows)
   std::vector<RowLoads> along;  // (also read by the register tile and the lane loop's order)
   if (reduce) along = loads_along(plain_kernel(plain), nd);
   const bool gather =
-      std::any_of(along.begin(), along.end(), [](const RowLoads& r) { return r.gathers; });
+      std::any_of(along.begin(), along.end(), [](const RowLoads& r) { return r.indexes; });
   for (int axis = last; axis >= 0 && (reduce || axis == last); axis--) {
     int w = lane_width(shape[axis], widest, target.simd_bytes / itemsize);
-    if (w <= o.lanes || (reduce && along[axis].gathers)) continue;
+    if (w <= o.lanes || (reduce && along[axis].indexes)) continue;
     KernelOpts trial;
     trial.lane_axis = axis, trial.lanes = w;
     // a reduce's loop may load short runs (a max pool's window: one load of 20 elements and a
