@@ -35,10 +35,6 @@ const UOpRef& base_buffer(const UOpRef& view) {
   return view->op == Ops::BUFFER ? view : view->src[0];
 }
 
-// Packed bytes decoded: reinterpreted (a bitcast: GGUF blocks' scales), or bits shifted out of
-// integer words (nn::Q4Weight's nibbles).
-bool decodes(const UOp& u) { return u.op == Ops::BITCAST || u.op == Ops::SHR; }
-
 bool expands(const UOp& u) {
   if (u.op != Ops::EXPAND) return false;
   const Shape& in = u.src[0]->shape();
@@ -361,13 +357,13 @@ class Scheduler {
   double growth(const UOpRef& f) {
     if (auto it = growth_.find(f); it != growth_.end()) return it->second;
     double read = 0, made = static_cast<double>(shape_numel(f->shape())) * f->dtype.itemsize();
-    bool unpacks = false;
+    bool decodes = false;
     for (const UOp* u : f->toposort()) {
-      unpacks = unpacks || decodes(*u);
+      decodes = decodes || u->op == Ops::BITCAST;
       if (u->op == Ops::BUFFER)
         read += static_cast<double>(shape_numel(u->shape())) * u->dtype.itemsize();
     }
-    return growth_[f] = unpacks && read > 0 ? std::max(1.0, made / read) : 1.0;
+    return growth_[f] = decodes && read > 0 ? std::max(1.0, made / read) : 1.0;
   }
 
   // The value `v` is a view of (through a pad, reshape, permute, flip or detach, or a pad with a
@@ -449,7 +445,7 @@ class Scheduler {
     for (absl::flat_hash_set<const UOp*> seen; !stack.empty();) {
       const UOp* u = stack.back();
       stack.pop_back();
-      if (decodes(*u)) return v;
+      if (u->op == Ops::BITCAST) return v;
       if (seen.insert(u).second && u->op != Ops::REDUCE_AXIS && u->op != Ops::CONTIGUOUS &&
           !fresh_realized(u->ref()))
         for (const UOpRef& s : u->src) stack.push_back(s.get());
