@@ -46,8 +46,8 @@ BUDGET = 16575  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 w
 # field, about 45: a Llama decode's F16 weights went from 20.6 to 29.6 GB/s); 16,545 with DOT4, bytes
 # multiplied four to an int32 (the op, Tensor.dot4, the CPU's vpdpbusd and generic LLVM forms, the C
 # form, the device fact: about 80), on which a Q4_0 matvec multiplies its nibbles with int8 inputs;
-# 16,575 with that matvec's kernel rules: words unpacked by shifts decode as bitcasts do (the scheduler's
-# few_copies), and a reduce over several loops prefetches its weight stream (about 10), plus room
+# 16,575 with that matvec's kernel rules: a reduce over several loops prefetches its weight stream, and
+# a gather's index test keeps lanes off what it narrows (about 15), plus room
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
