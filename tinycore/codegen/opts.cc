@@ -166,11 +166,19 @@ std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
       for (const UOp* n : u->src[0]->toposort()) {
         if (n->op == Ops::LOAD) loads.insert(n);
         if (n->op != Ops::CMPEQ) continue;
-        std::vector<const UOp*> test = n->toposort();
-        bool indexes = dtypes::is_int(n->src[0]->dtype) &&
-                       std::any_of(u->src.begin() + 1, u->src.end(), [&](const UOpRef& loop) {
-                         return std::find(test.begin(), test.end(), loop.get()) != test.end();
-                       });
+        // narrowable: the reduce's loop in the index arithmetic itself, not read through a load
+        // (an embedding's gradient, tokens[t] == v over t, keeps its loop)
+        std::vector<const UOp*> test = n->toposort(), stack = {n};
+        bool indexes = false;
+        for (absl::flat_hash_set<const UOp*> seen;
+             !stack.empty() && dtypes::is_int(n->src[0]->dtype);) {
+          const UOp* m = stack.back();
+          stack.pop_back();
+          indexes = indexes || std::any_of(u->src.begin() + 1, u->src.end(),
+                                           [&](const UOpRef& loop) { return loop.get() == m; });
+          if (m->op != Ops::LOAD && seen.insert(m).second)
+            for (const UOpRef& s : m->src) stack.push_back(s.get());
+        }
         for (const UOp* m : test)
           for (int i = 0; i < nd; i++)
             out[i].gathers |= m == ranges[i], out[i].indexes |= indexes && m == ranges[i];
