@@ -405,6 +405,24 @@ TEST(Opts, StashingSumPrefetchesTheNextRow) {
   for (const UOp* u : unrolled->toposort()) EXPECT_NE(u->op, Ops::PREFETCH);
 }
 
+// A sum split into several loops prefetches where its load reads one run along them (a repacked
+// matvec's weight row: groups, words, blocks side by side), not where it jumps between runs (a
+// batch's statistics over each image's plane, where 4 KB ahead is the next channel's plane).
+TEST(Opts, PrefetchFollowsOneRunAlongTheSumsLoops) {
+  std::mt19937 rng(13);
+  auto prefetches = [](const Tensor& y) {
+    LoweredKernel plain = lower(schedule::create_schedule({y.uop()})[0].ast);
+    KernelOpts o;
+    o.prefetch = true;
+    int n = 0;
+    for (const UOp* u : prefetch_streams(plain, o).sink->toposort()) n += u->op == Ops::PREFETCH;
+    return n;
+  };
+  Tensor w = random_tensor({64, 4, 4, 16}, rng), x = random_tensor({1, 4, 4, 16}, rng);
+  EXPECT_EQ(prefetches((w * x).sum({1, 2, 3})), 1);  // w's rows; x is every row's
+  EXPECT_EQ(prefetches(random_tensor({8, 64, 1024}, rng).sum({0, 2})), 0);
+}
+
 // A matvec's weight rows stream from memory, each output's its own (prefetch.h): the weight's
 // load, not that of the vector every row shares, prefetches kPrefetchBytes ahead along the sum,
 // one line per 64 bytes of a vector it loads, or one (a Q8_0 block's 32 bytes). The heuristic asks

@@ -63,10 +63,6 @@ std::optional<KernelOpts> parse_opts(const std::string& line, int nd) {
   return o;
 }
 
-namespace {
-
-// The coefficient of `v` in the index `idx` when v appears only in terms `v` or `v * c` of a sum,
-// else nullopt.
 std::optional<int64_t> coefficient(const UOpRef& idx, const UOp* v) {
   if (idx.get() == v) return 1;
   if (idx->op == Ops::ADD) {
@@ -83,6 +79,8 @@ std::optional<int64_t> coefficient(const UOpRef& idx, const UOp* v) {
     if (n == v) return std::nullopt;
   return 0;
 }
+
+namespace {
 
 // The kernel as lowered, simplified, and the loop of each output axis (nullptr for size 1).
 struct PlainKernel {

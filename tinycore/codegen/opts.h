@@ -74,6 +74,10 @@ KernelOpts choose_opts(const LoweredKernel& plain, const Target& target);
 bool lanes_are_contiguous(const LoweredKernel& plain, const KernelOpts& opts,
                           bool epilogue_may_gather = false);
 
+// The coefficient of `v` in the index `idx` when v appears only in terms `v` or `v * c` of a sum,
+// else nullopt.
+std::optional<int64_t> coefficient(const UOpRef& idx, const UOp* v);
+
 // Of those loads and stores whose index depends on the lane: how many read consecutive elements,
 // how many loads read a short run (renderer::short_run), and how many gather.
 struct LaneAccesses {

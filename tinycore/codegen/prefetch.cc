@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/uop/pattern_matcher.h"
+#include "tinycore/uop/symbolic.h"
 
 namespace tc::codegen {
 namespace {
@@ -11,6 +12,28 @@ namespace {
 bool reads(const UOpRef& u, const UOp* node) {
   std::vector<const UOp*> all = u->toposort();
   return std::find(all.begin(), all.end(), node) != all.end();
+}
+
+// Whether `idx` reads one run along the loops of `reduce`: the innermost steps by one element and
+// each outer one by the run of those inside it (a matvec's weight row, however its sum is split
+// into loops), so that kPrefetchBytes ahead is where the stream goes next. A load that jumps
+// between runs (a batch's statistics over each image's plane) does not.
+bool streams(const UOpRef& index, const UOp& reduce) {
+  const UOpRef idx = simplify(index);
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (coefficient, trips) per loop
+  for (size_t i = 1; i < reduce.src.size(); i++) {
+    std::optional<int64_t> c = coefficient(idx, reduce.src[i].get());
+    const UOpRef& end = reduce.src[i]->src[0];
+    if (!c || end->op != Ops::CONST) return false;
+    steps.push_back({*c, end->arg_int()});
+  }
+  std::sort(steps.begin(), steps.end());
+  int64_t run = 1;
+  for (auto [c, trips] : steps) {
+    if (c != run) return false;
+    run *= trips;
+  }
+  return true;
 }
 
 UOpRef prefetch(const UOpRef& index, const UOpRef& v, bool write) {
@@ -36,14 +59,11 @@ LoweredKernel prefetch_streams(const LoweredKernel& plain, const KernelOpts& opt
     if (r->op != Ops::REDUCE) continue;
     for (const UOp* u : r->src[0]->toposort()) {
       if (u->op != Ops::LOAD || ahead.contains(u)) continue;
-      bool along = false, own = false;  // reads the reduce's loops; an output loop: its own part
-      for (const UOp* n : u->src[0]->toposort()) {
-        along = along || std::any_of(r->src.begin() + 1, r->src.end(),
-                                     [&](const UOpRef& loop) { return loop.get() == n; });
-        own = own || (n->op == Ops::RANGE && n->arg_int() < nd);
-      }
-      if (!along || !own) continue;
       const UOpRef& index = u->src[0];
+      bool own = false;  // reads an output loop: its own part for every output
+      for (const UOp* n : index->toposort())
+        own = own || (n->op == Ops::RANGE && n->arg_int() < nd);
+      if (!own || !streams(index->src[1], *r)) continue;
       std::vector<UOpRef> src = index->src;
       src[1] = src[1] + kPrefetchBytes / index->src[0]->dtype.itemsize();
       ahead[u] = prefetch(index->replace(src), u->ref(), false);
