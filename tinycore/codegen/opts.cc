@@ -167,13 +167,11 @@ std::vector<RowLoads> loads_along(const PlainKernel& plain, int nd) {
         // narrowable: the reduce's loop in the index arithmetic itself, not read through a load
         // (an embedding's gradient, tokens[t] == v over t, keeps its loop)
         std::vector<const UOp*> test = n->toposort(), stack = {n};
-        bool indexes = false;
-        for (absl::flat_hash_set<const UOp*> seen;
-             !stack.empty() && dtypes::is_int(n->src[0]->dtype);) {
+        bool indexes = false, ints = dtypes::is_int(n->src[0]->dtype);
+        for (absl::flat_hash_set<const UOp*> seen; ints && !stack.empty();) {
           const UOp* m = stack.back();
           stack.pop_back();
-          indexes = indexes || std::any_of(u->src.begin() + 1, u->src.end(),
-                                           [&](const UOpRef& loop) { return loop.get() == m; });
+          indexes |= std::find(u->src.begin() + 1, u->src.end(), m->ref()) != u->src.end();
           if (m->op != Ops::LOAD && seen.insert(m).second)
             for (const UOpRef& s : m->src) stack.push_back(s.get());
         }

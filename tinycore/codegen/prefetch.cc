@@ -1,6 +1,7 @@
 #include "tinycore/codegen/prefetch.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/uop/pattern_matcher.h"
@@ -23,16 +24,13 @@ bool streams(const UOpRef& index, const UOp& reduce) {
   std::vector<std::pair<int64_t, int64_t>> steps;  // (coefficient, trips) per loop
   for (size_t i = 1; i < reduce.src.size(); i++) {
     std::optional<int64_t> c = coefficient(idx, reduce.src[i].get());
-    const UOpRef& end = reduce.src[i]->src[0];
-    if (!c || end->op != Ops::CONST) return false;
-    steps.push_back({*c, end->arg_int()});
+    if (!c || reduce.src[i]->src[0]->op != Ops::CONST) return false;
+    steps.push_back({*c, reduce.src[i]->src[0]->arg_int()});  // its end
   }
   std::sort(steps.begin(), steps.end());
-  int64_t run = 1;
-  for (auto [c, trips] : steps) {
-    if (c != run) return false;
-    run *= trips;
-  }
+  int64_t run = 1;  // each loop's step is the run of those inside it
+  for (auto [c, trips] : steps)
+    if (c != std::exchange(run, run * trips)) return false;
   return true;
 }
 
