@@ -414,8 +414,9 @@ TEST(Opts, PrefetchFollowsOneRunAlongTheSumsLoops) {
     LoweredKernel plain = lower(schedule::create_schedule({y.uop()})[0].ast);
     KernelOpts o;
     o.prefetch = true;
+    const UOpRef sink = prefetch_streams(plain, o).sink;  // alive while its nodes are read
     int n = 0;
-    for (const UOp* u : prefetch_streams(plain, o).sink->toposort()) n += u->op == Ops::PREFETCH;
+    for (const UOp* u : sink->toposort()) n += u->op == Ops::PREFETCH;
     return n;
   };
   Tensor w = random_tensor({64, 4, 4, 16}, rng), x = random_tensor({1, 4, 4, 16}, rng);
