@@ -24,12 +24,20 @@ Tensor side_by_side(const Tensor& words, int64_t g) {
   return t.transpose(-1, -2);
 }
 
+// A word's bytes, little-endian.
+const int32_t kByteShifts[4] = {0, 8, 16, 24};
+
 // Bytes (..., 4) of any integer type as the little-endian int32 words they make: (...).
 Tensor words_of(const Tensor& bytes) {
-  static const int32_t shifts[4] = {0, 8, 16, 24};
-  Tensor by = Tensor::from_blob(shifts, {4}, i32, bytes.device());
+  Tensor by = Tensor::from_blob(kByteShifts, {4}, i32, bytes.device());
   Tensor b = bytes.cast(i32);
   return (b.bitwise_and(b.scalar_like(255)) << by).sum(-1).cast(i32);
+}
+
+// words_of's inverse: int32 words (...) as their bytes (..., 4), each 0..255.
+Tensor bytes_of(const Tensor& words) {
+  Tensor by = Tensor::from_blob(kByteShifts, {4}, i32, words.device());
+  return (words.unsqueeze(-1) >> by).bitwise_and(words.scalar_like(255));
 }
 
 using Format = QuantizedWeight::Format;
@@ -72,28 +80,20 @@ QuantizedWeight QuantizedWeight::realized() const {
 Tensor QuantizedWeight::dequantized() const {
   const Shape& s = words.shape();  // (out, nb / g, words, g)
   const int64_t out = s[0], groups = s[1], g = s[3];
-  Tensor d = scales.reshape({out, groups, g, 1, 1, 1}).cast(f32);
-  Tensor w = words.transpose(-1, -2);
-  if (format == Format::kQ8_0) {  // input 4m + i of a block is byte i of its word m, minus 128
-    static const int32_t shifts[4] = {0, 8, 16, 24};
-    Tensor by = Tensor::from_blob(shifts, {1, 1, 1, 1, 1, 4}, i32, words.device());
-    Tensor q = (w.reshape({out, groups, g, 1, 8, 1}).expand({out, groups, g, 1, 8, 4}) >> by)
-                   .bitwise_and(w.scalar_like(255));
-    return ((q.cast(f32) - 128) * d).reshape({out, groups * g * 32});
-  }
-  // input 16h + 4m + i of a Q4_0 block is nibble h of byte i of its word m
-  static const int32_t shifts[8] = {0, 8, 16, 24, 4, 12, 20, 28};
-  Tensor by = Tensor::from_blob(shifts, {1, 1, 1, 2, 1, 4}, i32, words.device());
-  Tensor q = (w.reshape({out, groups, g, 1, 4, 1}).expand({out, groups, g, 2, 4, 4}) >> by)
-                 .bitwise_and(w.scalar_like(15));
-  return ((q.cast(f32) - 8) * d).reshape({out, groups * g * 32});
+  Tensor b = bytes_of(words.transpose(-1, -2));  // (out, groups, g, words, 4)
+  // Q8_0's input 4m + i is byte i of word m, stored + 128; Q4_0's input 16h + 4m + i is nibble h
+  // of that byte, stored + 8
+  Tensor q =
+      format == Format::kQ8_0 ? b - 128 : b.bitwise_and(b.scalar_like(15)).stack({b >> 4}, -3) - 8;
+  Tensor d = scales.reshape({out, groups, g, 1}).cast(f32);
+  return (q.reshape({out, groups, g, 32}).cast(f32) * d).reshape({out, groups * g * 32});
 }
 
 QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
   const Shape& s = words.shape();
   const int64_t groups = s[1], g = s[3], nb = groups * g;
   if (x.ndim() == 0 || x.shape().back() != nb * 32)
-    fail("QuantizedWeight.matvec: x of shape %s does not end in the weight's %d inputs",
+    fail("QuantizedWeight: x of shape %s does not end in the weight's %d inputs",
          fmt_shape(x.shape()), nb * 32);
   Shape lead(x.shape().begin(), x.shape().end() - 1);
   // ggml's Q8_0 (quantize_row_q8_0_ref): per 32, d = max |x| / 127 and q = x * (1 / d) rounded
