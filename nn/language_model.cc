@@ -143,9 +143,8 @@ bool LanguageModel::has(int64_t i, const std::string& name, const char* kind) co
 Tensor LanguageModel::linear(int64_t i, const std::string& name, const Tensor& x) const {
   auto q = quantized_.find(key(i, name, "weight"));
   // x quantized once for the projections that read it (a layer's q, k and v; gate and up)
-  if (q != quantized_.end() &&
-      (!last_input_ || last_input_->x.uop() != x.uop() || last_input_->format != q->second.format))
-    last_input_.emplace(QuantizedInput{x, q->second.format, q->second.quantize(x)});
+  if (q != quantized_.end() && (!last_input_ || last_input_->x.uop() != x.uop()))
+    last_input_.emplace(QuantizedInput{x, q->second.quantize(x)});
   Tensor y = q != quantized_.end() ? q->second.matvec(last_input_->input)
                                    : x.matmul(w(i, name).cast(dtypes::float32).T());
   return has(i, name, "bias") ? y + w(i, name, "bias").cast(dtypes::float32) : y;

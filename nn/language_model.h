@@ -99,7 +99,6 @@ class LanguageModel : public Module {
   // linear's last x, as quantized for a format
   struct QuantizedInput {
     Tensor x;
-    QuantizedWeight::Format format;
     QuantizedWeight::Input input;
   };
   mutable std::optional<QuantizedInput> last_input_;

@@ -104,32 +104,27 @@ QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
   Tensor v = blocks * d.gt(0).where(d.scalar_like(1) / d, 0.0f);
   Tensor q = (v + v.lt(0).where(-0.5f, 0.5f)).cast(i32).contiguous();  // the cast truncates
   Tensor bytes = q.reshape(join(lead, {nb, 8, 4}));
-  Tensor xw = side_by_side(words_of(bytes), g);            // (..., groups, 8, g)
-  Tensor sums = side_by_side(bytes.sum(-1).cast(i32), g);  // each word's, likewise
-  // the weight's offset times the inputs each of its words meets, added to the products: Q4_0's
-  // word m meets x's words m (low nibbles) and 4 + m (high ones)
-  std::vector<Tensor> parts = {xw, sums * -128};
-  if (format == Format::kQ4_0) {
-    std::vector<Tensor> w = xw.split(4, -2), t = sums.split(4, -2);
-    parts = {w[0], w[1], (t[0] + t[1]) * -8};
-  }
-  const int64_t n = static_cast<int64_t>(parts.size());
-  return {Tensor::stack(parts, -3)
-              .reshape(join(lead, {1, groups, n, words_per_block(format), g}))
-              .contiguous(),
+  // x's 8 words, then minus the sum of its bytes: the weight's offset (-8, -128) times that is
+  // what the offset adds to the products, so the weight needs no bytes for it
+  Tensor sums = bytes.sum({-2, -1}).cast(i32).neg().reshape(join(lead, {nb, 1}));
+  Tensor ints = side_by_side(words_of(bytes).cat({sums}, -1), g);  // (..., groups, 9, g)
+  return {ints.reshape(join(lead, {1, groups, 9, g})).contiguous(),
           d.reshape(join(lead, {1, groups, 1, g}))};
 }
 
 Tensor QuantizedWeight::matvec(const Input& x) const {
-  std::vector<Tensor> part = x.ints.split(1, -3);  // (..., 1, groups, 1, words, g) each
-  for (Tensor& p : part) p = p.squeeze(-3);
-  auto products = [&] {
-    if (format == Format::kQ8_0) return words.dot4(part[0], part[1]);
+  // each block's integer dot product as one chain of DOT4s, started from the offset's part:
+  // Q4_0's word m holds inputs m (low nibbles) and 4 + m (high ones) of x's words
+  std::vector<Tensor> xw = x.ints.split(1, -2), w = words.split(1, -2);
+  Tensor acc = xw[8] * (format == Format::kQ8_0 ? 128 : 8);
+  if (format == Format::kQ8_0) {
+    for (int m = 0; m < 8; m++) acc = w[m].dot4(xw[m], acc);
+  } else {
     Tensor mask = words.scalar_like(0x0F0F0F0F);
-    Tensor hi = (words >> 4).bitwise_and(mask);
-    return words.bitwise_and(mask).dot4(part[0], hi.dot4(part[1], part[2]));
-  };
-  return (products().cast(f32) * (scales.cast(f32) * x.d)).sum({-3, -2, -1});
+    for (int m = 0; m < 4; m++)
+      acc = w[m].bitwise_and(mask).dot4(xw[m], (w[m] >> 4).bitwise_and(mask).dot4(xw[4 + m], acc));
+  }
+  return (acc.cast(f32) * (scales.cast(f32) * x.d)).sum({-3, -2, -1});
 }
 
 }  // namespace tc::nn

@@ -36,10 +36,10 @@ struct QuantizedWeight {
   // but not equal: what llama.cpp computes.
   Tensor matvec(const Tensor& x) const { return matvec(quantize(x)); }
 
-  // x quantized and laid out as the weight's words: its words of int8 (Q4_0: those against the
-  // low nibbles, then the high ones) and the sums that the weight's offset (-8, -128) times them
-  // adds, (..., 1, in / 32 / G, parts, words, G) int32; and each 32's d, (..., 1, in / 32 / G, 1,
-  // G). Weights of one format and width share it (a layer's q, k and v).
+  // x quantized and laid out as the weight's words: each 32's 8 words of int8 and minus the sum
+  // of its 32 values (which the weight's offset, -8 or -128, multiplies), (..., 1, in / 32 / G,
+  // 9, G) int32; and each 32's d, (..., 1, in / 32 / G, 1, G). Weights of the same width share
+  // it, of either format (a layer's q, k and v).
   struct Input {
     Tensor ints, d;
   };

@@ -21,7 +21,7 @@ int32_t sample(const float* row, int64_t vocab, const std::vector<int32_t>& rece
   std::vector<float> logits(row, row + vocab);
   for (float& l : logits)  // NaN ranks last, so that the order below is a total one
     if (std::isnan(l)) l = -std::numeric_limits<float>::infinity();
-  std::vector<char> seen(static_cast<size_t>(vocab), 0);
+  std::vector<char> seen(p.repetition_penalty != 1.0 ? static_cast<size_t>(vocab) : 0, 0);
   for (int32_t t : recent)  // each seen token once, however often it was seen
     if (p.repetition_penalty != 1.0 && t >= 0 && t < vocab && !seen[static_cast<size_t>(t)]++) {
       float& l = logits[static_cast<size_t>(t)];
@@ -32,9 +32,14 @@ int32_t sample(const float* row, int64_t vocab, const std::vector<int32_t>& rece
   auto before = [&](int32_t a, int32_t b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
   };
+  if (p.temperature <= 0) {  // greedy: one pass, no ranking
+    int32_t best = 0;
+    for (int32_t t = 1; t < vocab; t++)
+      if (before(t, best)) best = t;
+    return best;
+  }
   std::vector<int32_t> order(static_cast<size_t>(vocab));
   std::iota(order.begin(), order.end(), 0);
-  if (p.temperature <= 0) return *std::min_element(order.begin(), order.end(), before);
   size_t keep =
       p.top_k > 0 ? std::min<size_t>(static_cast<size_t>(p.top_k), order.size()) : order.size();
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),

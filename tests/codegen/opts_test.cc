@@ -406,8 +406,9 @@ TEST(Opts, StashingSumPrefetchesTheNextRow) {
 }
 
 // A sum split into several loops prefetches where its load reads one run along them (a repacked
-// matvec's weight row: groups, words, blocks side by side), not where it jumps between runs (a
-// batch's statistics over each image's plane, where 4 KB ahead is the next channel's plane).
+// matvec's weight row: groups, words, blocks side by side; or its words, each loaded on its own),
+// not where it jumps between runs (a batch's statistics over each image's plane, where 4 KB ahead
+// is the next channel's plane).
 TEST(Opts, PrefetchFollowsOneRunAlongTheSumsLoops) {
   std::mt19937 rng(13);
   auto prefetches = [](const Tensor& y) {
@@ -422,6 +423,16 @@ TEST(Opts, PrefetchFollowsOneRunAlongTheSumsLoops) {
   Tensor w = random_tensor({64, 4, 4, 16}, rng), x = random_tensor({1, 4, 4, 16}, rng);
   EXPECT_EQ(prefetches((w * x).sum({1, 2, 3})), 1);  // w's rows; x is every row's
   EXPECT_EQ(prefetches(random_tensor({8, 64, 1024}, rng).sum({0, 2})), 0);
+  // a block's words, each loaded on its own (nn::QuantizedWeight's chain of DOT4s): the 4 runs
+  // of 16 side by side are one run; 2 of them leave gaps
+  auto words = [&](int n) {
+    std::vector<Tensor> ws = w.split(1, 2), xs = x.split(1, 2);
+    Tensor s = ws[0] * xs[0];
+    for (int m = 1; m < n; m++) s = s + ws[m] * xs[m];
+    return s.sum({1, 2, 3});
+  };
+  EXPECT_EQ(prefetches(words(4)), 4);
+  EXPECT_EQ(prefetches(words(2)), 0);
 }
 
 // A matvec's weight rows stream from memory, each output's its own (prefetch.h): the weight's

@@ -15,23 +15,35 @@ bool reads(const UOpRef& u, const UOp* node) {
   return std::find(all.begin(), all.end(), node) != all.end();
 }
 
-// Whether `idx` reads one run along the loops of `reduce`: the innermost steps by one element and
-// each outer one by the run of those inside it (a matvec's weight row, however its sum is split
-// into loops), so that kPrefetchBytes ahead is where the stream goes next. A load that jumps
-// between runs (a batch's statistics over each image's plane) does not.
-bool streams(const UOpRef& index, const UOp& reduce) {
+// Each loop of `reduce` as (its coefficient in `index`, its trips), smallest step first; empty
+// where one is not a plain multiple (or its trips are not constant).
+using Steps = std::vector<std::pair<int64_t, int64_t>>;
+Steps steps_of(const UOpRef& index, const UOp& reduce) {
   const UOpRef idx = simplify(index);
-  std::vector<std::pair<int64_t, int64_t>> steps;  // (coefficient, trips) per loop
+  Steps steps;
   for (size_t i = 1; i < reduce.src.size(); i++) {
     std::optional<int64_t> c = coefficient(idx, reduce.src[i].get());
-    if (!c || reduce.src[i]->src[0]->op != Ops::CONST) return false;
-    steps.push_back({*c, reduce.src[i]->src[0]->arg_int()});  // its end
+    if (!c || reduce.src[i]->src[0]->op != Ops::CONST) return {};
+    steps.push_back({*c, reduce.src[i]->src[0]->arg_int()});
   }
   std::sort(steps.begin(), steps.end());
-  int64_t run = 1;  // each loop's step is the run of those inside it
-  for (auto [c, trips] : steps)
-    if (c != std::exchange(run, run * trips)) return false;
-  return true;
+  return steps;
+}
+
+// Whether loads with these steps read one run along the reduce's loops: the innermost steps by one
+// element and each outer one by the run of those inside it (a matvec's weight row, however its sum
+// is split into loops), or by `copies` such runs where that many loads of the buffer step alike
+// (the words of a block, each loaded on its own). Then kPrefetchBytes ahead is where the stream
+// goes next. A load that jumps between runs (a batch's statistics over each image's plane) does
+// not.
+bool streams(const Steps& steps, int64_t copies) {
+  int64_t run = 1;
+  for (auto [c, trips] : steps) {
+    if (c != run && c != run * copies) return false;
+    if (c != run) copies = 1;  // the copies fill one gap
+    run = c * trips;
+  }
+  return !steps.empty();
 }
 
 UOpRef prefetch(const UOpRef& index, const UOpRef& v, bool write) {
@@ -55,13 +67,21 @@ LoweredKernel prefetch_streams(const LoweredKernel& plain, const KernelOpts& opt
   absl::flat_hash_map<const UOp*, UOpRef> ahead;
   for (const UOp* r : plain.sink->toposort()) {
     if (r->op != Ops::REDUCE) continue;
+    std::vector<std::pair<const UOp*, Steps>> own;  // loads of their own part for every output
+    absl::flat_hash_map<std::pair<const UOp*, Steps>, int64_t> copies;  // per buffer and steps
     for (const UOp* u : r->src[0]->toposort()) {
       if (u->op != Ops::LOAD || ahead.contains(u)) continue;
       const UOpRef& index = u->src[0];
-      bool own = false;  // reads an output loop: its own part for every output
+      bool reads_output = false;
       for (const UOp* n : index->toposort())
-        own = own || (n->op == Ops::RANGE && n->arg_int() < nd);
-      if (!own || !streams(index->src[1], *r)) continue;
+        reads_output = reads_output || (n->op == Ops::RANGE && n->arg_int() < nd);
+      if (!reads_output) continue;
+      own.push_back({u, steps_of(index->src[1], *r)});
+      copies[{index->src[0].get(), own.back().second}]++;
+    }
+    for (const auto& [u, steps] : own) {
+      const UOpRef& index = u->src[0];
+      if (!streams(steps, copies[{index->src[0].get(), steps}])) continue;
       std::vector<UOpRef> src = index->src;
       src[1] = src[1] + kPrefetchBytes / index->src[0]->dtype.itemsize();
       ahead[u] = prefetch(index->replace(src), u->ref(), false);
