@@ -97,8 +97,8 @@ QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
          fmt_shape(x.shape()), nb * 32);
   Shape lead(x.shape().begin(), x.shape().end() - 1);
   // ggml's Q8_0 (quantize_row_q8_0_ref): per 32, d = max |x| / 127 and q = x * (1 / d) rounded
-  // half away from zero (roundf), 0 where all are 0. d and q in kernels of their own: the packing
-  // reads each q more than once (its word, a sum, Q4_0's other half).
+  // half away from zero (roundf), 0 where all are 0. d, q and the sums in kernels of their own:
+  // the packing reads each q more than once, and beside each word it would sum a whole block.
   Tensor blocks = x.cast(f32).reshape(join(lead, {nb, 32}));
   Tensor d = (blocks.abs().max(-1, true) / 127).contiguous();
   Tensor v = blocks * d.gt(0).where(d.scalar_like(1) / d, 0.0f);
@@ -106,7 +106,7 @@ QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
   Tensor bytes = q.reshape(join(lead, {nb, 8, 4}));
   // x's 8 words, then minus the sum of its bytes: the weight's offset (-8, -128) times that is
   // what the offset adds to the products, so the weight needs no bytes for it
-  Tensor sums = bytes.sum({-2, -1}).cast(i32).neg().reshape(join(lead, {nb, 1}));
+  Tensor sums = bytes.sum({-2, -1}).cast(i32).neg().reshape(join(lead, {nb, 1})).contiguous();
   Tensor ints = side_by_side(words_of(bytes).cat({sums}, -1), g);  // (..., groups, 9, g)
   return {ints.reshape(join(lead, {1, groups, 9, g})).contiguous(),
           d.reshape(join(lead, {1, groups, 1, g}))};
