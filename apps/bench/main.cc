@@ -379,7 +379,8 @@ the GPU is known, cuBLAS on CUDA) and prints a line a case, then a Markdown tabl
   --llama-cpp DIR    a llama.cpp build (CPU): its bin/llama-bench or llama-bench runs on the same
                      files as the llm suite's anchor (build it outside this repository: in a
                      clone of github.com/ggml-org/llama.cpp, `cmake -B build && cmake --build
-                     build -j --target llama-bench`, then --llama-cpp <clone>/build)
+                     build -j --target llama-bench`, then --llama-cpp <clone>/build; the
+                     README shows how to take that source from npm's node-llama-cpp)
   --small            tiny sizes that run in seconds (the smoke test); without it, the model suite
                      runs full sizes on an accelerator and about a minute's worth on a CPU
   --json FILE        writes the cases as a JSON list: suite, case, device, time_ms, gflops or
