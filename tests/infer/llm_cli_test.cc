@@ -19,6 +19,7 @@ namespace {
 using infertest::infer;
 using infertest::Ran;
 using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
 
 const std::string kDir = std::string(TC_FIXTURE_DIR) + "/llm/";
 
@@ -87,11 +88,17 @@ TEST(LlmGenerator, StopStringsCutTheTextWhereverTheyFallInTokens) {
   EXPECT_EQ(g->generate(text_of("prompt"), p), completion);
 }
 
-TEST(LlmGenerator, MinPOfOneSamplesOnlyTheMostProbableToken) {
+// Each of min-p 1, top-k 1 and a top-p below any token's probability keeps the most probable
+// token alone: hot sampling then gives the greedy text, whatever the seed.
+TEST(LlmGenerator, MinPOfOneTopKOfOneOrATinyTopPSampleOnlyTheMostProbableToken) {
   auto g = generator("mistral.f16.gguf");
   std::string greedy = g->generate("the cat", kGreedy);
   for (uint64_t seed : {1, 2, 3}) {
     tc::infer::SamplingParams p{.max_tokens = 16, .temperature = 1.5, .min_p = 1.0, .seed = seed};
+    EXPECT_EQ(g->generate("the cat", p), greedy) << seed;
+    p.min_p = 0, p.top_k = 1;
+    EXPECT_EQ(g->generate("the cat", p), greedy) << seed;
+    p.top_k = 0, p.top_p = 1e-6;
     EXPECT_EQ(g->generate("the cat", p), greedy) << seed;
   }
   tc::infer::SamplingParams hot{.max_tokens = 16, .temperature = 1.5, .seed = 1};
@@ -115,6 +122,32 @@ TEST(LlmGenerator, AStrongRepetitionPenaltyNeverRepeatsARecentToken) {
     seen.push_back(e.token);
   });
   EXPECT_EQ(seen.size(), prompt.size() + 16);
+}
+
+// --max-context cuts the KV cache to that many positions: a prompt and its tokens fit in them
+// (the text ends there, as a length stop, and is the whole context's greedy text so far), and a
+// longer prompt is an error that names the context.
+TEST(LlmGenerator, MaxContextBoundsThePromptAndItsTokens) {
+  tc::infer::Generator g(std::make_unique<tc::infer::LlmTextModel>(
+      kDir + "llama.f16.gguf", tc::llm::LoadOptions{.max_context = 12, .quantize = ""}));
+  std::vector<int32_t> prompt = g.encode("the cat");
+  ASSERT_LT(prompt.size(), 12u);
+  // the last token is not fed back: the context holds 12 - n + 1 of them
+  const int64_t room = 13 - static_cast<int64_t>(prompt.size());
+  tc::infer::SamplingParams p = kGreedy;
+  p.max_tokens = 100;
+  int64_t made = 0;
+  std::string reason;
+  std::string text = g.generate(prompt, p, [&](const tc::infer::Emitted& e) {
+    made++;
+    if (e.finished) reason = e.finish_reason;
+  });
+  EXPECT_EQ(made, room);
+  EXPECT_EQ(reason, "length");
+  p.max_tokens = room;
+  EXPECT_EQ(text, generator("llama.f16.gguf")->generate(prompt, p));
+  EXPECT_THAT([&] { g.encode("the cat and the dog sat 1234 the cat and the dog sat 1234"); },
+              ThrowsMessage<tc::Error>(HasSubstr("fit the model's context of 12")));
 }
 
 // Sequences started at different steps in three slots (prompts written by prefill) give the
