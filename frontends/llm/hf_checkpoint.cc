@@ -259,6 +259,11 @@ Checkpoint read_hf_folder(const std::string& dir, const LoadOptions& options) {
   nn::StateDict all;
   for (const std::string& f : files) {
     std::filesystem::path p = root / f;
+    if (!std::filesystem::is_regular_file(p))
+      fail("%s: has no %s (%s)", dir, f,
+           files.size() > 1 || f != "model.safetensors"
+               ? "a shard model.safetensors.index.json names"
+               : "nor an index of shards");
     ck.file_bytes += static_cast<int64_t>(std::filesystem::file_size(p));
     for (auto& [name, t] : nn::safe_load(p.string()))
       if (!all.emplace(name, t).second) fail("%s: tensor %s is in two shards", p.string(), name);

@@ -199,6 +199,28 @@ TEST(LlmCli, MistakesAreNamed) {
   std::ofstream(huge_hf + "/config.json")
       << R"({"model_type": "llama", "hidden_size": 1e30, "num_hidden_layers": 2})";
   std::string gguf = kDir + "llama.f16.gguf";
+  std::string alien = dir + "/alien.gguf";  // general.architecture "llama" written as "xlama"
+  {
+    std::ifstream in(gguf, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t key = bytes.find("general.architecture");
+    ASSERT_NE(key, std::string::npos);
+    size_t value = key + std::string("general.architecture").size() + 4 + 8;  // type, length
+    ASSERT_EQ(bytes.substr(value, 5), "llama");
+    bytes[value] = 'x';
+    std::ofstream(alien, std::ios::binary) << bytes;
+  }
+  // an index naming a shard the folder lacks, and one naming a file outside it
+  std::string no_shard = dir + "/no-shard-hf", outside = dir + "/outside-hf";
+  for (const std::string& d : {no_shard, outside}) {
+    std::filesystem::create_directories(d);
+    std::filesystem::copy_file(kDir + "llama-hf/config.json", d + "/config.json",
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  std::ofstream(no_shard + "/model.safetensors.index.json")
+      << R"({"weight_map": {"model.norm.weight": "model-9.safetensors"}})";
+  std::ofstream(outside + "/model.safetensors.index.json")
+      << R"({"weight_map": {"model.norm.weight": "../cut.gguf"}})";
   struct Case {
     std::vector<std::string> args;
     std::string message;
@@ -209,6 +231,9 @@ TEST(LlmCli, MistakesAreNamed) {
       {{"--model", bad_hf, "--prompt", "hi"}, "config.json: is not valid JSON"},
       {{"--model", odd_hf, "--prompt", "hi"}, "model_type 'bloom' is not supported"},
       {{"--model", huge_hf, "--prompt", "hi"}, "'hidden_size' is not an integer"},
+      {{"--model", alien, "--prompt", "hi"}, "general.architecture 'xlama' is not supported"},
+      {{"--model", no_shard, "--prompt", "hi"}, "model-9.safetensors"},
+      {{"--model", outside, "--prompt", "hi"}, "tensor model.norm.weight names file"},
       {{"--model", gguf, "--prompt", "hi", "--quantize", "q3_k"}, "--quantize: 'q3_k'"},
       {{"--model", gguf, "--chat", "--chat-template", "alpaca"}, "alpaca"},
       {{"--model", gguf, "--prompt", "hi", "--min-p", "2"}, "--min-p: expected a number in [0, 1]"},
