@@ -242,7 +242,8 @@ Checkpoint read_hf_folder(const std::string& dir, const LoadOptions& options) {
   Checkpoint ck;
   ck.config = config_of(read_json(root / "config.json"), options);
   std::set<std::string> files;  // the safetensors shards, from the index when there is one
-  if (std::filesystem::exists(root / "model.safetensors.index.json")) {
+  const bool indexed = std::filesystem::exists(root / "model.safetensors.index.json");
+  if (indexed) {
     json index = read_json(root / "model.safetensors.index.json");
     if (!index.contains("weight_map") || !index["weight_map"].is_object())
       fail("%s: has no weight_map object", (root / "model.safetensors.index.json").string());
@@ -261,9 +262,7 @@ Checkpoint read_hf_folder(const std::string& dir, const LoadOptions& options) {
     std::filesystem::path p = root / f;
     if (!std::filesystem::is_regular_file(p))
       fail("%s: has no %s (%s)", dir, f,
-           files.size() > 1 || f != "model.safetensors"
-               ? "a shard model.safetensors.index.json names"
-               : "nor an index of shards");
+           indexed ? "a shard model.safetensors.index.json names" : "nor an index of shards");
     ck.file_bytes += static_cast<int64_t>(std::filesystem::file_size(p));
     for (auto& [name, t] : nn::safe_load(p.string()))
       if (!all.emplace(name, t).second) fail("%s: tensor %s is in two shards", p.string(), name);
