@@ -99,7 +99,7 @@ class LanguageModel : public Module {
   LanguageModelConfig c_;
   std::map<std::string, Tensor> w_;
   std::map<std::string, QuantizedWeight> quantized_;  // set_weights
-  // linear's last x, as quantized for a format
+  // linear's last x, as quantized for the projections that read it
   struct QuantizedInput {
     Tensor x;
     QuantizedWeight::Input input;

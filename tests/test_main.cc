@@ -10,10 +10,6 @@
 
 #include "tinycore/codegen/render_check.h"
 
-#ifdef __SANITIZE_ADDRESS__
-#include <sanitizer/lsan_interface.h>
-#endif
-
 int main(int argc, char** argv) {
   setenv("SPEC", "1", /*overwrite=*/0);
   testing::InitGoogleTest(&argc, argv);
@@ -24,11 +20,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "CHECK_RENDER: %s\n", e.what());
     rc = 1;
   }
-#ifdef __SANITIZE_ADDRESS__
-  // leaks looked for now, while the threads runtimes started (PoCL's) wait idle: at exit, after
-  // static destructors have begun to stop them, LeakSanitizer's tracer died scanning them (ASan
-  // group_test, on most runs; tools/test.sh)
-  __lsan_do_leak_check();
-#endif
   return rc;
 }

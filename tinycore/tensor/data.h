@@ -76,7 +76,7 @@ std::vector<Elem> Tensor::data() const {
   std::vector<Elem> out(static_cast<size_t>(numel()));
   if constexpr (!std::is_same_v<Elem, bool>)
     if (dtype() == dtype_of<Elem>()) {  // the same type: no conversion per element
-      std::memcpy(out.data(), raw.data(), out.size() * sizeof(Elem));
+      if (!out.empty()) std::memcpy(out.data(), raw.data(), out.size() * sizeof(Elem));
       return out;
     }
   for (size_t i = 0; i < out.size(); i++) out[i] = detail::element<Elem>(raw.data(), dtype(), i);
