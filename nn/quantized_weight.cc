@@ -42,29 +42,38 @@ Tensor bytes_of(const Tensor& words) {
 
 using Format = QuantizedWeight::Format;
 
-// Bytes of a block, and words of its values.
-int64_t block_bytes(Format f) { return f == Format::kQ4_0 ? 18 : 34; }
-int64_t words_per_block(Format f) { return f == Format::kQ4_0 ? 4 : 8; }
+// Scales a block: Q4_K's s and m, Q6_K's halves', or d.
+int64_t scales_per_block(Format f) { return f == Format::kQ4_K || f == Format::kQ6_K ? 2 : 1; }
+
+// A word's byte lanes, and the 2-bit fields r of Q6_K's high-bit words.
+const int32_t kNibbles = 0x0F0F0F0F, kPairs = 0x03030303;
+const int32_t kPairShifts[4] = {0, 2, 4, 6};
 
 }  // namespace
 
-QuantizedWeight QuantizedWeight::from_blocks(Format format, const Tensor& raw, int64_t out,
-                                             int64_t in) {
-  const int64_t bytes = block_bytes(format), words = words_per_block(format);
-  if (raw.dtype() != dtypes::uint8 || raw.ndim() != 1 || out <= 0 || in <= 0 || in % 32 != 0 ||
-      raw.shape()[0] != out * (in / 32) * bytes)
+QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tensor& scales) {
+  const int64_t parts = scales_per_block(format);
+  const int64_t out = q.ndim() == 2 ? q.shape()[0] : 0, in = q.ndim() == 2 ? q.shape()[1] : 0;
+  if (out <= 0 || in <= 0 || in % 32 != 0 || scales.shape() != Shape{out, in / 32, parts})
     fail(
-        "QuantizedWeight: a (%d, %d) weight is %d blocks of %d bytes (in a multiple of 32), not "
-        "%s %s",
-        out, in, out * (in / 32), bytes, raw.dtype().name(), fmt_shape(raw.shape()));
+        "QuantizedWeight: q %s is not (out, in) with in a multiple of 32, or its scales %s are "
+        "not (out, in / 32, %d)",
+        fmt_shape(q.shape()), fmt_shape(scales.shape()), parts);
   int64_t nb = in / 32, g = 16;
   while (nb % g != 0) g /= 2;
-  Tensor blocks = raw.reshape({out, nb, bytes});
-  Tensor d = blocks.shrink({{0, out}, {0, nb}, {0, 2}}).bitcast(dtypes::float16);
-  Tensor values = blocks.shrink({{0, out}, {0, nb}, {2, bytes}}).reshape({out, nb, words, 4});
-  if (format == Format::kQ8_0) values = values.cast(i32) + 128;  // q + 128: unsigned
-  // words made with shifts: a bitcast of the strided bytes would copy them first
-  return {format, side_by_side(words_of(values), g), side_by_side(d, g)};
+  Tensor v = q.cast(i32).reshape({out, nb, 32});
+  auto packed = [&](const Tensor& words) -> QuantizedWeight {
+    return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::float16), g)};
+  };
+  if (format == Format::kQ8_0) return packed(words_of(v.reshape({out, nb, 8, 4})));
+  // inputs i and 16 + i share byte i
+  std::vector<Tensor> half = v.bitwise_and(v.scalar_like(15)).split(16, -1);
+  Tensor words = words_of(half[0].bitwise_or(half[1] << 4).reshape({out, nb, 4, 4}));
+  if (format != Format::kQ6_K) return packed(words);
+  // input 16h + 4r + i's high bits at bits 2r of word 4 + h's byte i
+  Tensor by = Tensor::from_blob(kPairShifts, {1, 1, 1, 4, 1}, i32, q.device());
+  Tensor high = ((v >> 4).reshape({out, nb, 2, 4, 4}) << by).sum(-2).cast(i32);
+  return packed(words.cat({words_of(high)}, -1));
 }
 
 QuantizedWeight QuantizedWeight::map_rows(const std::function<Tensor(const Tensor&)>& rows) const {
@@ -81,12 +90,36 @@ Tensor QuantizedWeight::dequantized() const {
   const Shape& s = words.shape();  // (out, nb / g, words, g)
   const int64_t out = s[0], groups = s[1], g = s[3];
   Tensor b = bytes_of(words.transpose(-1, -2));  // (out, groups, g, words, 4)
-  // Q8_0's input 4m + i is byte i of word m, stored + 128; Q4_0's input 16h + 4m + i is nibble h
-  // of that byte, stored + 8
-  Tensor q =
-      format == Format::kQ8_0 ? b - 128 : b.bitwise_and(b.scalar_like(15)).stack({b >> 4}, -3) - 8;
-  Tensor d = scales.reshape({out, groups, g, 1}).cast(f32);
-  return (q.reshape({out, groups, g, 32}).cast(f32) * d).reshape({out, groups * g * 32});
+  // q in input order, (out, groups, g, 32): Q8_0's input 4m + i is byte i of word m; the others'
+  // input 16h + 4m + i is nibble h of that byte (and Q6_K's high bits, from words 4 + h)
+  Tensor q = b;
+  if (format != Format::kQ8_0) {
+    Tensor nib = b.shrink({{0, out}, {0, groups}, {0, g}, {0, 4}, {0, 4}});
+    q = nib.bitwise_and(b.scalar_like(15)).stack({nib >> 4}, -3);  // (..., 2, 4, 4)
+    if (format == Format::kQ6_K) {
+      Tensor by = Tensor::from_blob(kPairShifts, {4, 1}, i32, b.device());
+      Tensor high = b.shrink({{0, out}, {0, groups}, {0, g}, {4, 6}, {0, 4}}).unsqueeze(-2);
+      q = q.bitwise_or((high >> by).bitwise_and(b.scalar_like(3)) << 4);
+    }
+  }
+  q = q.reshape({out, groups, g, 32});
+  std::vector<Tensor> sc = scales.transpose(-1, -2).cast(f32).unsqueeze(-1).split(1, -2);
+  auto first = [&](int i) { return sc[static_cast<size_t>(i)].squeeze(-2); };  // (.., g, 1)
+  auto values = [&]() {
+    switch (format) {
+      case Format::kQ4_0:
+        return (q - 8).cast(f32) * first(0);
+      case Format::kQ8_0:
+        return (q - 128).cast(f32) * first(0);
+      case Format::kQ4_K:
+        return first(0) * q.cast(f32) - first(1);
+      default:  // Q6_K: each 16's scale
+        return ((q - 32).cast(f32).reshape({out, groups, g, 2, 16}) *
+                scales.transpose(-1, -2).cast(f32).unsqueeze(-1))
+            .reshape({out, groups, g, 32});
+    }
+  };
+  return values().reshape({out, groups * g * 32});
 }
 
 QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
@@ -106,25 +139,46 @@ QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
   Tensor bytes = q.reshape(join(lead, {nb, 8, 4}));
   // x's 8 words, then minus the sum of its bytes: the weight's offset (-8, -128) times that is
   // what the offset adds to the products, so the weight needs no bytes for it
-  Tensor sums = bytes.sum({-2, -1}).cast(i32).neg().reshape(join(lead, {nb, 1})).contiguous();
-  Tensor ints = side_by_side(words_of(bytes).cat({sums}, -1), g);  // (..., groups, 9, g)
-  return {ints.reshape(join(lead, {1, groups, 9, g})).contiguous(),
+  std::vector<Tensor> half =
+      q.reshape(join(lead, {nb, 2, 16})).sum(-1).cast(i32).neg().split(1, -1);
+  Tensor sums = (half[0] + half[1]).cat({half[0]}, -1).contiguous();
+  Tensor ints = side_by_side(words_of(bytes).cat({sums}, -1), g);  // (..., groups, 10, g)
+  return {ints.reshape(join(lead, {1, groups, 10, g})).contiguous(),
           d.reshape(join(lead, {1, groups, 1, g}))};
 }
 
 Tensor QuantizedWeight::matvec(const Input& x) const {
-  // each block's integer dot product as one chain of DOT4s, started from the offset's part:
-  // Q4_0's word m holds inputs m (low nibbles) and 4 + m (high ones) of x's words
-  std::vector<Tensor> xw = x.ints.split(1, -2), w = words.split(1, -2);
-  Tensor acc = xw[8] * (format == Format::kQ8_0 ? 128 : 8);
-  if (format == Format::kQ8_0) {
-    for (int m = 0; m < 8; m++) acc = w[m].dot4(xw[m], acc);
-  } else {
-    Tensor mask = words.scalar_like(0x0F0F0F0F);
-    for (int m = 0; m < 4; m++)
-      acc = w[m].bitwise_and(mask).dot4(xw[m], (w[m] >> 4).bitwise_and(mask).dot4(xw[4 + m], acc));
-  }
-  return (acc.cast(f32) * (scales.cast(f32) * x.d)).sum({-3, -2, -1});
+  // each block's integer dot products as chains of DOT4s, started from the part of the offset,
+  // then one conversion and one scale each: x's word k holds inputs 4k .. 4k + 3, as does the
+  // weight's value word k (a 4-bit format's word k % 4, its low nibbles for k < 4)
+  std::vector<Tensor> xw = x.ints.split(1, -2), w = words.split(1, -2), s = scales.split(1, -2);
+  auto value_word = [&](int k) {
+    if (format == Format::kQ8_0) return w[k];
+    Tensor v = (k < 4 ? w[k] : w[k - 4] >> 4).bitwise_and(w[0].scalar_like(kNibbles));
+    if (format != Format::kQ6_K) return v;
+    Tensor high = (w[4 + k / 4] >> (2 * (k % 4))).bitwise_and(w[0].scalar_like(kPairs));
+    return v.bitwise_or(high << 4);
+  };
+  auto chain = [&](const std::vector<int>& ks, Tensor acc) {
+    for (int k : ks) acc = value_word(k).dot4(xw[k], acc);
+    return acc.cast(f32);
+  };
+  auto scaled = [&](int i) { return s[i].cast(f32) * x.d; };
+  const std::vector<int> nibbles{4, 0, 5, 1, 6, 2, 7, 3};  // a word's high nibbles, then low
+  auto products = [&]() {
+    switch (format) {
+      case Format::kQ4_0:  // (q - offset) d: the offset times minus x's sum starts the chain
+        return chain(nibbles, xw[8] * 8) * scaled(0);
+      case Format::kQ8_0:
+        return chain({0, 1, 2, 3, 4, 5, 6, 7}, xw[8] * 128) * scaled(0);
+      case Format::kQ4_K:  // s Σ q x - m Σ x
+        return chain(nibbles, xw[8] * 0) * scaled(0) + xw[8].cast(f32) * scaled(1);
+      default:  // Q6_K: each 16's (q - 32) s
+        return chain({0, 1, 2, 3}, xw[9] * 32) * scaled(0) +
+               chain({4, 5, 6, 7}, (xw[8] - xw[9]) * 32) * scaled(1);
+    }
+  };
+  return products().sum({-3, -2, -1});
 }
 
 }  // namespace tc::nn

@@ -1,9 +1,13 @@
-// A projection's weight kept in one of ggml's 32-element block formats, laid out for products
-// that multiply its integers with int8 inputs four at a time (DOT4: x86's vpdpbusd). This is
-// llama.cpp's CPU path: it repacks these formats on load and quantizes the input to Q8_0 (int8
-// and a scale per 32) before each product.
-//   Q4_0: 4-bit q and a float16 d per 32 inputs, the value (q - 8) * d;
-//   Q8_0: int8 q and a float16 d per 32 inputs, the value q * d.
+// A projection's weight kept in one of ggml's block formats, repacked in 32-element blocks for
+// products that multiply its integers with int8 inputs four at a time (DOT4: x86's vpdpbusd).
+// This is llama.cpp's CPU path: it repacks these formats on load and quantizes the input to Q8_0
+// (int8 and a scale per 32) before each product. A block's values, with q its unsigned integers:
+//   Q4_0: 4-bit q, a scale d per 32: (q - 8) * d;
+//   Q8_0: 8-bit q (ggml's int8 + 128), d per 32: (q - 128) * d;
+//   Q4_K: 4-bit q, a scale s and a min m per 32 (ggml's d * sc, dmin * m): s * q - m;
+//   Q6_K: 6-bit q, a scale per 16 (ggml's d * sc): (q - 32) * s.
+// Scales are kept as float16: for the K formats ggml's products of two scales, rounded (a
+// relative 2^-11; 0.5 bit a weight more than the file).
 #pragma once
 
 #include <cstdint>
@@ -14,17 +18,19 @@
 namespace tc::nn {
 
 struct QuantizedWeight {
-  enum class Format { kQ4_0, kQ8_0 };
+  enum class Format { kQ4_0, kQ8_0, kQ4_K, kQ6_K };
   Format format = Format::kQ4_0;
   // (out, in / 32 / G, words, G) int32: G blocks side by side (16, or fewer where `in` has
-  // fewer), word m of a block being its value bytes 4m .. 4m + 3. Q4_0 has 4 words: inputs
-  // 4m .. 4m + 3 in their low nibbles, 16 + 4m .. 16 + 4m + 3 in their high ones (ggml's order);
-  // Q8_0 has 8, each byte q + 128 (unsigned, as DOT4 multiplies).
+  // fewer). Word m holds q of inputs 4m .. 4m + 3, a byte each: Q8_0 has 8 words; Q4_0 and Q4_K
+  // 4, inputs 4m .. 4m + 3 in their low nibbles and 16 + 4m .. in their high ones (ggml's order);
+  // Q6_K those 4 for q's low 4 bits, then 2 words whose bits 2r, 2r + 1 of byte i are the high
+  // bits of input 16h + 4r + i (word 4 + h).
   Tensor words;
-  Tensor scales;  // (out, in / 32 / G, 1, G) float16
+  Tensor scales;  // (out, in / 32 / G, 1 or 2, G) float16: d; or Q4_K's s, m; or Q6_K's halves'
 
-  // The (out, in) weight from the raw bytes of its ggml blocks (18 or 34 each; lazy).
-  static QuantizedWeight from_blocks(Format format, const Tensor& raw, int64_t out, int64_t in);
+  // The (out, in) weight from q (out, in), any integer type, and its blocks' scales (out, in / 32,
+  // 1 or 2), float (lazy).
+  static QuantizedWeight pack(Format format, const Tensor& q, const Tensor& scales);
   // The same weight with `rows` applied to both parts along their first axis (the output rows:
   // a split of fused projections, a permutation of heads).
   QuantizedWeight map_rows(const std::function<Tensor(const Tensor&)>& rows) const;
@@ -36,10 +42,10 @@ struct QuantizedWeight {
   // but not equal: what llama.cpp computes.
   Tensor matvec(const Tensor& x) const { return matvec(quantize(x)); }
 
-  // x quantized and laid out as the weight's words: each 32's 8 words of int8 and minus the sum
-  // of its 32 values (which the weight's offset, -8 or -128, multiplies), (..., 1, in / 32 / G,
-  // 9, G) int32; and each 32's d, (..., 1, in / 32 / G, 1, G). Weights of the same width share
-  // it, of either format (a layer's q, k and v).
+  // x quantized and laid out as the weight's words: each 32's 8 words of int8, minus the sum of
+  // its 32 values and minus that of its first 16 (which a weight's offset or min multiplies),
+  // (..., 1, in / 32 / G, 10, G) int32; and each 32's d, (..., 1, in / 32 / G, 1, G). Weights of
+  // the same width share it, of any format (a layer's q, k and v).
   struct Input {
     Tensor ints, d;
   };

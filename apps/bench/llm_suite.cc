@@ -48,14 +48,18 @@ struct FileType {
   const char* name;
   uint32_t type;       // of the matrices (norms and rope_freqs are F32 in every file)
   uint32_t file_type;  // llama.cpp's general.file_type (LLAMA_FTYPE_MOSTLY_*)
+  uint32_t embedding;  // of token_embd, the tied output projection
 };
-constexpr FileType kTypes[] = {
-    {"f16", gguf::F16, 1}, {"q8_0", gguf::Q8_0, 7}, {"q4_0", gguf::Q4_0, 2}};
+// q4_k: llama.cpp's Q4_K_S keeps the output projection in Q6_K
+constexpr FileType kTypes[] = {{"f16", gguf::F16, 1, gguf::F16},
+                               {"q8_0", gguf::Q8_0, 7, gguf::Q8_0},
+                               {"q4_0", gguf::Q4_0, 2, gguf::Q4_0},
+                               {"q4_k", gguf::Q4_K, 14, gguf::Q6_K}};
 
 const FileType& file_type(const std::string& name) {
   for (const FileType& t : kTypes)
     if (name == t.name) return t;
-  tc::fail("llm suite: --llm-types: no type '%s' (f16, q8_0, q4_0)", name);
+  tc::fail("llm suite: --llm-types: no type '%s' (f16, q8_0, q4_0, q4_k)", name);
 }
 
 // A status line that shows the suite working: redrawn in place on a terminal, else a line every
@@ -87,10 +91,10 @@ class Status {
 
 // The tensors llama.cpp's converter writes for Llama 3.2 1B (tied: no output.weight), matrices
 // in `type`; dims in GGUF order (in, out).
-std::vector<GgufTensor> tensors_of(const ModelShape& m, uint32_t type) {
+std::vector<GgufTensor> tensors_of(const ModelShape& m, uint32_t type, uint32_t embedding) {
   const int64_t kv = m.kv_heads * m.head_dim();
   std::vector<GgufTensor> t = {{"rope_freqs.weight", {m.head_dim() / 2}, gguf::F32},
-                               {"token_embd.weight", {m.dim, m.vocab}, type}};
+                               {"token_embd.weight", {m.dim, m.vocab}, embedding}};
   for (int64_t i = 0; i < m.layers; i++) {
     std::string b = "blk." + std::to_string(i) + ".";
     t.push_back({b + "attn_norm.weight", {m.dim}, gguf::F32});
@@ -281,7 +285,7 @@ bool write_models(const std::string& dir, const ModelShape& m,
   for (const FileType* t : types)
     if (!fs::exists(path_of(dir, m, *t))) {
       missing.push_back(t);
-      need += static_cast<double>(weight_bytes(tensors_of(m, t->type))) + (16 << 20);
+      need += static_cast<double>(weight_bytes(tensors_of(m, t->type, t->embedding))) + (16 << 20);
     }
   if (missing.empty()) return true;
   fs::create_directories(dir);
@@ -296,10 +300,13 @@ bool write_models(const std::string& dir, const ModelShape& m,
   std::printf("llm: writing %zu model file(s) (%.1f GB) into %s, once\n", missing.size(),
               need / 1e9, dir.c_str());
   std::vector<std::unique_ptr<GgufWriter>> writers;
-  for (const FileType* t : missing)
+  std::vector<std::vector<GgufTensor>> files;
+  for (const FileType* t : missing) {
+    files.push_back(tensors_of(m, t->type, t->embedding));
     writers.push_back(std::make_unique<GgufWriter>(path_of(dir, m, *t) + ".part",
-                                                   metadata_of(m, *t), tensors_of(m, t->type)));
-  const std::vector<GgufTensor> layout = tensors_of(m, gguf::F32);
+                                                   metadata_of(m, *t), files.back()));
+  }
+  const std::vector<GgufTensor> layout = tensors_of(m, gguf::F32, gguf::F32);
   int64_t total = 0, done = 0;
   for (const GgufTensor& t : layout) total += numel(t);
   Status status;
@@ -307,8 +314,7 @@ bool write_models(const std::string& dir, const ModelShape& m,
   for (size_t i = 0; i < layout.size(); i++) {
     std::vector<float> v =
         layout[i].name == "rope_freqs.weight" ? rope_freqs(m, 500000) : values_of(layout[i], i);
-    for (size_t k = 0; k < missing.size(); k++)
-      writers[k]->write(bytes_of(v, layout[i].dims.size() < 2 ? gguf::F32 : missing[k]->type));
+    for (size_t k = 0; k < missing.size(); k++) writers[k]->write(bytes_of(v, files[k][i].type));
     done += numel(layout[i]);
     double s = now() - t0, frac = static_cast<double>(done) / static_cast<double>(total);
     int bar = static_cast<int>(24 * frac);
@@ -438,7 +444,7 @@ std::vector<Result> measure_type(const std::string& path, const ModelShape& m, c
   const int32_t bos = model->loaded().tokenizer->bos().value_or(0);
   // the multiply-adds of a token: every matrix once (the tied embedding as the output)
   double macs = 0;
-  for (const GgufTensor& t : tensors_of(m, gguf::F32))
+  for (const GgufTensor& t : tensors_of(m, gguf::F32, gguf::F32))
     if (t.dims.size() == 2) macs += static_cast<double>(numel(t));
 
   // prompt processing: the first prefill compiles its kernels; the second is the one a user

@@ -358,9 +358,9 @@ the GPU is known, cuBLAS on CUDA) and prints a line a case, then a Markdown tabl
                      gemm,conv,elementwise,reduce,softmax,jit,loader,infer,model,llm,onnx,dist
                      (conv: the distinct conv layers of ResNet-18 and ResNet-50 at 224x224,
                      batch 1 and 8, forward, backward-data and backward-weights, beside oneDNN)
-                     (llm: a Llama-3.2-1B-shaped model with random weights as GGUF F16, Q8_0
-                     and Q4_0, written once into $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm
-                     (4.5 GB): load, prompt processing, time to first token, generation at
+                     (llm: a Llama-3.2-1B-shaped model with random weights as GGUF F16, Q8_0,
+                     Q4_0 and Q4_K (its output in Q6_K, as llama.cpp's Q4_K_S), written once into
+                     $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm (5.3 GB): load, prompt processing, time to first token, generation at
                      batch 1 and with concurrent streams, resident memory, the bandwidth limit;
                      with --small a 2-layer model in a scratch folder, in seconds)
                      (onnx: ResNet-50 and MobileNetV2 exported by PyTorch, beside PyTorch and
@@ -372,7 +372,7 @@ the GPU is known, cuBLAS on CUDA) and prints a line a case, then a Markdown tabl
                      ranks x 1 thread against 1 x 1; needs mpirun; --small: shared memory only)
                      (the peaks and bandwidths of the device are always measured)
   --onnx-batch LIST  comma-separated batch sizes of the onnx suite (default: 1,8)
-  --llm-types LIST   the llm suite's model files: f16,q8_0,q4_0 (default: all three)
+  --llm-types LIST   the llm suite's model files: f16,q8_0,q4_0,q4_k (default: all four)
   --llm-prompt N     its prompt's tokens (default 512; 32 with --small)
   --llm-gen N        its tokens generated per sequence (default 128; 16 with --small)
   --llm-streams N    its concurrent streams (default 8; 2 with --small; 1: batch 1 only)

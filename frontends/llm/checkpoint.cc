@@ -19,26 +19,28 @@ void fit_to_config(Checkpoint& ck) {
 
 namespace {
 
-// `quantize` ("q8_0" or "q4_0") applied to every projection whose rows split into blocks of 32:
-// the float values are read once, quantized as llama.cpp does, and kept as blocks with a lazy
-// dequantization, as a GGUF file of that type would be.
+// `quantize` (q8_0, q4_0, q4_k or q6_k) applied to every projection whose rows split into its
+// blocks (32 or 256): the float values are read once, quantized as llama.cpp does, and kept as
+// blocks with a lazy dequantization, as a GGUF file of that type would be.
 void quantize_weights(Checkpoint& ck, const std::string& quantize) {
   if (quantize.empty()) return;
-  if (quantize != "q8_0" && quantize != "q4_0")
-    fail("--quantize: '%s' is not a type this quantizes (q8_0, q4_0)", quantize);
-  uint32_t type = quantize == "q8_0" ? gguf::Q8_0 : gguf::Q4_0;
+  const std::map<std::string, uint32_t> types{
+      {"q8_0", gguf::Q8_0}, {"q4_0", gguf::Q4_0}, {"q4_k", gguf::Q4_K}, {"q6_k", gguf::Q6_K}};
+  auto it = types.find(quantize);
+  if (it == types.end())
+    fail("--quantize: '%s' is not a type this quantizes (q8_0, q4_0, q4_k, q6_k)", quantize);
+  const uint32_t type = it->second;
+  const int64_t block = gguf::type_info(type).block_elems;
   int quantized = 0;
   for (auto& [name, w] : ck.weights) {
-    if (w.ndim() < 2 || w.shape().back() % 32 != 0) continue;  // norms, biases stay as they are
+    if (w.ndim() < 2 || w.shape().back() % block != 0) continue;  // norms, biases stay as they are
     std::vector<float> values = w.cast(dtypes::float32).contiguous().data<float>();
     std::vector<uint8_t> blocks =
         gguf::quantize(values.data(), static_cast<int64_t>(values.size()), type);
     Tensor raw =
         Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())}, dtypes::uint8);
     if (w.ndim() == 2) {
-      auto q = nn::QuantizedWeight::from_blocks(gguf::packed_format(type), raw, w.shape()[0],
-                                                w.shape()[1])
-                   .realized();
+      auto q = gguf::packed(raw, type, w.shape()[0], w.shape()[1]).realized();
       ck.quantized.insert_or_assign(name, q);
       w = q.dequantized();
     } else {

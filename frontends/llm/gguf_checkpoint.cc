@@ -163,14 +163,15 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
     } else if (scaling != "none") {
       fail("GGUF: %s '%s' is not supported (none, linear)", key("rope.scaling.type"), scaling);
     }
-    std::set<std::string> types;
+    std::set<std::string> types, packed;
     for (const gguf::TensorInfo& t : m.tensors) {
       ck.file_bytes += static_cast<int64_t>(t.bytes);
       types.insert(gguf::type_info(t.type).name);
       Tensor w = tensor_of(m, t);
-      if (gguf::packs(t.type) && t.dims.size() == 2)  // a projection (or an embedding)
-        ck.quantized.emplace(t.name, nn::QuantizedWeight::from_blocks(gguf::packed_format(t.type),
-                                                                      w, t.dims[1], t.dims[0]));
+      if (t.dims.size() == 2 && gguf::packs(t.type, m.data(t), t.bytes)) {  // a projection
+        ck.quantized.emplace(t.name, gguf::packed(w, t.type, t.dims[1], t.dims[0]));
+        packed.insert(t.name);
+      }
       if (w.dtype() == dtypes::uint8)
         w = gguf::dequantize(w, t.type, Shape(t.dims.rbegin(), t.dims.rend()));
       if (t.name == "rope_freqs.weight") {  // Llama 3's scaling: a divisor per frequency
@@ -186,7 +187,7 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
     // those); then the file's pages of their blocks are let go
     for (auto& [name, q] : ck.quantized) q = q.realized(), ck.weights.at(name) = q.dequantized();
     for (const gguf::TensorInfo& t : m.tensors)
-      if (gguf::packs(t.type) && t.dims.size() == 2) m.files[t.file]->release(m.data(t), t.bytes);
+      if (packed.count(t.name)) m.files[t.file]->release(m.data(t), t.bytes);
     ck.format = "GGUF (" + absl::StrJoin(types, ", ") + ")";
     ck.tokenizer = tokenizer_of(md);
     fit_to_config(ck);

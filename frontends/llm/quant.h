@@ -21,12 +21,16 @@ namespace tc::gguf {
 // type, shape and sizes when they do not agree.
 Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape);
 
-// The blocks of ggml type `type` (Q8_0 or Q4_0) of x[0..n), n a multiple of 32.
+// The blocks of ggml type `type` (Q8_0, Q4_0, Q4_K or Q6_K) of x[0..n), n a whole number of
+// blocks. Q8_0 and Q4_0 are ggml's reference quantizers; the K types choose their scales more
+// simply than ggml's (the same format).
 std::vector<uint8_t> quantize(const float* x, int64_t n, uint32_t type);
 
-// Whether a matrix of ggml type `type` is kept as an nn::QuantizedWeight (Q4_0, Q8_0), and as
-// which of its formats (an error for other types).
-bool packs(uint32_t type);
-nn::QuantizedWeight::Format packed_format(uint32_t type);
+// Whether a matrix of ggml type `type`, its blocks at `blocks`, is kept as an nn::QuantizedWeight:
+// Q4_0 and Q8_0; Q4_K and Q6_K where no scale is so large that its products overflow float16.
+// packed(): the (out, in) matrix of such a type from its raw bytes (lazy; an error naming the
+// type, shape and sizes when they do not agree, or for other types).
+bool packs(uint32_t type, const uint8_t* blocks, size_t bytes);
+nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_t in);
 
 }  // namespace tc::gguf

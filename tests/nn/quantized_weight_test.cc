@@ -1,12 +1,14 @@
-// nn::QuantizedWeight: Q4_0 and Q8_0 blocks repacked for products of DOT4s. Its values equal
-// NumPy's dequantized blocks bit for bit (blocks.gguf, as quant_test.cc), and its matvec equals
-// a double-precision loop over llama.cpp's arithmetic (x quantized to int8 per 32, integer dot
-// products of the weight's integers, each block's two scales) for widths that pack 16, 4 or 1
-// blocks side by side.
+// nn::QuantizedWeight: Q4_0, Q8_0, Q4_K and Q6_K blocks repacked for products of DOT4s. Its
+// values equal ggml's: NumPy's dequantized blocks bit for bit (blocks.gguf, as quant_test.cc), and
+// for the K formats gguf::dequantize's within the float16 rounding of their scales' products
+// (blocks.gguf's K scales overflow that, and are refused). Its matvec equals a double-precision
+// loop over llama.cpp's arithmetic (x quantized to int8 per 32, the weight's values) for widths
+// that pack 16, 8, 4 or 1 blocks side by side.
 #include "nn/quantized_weight.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -23,16 +25,17 @@ using tc::Tensor;
 using tc::nn::QuantizedWeight;
 namespace gguf = tc::gguf;
 
-float f16(const uint8_t* p) {
-  _Float16 h;
-  std::memcpy(&h, p, 2);
-  return static_cast<float>(h);
-}
+bool k_format(uint32_t type) { return type == gguf::Q4_K || type == gguf::Q6_K; }
+
+// A K format's scale products, rounded to float16, move a value s q - m by at most 2^-11 (|s q| +
+// |m|): with |m| and |s q - m| at most the largest magnitude in its block of 256, 3 2^-11 of that.
+const double kScaleRounding = std::ldexp(3.0, -11);
 
 class Quantized : public ::testing::TestWithParam<uint32_t> {};
 
-TEST_P(Quantized, ValuesEqualNumPyBitForBit) {
-  const std::string name = GetParam() == gguf::Q4_0 ? "q4_0" : "q8_0";
+TEST_P(Quantized, ValuesEqualNumPysBitForBit) {
+  std::string name = gguf::type_info(GetParam()).name;
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
   std::ifstream f(std::string(TC_FIXTURE_DIR) + "/llm_quant/blocks.gguf", std::ios::binary);
   std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(f), {});
   gguf::File file = gguf::parse(bytes.data(), bytes.size());
@@ -45,57 +48,80 @@ TEST_P(Quantized, ValuesEqualNumPyBitForBit) {
   const int64_t out = q->dims.size() > 1 ? q->dims[1] : 1, in = q->dims[0];
   Tensor raw = Tensor::from_blob(bytes.data() + q->offset, {static_cast<int64_t>(q->bytes)},
                                  tc::dtypes::uint8);
+  const uint8_t* blocks = bytes.data() + q->offset;
+  if (k_format(GetParam())) {  // these hold scales of 60000 and 65504, whose products overflow f16
+    EXPECT_FALSE(gguf::packs(GetParam(), blocks, q->bytes));  // their values: in the matvec test
+    return;
+  }
+  ASSERT_TRUE(gguf::packs(GetParam(), blocks, q->bytes));
   std::vector<float> got =
-      QuantizedWeight::from_blocks(gguf::packed_format(GetParam()), raw, out, in)
-          .realized()
-          .dequantized()
-          .data<float>();
+      gguf::packed(raw, GetParam(), out, in).realized().dequantized().data<float>();
   ASSERT_EQ(got.size(), expected->bytes / 4);
   EXPECT_EQ(std::memcmp(got.data(), bytes.data() + expected->offset, expected->bytes), 0);
 }
 
-// llama.cpp's x·w for one row of blocks, in double: x quantized per 32 in float32 as the kernel
-// does (d = max |x| / 127, x * (1 / d) rounded half away from zero), then the sum over blocks of
-// dx * dw * Σ q qx (Q4_0's q: its nibble - 8).
-double reference(const float* x, const uint8_t* row, int64_t in, uint32_t type) {
-  const int64_t bytes = type == gguf::Q4_0 ? 18 : 34;
-  double sum = 0;
+// llama.cpp's x·w for one row, in double: x quantized per 32 in float32 as the kernel does (d =
+// max |x| / 127, x * (1 / d) rounded half away from zero), then the sum over blocks of dx Σ w qx,
+// w the weight's values as ggml dequantizes them (quant_test.cc: equal to NumPy's). Also, in
+// `magnitude`, the sum of dx Σ |qx| times |w| plus its block's largest |w|, which bounds what the K
+// formats' rounded scales may move.
+double reference(const float* x, const float* w, int64_t in, double* magnitude) {
+  double sum = 0, size = 0;
   for (int64_t b = 0; b < in / 32; b++) {
     const float* v = x + 32 * b;
-    const uint8_t* block = row + bytes * b;
     float amax = 0;
     for (int i = 0; i < 32; i++) amax = std::max(amax, std::fabs(v[i]));
     float d = amax / 127, id = d > 0 ? 1 / d : 0.0f;
-    int64_t dot = 0;
+    double dot = 0, abs = 0, wmax = 0;
+    for (int i = 0; i < 32; i++) wmax = std::max(wmax, std::fabs(double{w[32 * b + i]}));
     for (int i = 0; i < 32; i++) {
-      int w = type == gguf::Q8_0 ? static_cast<int8_t>(block[2 + i])
-              : i < 16           ? (block[2 + i] & 15) - 8
-                                 : (block[2 + i - 16] >> 4) - 8;
       float xq = v[i] * id;
-      dot += w * static_cast<int64_t>(xq + (xq < 0 ? -0.5f : 0.5f));  // roundf's ties
+      double q = static_cast<double>(static_cast<int64_t>(xq + (xq < 0 ? -0.5f : 0.5f)));
+      dot += w[32 * b + i] * q;  // roundf's ties
+      abs += (std::fabs(double{w[32 * b + i]}) + wmax) * std::fabs(q);
     }
-    sum += static_cast<double>(d) * f16(block) * static_cast<double>(dot);
+    sum += static_cast<double>(d) * dot, size += static_cast<double>(d) * abs;
   }
+  *magnitude = size;
   return sum;
 }
 
 TEST_P(Quantized, MatvecIsLlamaCppsProduct) {
   const uint32_t type = GetParam();
-  const int64_t bytes = type == gguf::Q4_0 ? 18 : 34;
   std::mt19937 gen(11);
   std::normal_distribution<float> normal;
-  // in: 1024 packs 16 blocks side by side, 128 packs 4, 96 one; two and three leading dims
-  for (auto [out, in, lead] : {std::tuple<int64_t, int64_t, tc::Shape>{40, 1024, {1, 1}},
-                               {24, 128, {2, 3}},
-                               {33, 96, {4}}}) {
+  // in: 1024 packs 16 blocks side by side, 256 8, 128 4, 96 one; two and three leading dims
+  std::vector<std::tuple<int64_t, int64_t, tc::Shape>> cases{{40, 1024, {1, 1}}, {17, 256, {3}}};
+  if (!k_format(type)) cases.insert(cases.end(), {{24, 128, {2, 3}}, {33, 96, {4}}});
+  for (auto [out, in, lead] : cases) {
     std::vector<float> w(static_cast<size_t>(out * in));
     for (float& v : w) v = normal(gen);
     for (int64_t i = 0; i < 32; i++) w[static_cast<size_t>(in + i)] = 0;  // a block of zeros
     std::vector<uint8_t> blocks = gguf::quantize(w.data(), out * in, type);
     Tensor raw =
         Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())}, tc::dtypes::uint8);
-    QuantizedWeight q =
-        QuantizedWeight::from_blocks(gguf::packed_format(type), raw, out, in).realized();
+    std::vector<float> values = gguf::dequantize(raw, type, {out, in}).data<float>();
+    // the quantizer's error: half a step of 15 (4 bits) or 63 (6 bits) across a block's range
+    double step = type == gguf::Q4_0 || type == gguf::Q4_K ? 2.0 / 15 : 2.0 / 63;
+    for (size_t i = 0; i < w.size(); i += 256) {
+      double amax = 0, err = 0;
+      for (size_t j = i; j < std::min(w.size(), i + 256); j++)
+        amax = std::max(amax, std::fabs(double{w[j]})),
+        err = std::max(err, std::fabs(double{values[j]} - w[j]));
+      ASSERT_LE(err, step * amax) << "values " << i << " of (" << out << ", " << in << ")";
+    }
+    ASSERT_TRUE(gguf::packs(type, blocks.data(), blocks.size()));
+    QuantizedWeight q = gguf::packed(raw, type, out, in).realized();
+    // its values: ggml's (the K formats' within their scales' rounding, per block of 256)
+    std::vector<float> kept = q.dequantized().data<float>();
+    for (size_t i = 0; i < w.size(); i += 256) {
+      double amax = 0;
+      for (size_t j = i; j < std::min(w.size(), i + 256); j++)
+        amax = std::max(amax, std::fabs(double{values[j]}));
+      for (size_t j = i; j < std::min(w.size(), i + 256); j++)
+        ASSERT_NEAR(kept[j], values[j], k_format(type) ? kScaleRounding * amax : 0)
+            << "value " << j;
+    }
     int64_t rows = 1;
     for (int64_t d : lead) rows *= d;
     std::vector<float> x(static_cast<size_t>(rows * in));
@@ -109,42 +135,51 @@ TEST_P(Quantized, MatvecIsLlamaCppsProduct) {
     std::vector<float> got = y.data<float>();
     for (int64_t r = 0; r < rows; r++)
       for (int64_t o = 0; o < out; o++) {
-        double want = reference(&x[static_cast<size_t>(r * in)],
-                                &blocks[static_cast<size_t>(o * in / 32 * bytes)], in, type);
-        EXPECT_NEAR(got[static_cast<size_t>(r * out + o)], want, 1e-5 * (1 + std::fabs(want)))
+        double size = 0, want = reference(&x[static_cast<size_t>(r * in)],
+                                          &values[static_cast<size_t>(o * in)], in, &size);
+        double rounding = k_format(type) ? kScaleRounding * size : 0;
+        EXPECT_NEAR(got[static_cast<size_t>(r * out + o)], want,
+                    1e-5 * (1 + std::fabs(want)) + rounding)
             << "(" << out << ", " << in << ") row " << r << " output " << o;
       }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, Quantized, ::testing::Values(gguf::Q4_0, gguf::Q8_0),
+INSTANTIATE_TEST_SUITE_P(Formats, Quantized,
+                         ::testing::Values(gguf::Q4_0, gguf::Q8_0, gguf::Q4_K, gguf::Q6_K),
                          [](const ::testing::TestParamInfo<uint32_t>& info) {
-                           return std::string(info.param == gguf::Q4_0 ? "q4_0" : "q8_0");
+                           return std::string(gguf::type_info(info.param).name);
                          });
 
 TEST(Quantized, ErrorsNameTheSizes) {
   Tensor raw = Tensor::from_vector<uint8_t>(std::vector<uint8_t>(36, 0));
-  using Format = QuantizedWeight::Format;
   try {
-    QuantizedWeight::from_blocks(Format::kQ4_0, raw, 2, 64);
+    gguf::packed(raw, gguf::Q4_0, 2, 64);
     ADD_FAILURE() << "4 blocks in 36 bytes";
   } catch (const tc::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("(2, 64)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(2, 64) is 72 bytes, not 36"), std::string::npos)
+        << e.what();
   }
   try {
-    QuantizedWeight::from_blocks(Format::kQ8_0, raw, 2, 32);
+    gguf::packed(raw, gguf::Q8_0, 2, 32);
     ADD_FAILURE() << "2 blocks of 34 bytes in 36";
   } catch (const tc::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("34 bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("68 bytes, not 36"), std::string::npos) << e.what();
   }
-  QuantizedWeight q = QuantizedWeight::from_blocks(Format::kQ4_0, raw, 2, 32);
+  try {
+    gguf::packed(raw, gguf::Q4_K, 1, 128);
+    ADD_FAILURE() << "128 inputs of q4_K";
+  } catch (const tc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple of 256"), std::string::npos) << e.what();
+  }
+  QuantizedWeight q = gguf::packed(raw, gguf::Q4_0, 2, 32);
   try {
     q.matvec(Tensor::from_vector<float>(std::vector<float>(64, 1.0f)));
     ADD_FAILURE() << "64 inputs against 32";
   } catch (const tc::Error& e) {
     EXPECT_NE(std::string(e.what()).find("32 inputs"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(gguf::packed_format(gguf::Q4_K), tc::Error);
+  EXPECT_THROW(gguf::packed(raw, gguf::Q5_K, 1, 256), tc::Error);
 }
 
 }  // namespace
