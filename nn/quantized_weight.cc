@@ -71,9 +71,10 @@ QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tens
   Tensor words = words_of(half[0].bitwise_or(half[1] << 4).reshape({out, nb, 4, 4}));
   if (format != Format::kQ6_K) return packed(words);
   // input 16h + 4r + i's high bits at bits 2r of word 4 + h's byte i
-  Tensor by = Tensor::from_blob(kPairShifts, {1, 1, 1, 4, 1}, i32, q.device());
-  Tensor high = ((v >> 4).reshape({out, nb, 2, 4, 4}) << by).sum(-2).cast(i32);
-  return packed(words.cat({words_of(high)}, -1));
+  // (or-ed, not summed: a reduce inside words_of's would realize q, 4 bytes a weight)
+  std::vector<Tensor> r = (v >> 4).reshape({out, nb, 2, 4, 4}).split(1, -2);
+  Tensor high = r[0].bitwise_or(r[1] << 2).bitwise_or(r[2] << 4).bitwise_or(r[3] << 6);
+  return packed(words.cat({words_of(high.squeeze(-2))}, -1));
 }
 
 QuantizedWeight QuantizedWeight::map_rows(const std::function<Tensor(const Tensor&)>& rows) const {
@@ -103,19 +104,18 @@ Tensor QuantizedWeight::dequantized() const {
     }
   }
   q = q.reshape({out, groups, g, 32});
-  std::vector<Tensor> sc = scales.transpose(-1, -2).cast(f32).unsqueeze(-1).split(1, -2);
-  auto first = [&](int i) { return sc[static_cast<size_t>(i)].squeeze(-2); };  // (.., g, 1)
+  Tensor sc = scales.transpose(-1, -2).cast(f32);  // (out, groups, g, 1 or 2)
+  std::vector<Tensor> part = sc.split(1, -1);
   auto values = [&]() {
     switch (format) {
       case Format::kQ4_0:
-        return (q - 8).cast(f32) * first(0);
+        return (q - 8).cast(f32) * sc;
       case Format::kQ8_0:
-        return (q - 128).cast(f32) * first(0);
+        return (q - 128).cast(f32) * sc;
       case Format::kQ4_K:
-        return first(0) * q.cast(f32) - first(1);
+        return part[0] * q.cast(f32) - part[1];
       default:  // Q6_K: each 16's scale
-        return ((q - 32).cast(f32).reshape({out, groups, g, 2, 16}) *
-                scales.transpose(-1, -2).cast(f32).unsqueeze(-1))
+        return ((q - 32).cast(f32).reshape({out, groups, g, 2, 16}) * sc.unsqueeze(-1))
             .reshape({out, groups, g, 32});
     }
   };
@@ -137,8 +137,8 @@ QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
   Tensor v = blocks * d.gt(0).where(d.scalar_like(1) / d, 0.0f);
   Tensor q = (v + v.lt(0).where(-0.5f, 0.5f)).cast(i32).contiguous();  // the cast truncates
   Tensor bytes = q.reshape(join(lead, {nb, 8, 4}));
-  // x's 8 words, then minus the sum of its bytes: the weight's offset (-8, -128) times that is
-  // what the offset adds to the products, so the weight needs no bytes for it
+  // x's 8 words, then minus the sums of its 32 bytes and of its first 16: a weight's offset (8,
+  // 128, 32 a half) or min times those is what they add to the products, so it needs no bytes
   std::vector<Tensor> half =
       q.reshape(join(lead, {nb, 2, 16})).sum(-1).cast(i32).neg().split(1, -1);
   Tensor sums = (half[0] + half[1]).cat({half[0]}, -1).contiguous();
