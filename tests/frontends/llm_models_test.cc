@@ -251,7 +251,8 @@ TEST(LlmGguf, WeightsWrittenInPlaceNeverReachTheFile) {
 INSTANTIATE_TEST_SUITE_P(
     Files, LlmModels,
     ::testing::Values(ModelFile{"llama", "llama-hf"}, ModelFile{"llama", "llama.f32.gguf"},
-                      ModelFile{"llama", "llama.f16.gguf"}, ModelFile{"mistral", "mistral-hf"},
+                      ModelFile{"llama", "llama.f16.gguf"}, ModelFile{"llama2", "llama2-hf"},
+                      ModelFile{"llama2", "llama2.f16.gguf"}, ModelFile{"mistral", "mistral-hf"},
                       ModelFile{"mistral", "mistral.f16.gguf"}, ModelFile{"qwen2", "qwen2-hf"},
                       ModelFile{"qwen2", "qwen2.f16.gguf"}, ModelFile{"qwen3", "qwen3-hf"},
                       ModelFile{"qwen3", "qwen3.f16.gguf"}, ModelFile{"qwen3moe", "qwen3moe-hf"},

@@ -23,8 +23,9 @@ using ::testing::ThrowsMessage;
 
 const std::string kDir = std::string(TC_FIXTURE_DIR) + "/llm/";
 
-std::string text_of(const char* label) {
-  const tcfix::FixtureTensor& t = tcfix::fixture("llm_models", "text")[label];
+// The llama model's text (or llama2's: SentencePiece).
+std::string text_of(const char* label, const char* text = "text") {
+  const tcfix::FixtureTensor& t = tcfix::fixture("llm_models", text)[label];
   return std::string(t.values.begin(), t.values.end());
 }
 
@@ -35,14 +36,20 @@ std::unique_ptr<tc::infer::Generator> generator(const std::string& file, int64_t
 
 const tc::infer::SamplingParams kGreedy{.max_tokens = 16, .temperature = 0};
 
+// Byte-level BPE (Llama 3's) and SentencePiece (Llama 2's) vocabularies, encoding the prompt and
+// decoding the tokens.
 TEST(LlmCli, GreedyTextIsPyTorchsFromEveryFormat) {
-  std::string prompt = text_of("prompt"), completion = text_of("completion");
-  for (const char* file : {"llama.f32.gguf", "llama.f16.gguf", "llama-hf"}) {
-    Ran r = infer(
-        {"--model", kDir + file, "--prompt", prompt, "--temperature", "0", "--max-tokens", "16"});
-    EXPECT_EQ(r.rc, 0) << file << ": " << r.out;
-    EXPECT_THAT(r.out, HasSubstr(prompt + completion + "\n")) << file;
-    EXPECT_THAT(r.out, HasSubstr("16 generated")) << file;
+  for (auto [text, files] :
+       {std::pair{"text", std::vector<std::string>{"llama.f32.gguf", "llama.f16.gguf", "llama-hf"}},
+        {"text_llama2", {"llama2.f16.gguf", "llama2-hf"}}}) {
+    std::string prompt = text_of("prompt", text), completion = text_of("completion", text);
+    for (const std::string& file : files) {
+      Ran r = infer(
+          {"--model", kDir + file, "--prompt", prompt, "--temperature", "0", "--max-tokens", "16"});
+      EXPECT_EQ(r.rc, 0) << file << ": " << r.out;
+      EXPECT_THAT(r.out, HasSubstr(prompt + completion + "\n")) << file;
+      EXPECT_THAT(r.out, HasSubstr("16 generated")) << file;
+    }
   }
 }
 
