@@ -227,12 +227,25 @@ Tensor LanguageModel::mlp(int64_t i, const Tensor& x) const {
     return linear(i, "ffn_down", linear(i, "ffn_gate", x).silu() * linear(i, "ffn_up", x));
   }
   // Mixture of experts: softmax over the router's logits, the top experts_used kept (and
-  // renormalized); every expert runs on every token and the unchosen ones weigh zero.
-  int64_t n = x.numel() / c_.dim, e = c_.experts;
+  // renormalized).
+  int64_t n = x.numel() / c_.dim, e = c_.experts, k = c_.experts_used;
   Tensor flat = x.reshape({n, c_.dim});
   Tensor prob = linear(i, "ffn_gate_inp", flat).softmax(-1);
-  auto [top, index] = prob.topk(c_.experts_used, -1);
+  auto [top, index] = prob.topk(k, -1);
   if (c_.normalize_expert_weights) top = top / top.sum(-1, true);
+  if (n * k < e) {  // few tokens (a decode step): each reads only its chosen experts' weights
+    // (n, k, out): a sum over the experts and the inputs whose expert loop the one-hot factor
+    // narrows to the chosen one (codegen/narrow.h), with no copy of the chosen weights
+    Tensor chosen = index.one_hot(e).cast(dtypes::float32).reshape({n, k, e, 1, 1});
+    auto project = [&](const Tensor& v, const char* name) {  // v (n, k or 1, 1, 1, in)
+      return (chosen * v * w(i, name).cast(dtypes::float32)).sum({2, 4});
+    };
+    Tensor xs = flat.reshape({n, 1, 1, 1, c_.dim});
+    Tensor h = project(xs, "ffn_gate_exps").silu() * project(xs, "ffn_up_exps");
+    Tensor y = project(h.reshape({n, k, 1, 1, c_.ffn}), "ffn_down_exps");  // (n, k, dim)
+    return (y * top.unsqueeze(-1)).sum(1).reshape(x.shape());
+  }
+  // else every expert runs on every token, and the unchosen ones weigh zero
   Tensor weight = (index.one_hot(e).cast(dtypes::float32) * top.unsqueeze(-1)).sum(1);  // (n, e)
   auto experts = [&](const char* name) { return w(i, name).cast(dtypes::float32).transpose(1, 2); };
   Tensor h = flat.unsqueeze(0).matmul(experts("ffn_gate_exps")).silu() *
