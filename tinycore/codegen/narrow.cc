@@ -33,12 +33,6 @@ void conjuncts(const UOpRef& gate, std::vector<UOpRef>& out) {
   }
 }
 
-bool depends_on(const UOpRef& n, const absl::flat_hash_set<const UOp*>& any) {
-  for (const UOp* m : n->toposort())
-    if (any.contains(m)) return true;
-  return false;
-}
-
 // One condition on the loop r: r >= bound (lower) or r < bound (upper), bound free of r.
 struct Bound {
   const UOp* condition;
@@ -151,6 +145,12 @@ std::optional<LaneBlocks> lane_blocks(const UOpRef& gate, const UOpRef& lane) {
 }
 
 }  // namespace
+
+bool depends_on(const UOpRef& n, const absl::flat_hash_set<const UOp*>& any) {
+  for (const UOp* m : n->toposort())
+    if (any.contains(m)) return true;
+  return false;
+}
 
 UOpRef narrow_reduce_loops(const UOpRef& sink) {
   UOpRef out = sink;

@@ -10,9 +10,13 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc::codegen {
+
+// Whether `n` reads any of `any` (loops, loads).
+bool depends_on(const UOpRef& n, const absl::flat_hash_set<const UOp*>& any);
 
 // The lowered kernel `sink` (simplified) with every such loop narrowed: RANGE r becomes
 // lo + RANGE(hi - lo), the conditions it satisfies become true. A loop is narrowed only when

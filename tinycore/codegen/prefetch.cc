@@ -4,16 +4,12 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "tinycore/codegen/narrow.h"
 #include "tinycore/uop/pattern_matcher.h"
 #include "tinycore/uop/symbolic.h"
 
 namespace tc::codegen {
 namespace {
-
-bool reads(const UOpRef& u, const UOp* node) {
-  std::vector<const UOp*> all = u->toposort();
-  return std::find(all.begin(), all.end(), node) != all.end();
-}
 
 // Each loop of `reduce` as (its coefficient in `index`, its trips), smallest step first; empty
 // where one is not a plain multiple (or its trips are not constant).
@@ -56,7 +52,7 @@ UOpRef prefetch_next_row(const UOpRef& v, const UOpRef& at, const UOp* row, cons
   const UOpRef next = row->ref() + 1;
   UOpRef out = v;
   for (const UOp* u : v->toposort())
-    if (u->op == Ops::LOAD && reads(u->src[0], inner) && reads(u->src[0], row))
+    if (u->op == Ops::LOAD && depends_on(u->src[0], {inner}) && depends_on(u->src[0], {row}))
       out = prefetch(substitute(u->src[0], {{row, next}}), out, false);
   return prefetch(substitute(at, {{row, next}}), out, true);
 }
