@@ -42,38 +42,64 @@ Tensor bytes_of(const Tensor& words) {
 
 using Format = QuantizedWeight::Format;
 
-// Scales a block: Q4_K's s and m, Q6_K's halves', or d.
-int64_t scales_per_block(Format f) { return f == Format::kQ4_K || f == Format::kQ6_K ? 2 : 1; }
+// How a format stores q and what its scales are: its bits, the offset subtracted from q (or an
+// offset m added per 32, scales {s, m}), and whether its two scales are those of halves (Q6_K).
+struct Layout {
+  int bits, offset;
+  bool min, halves;
+  int scales() const { return min || halves ? 2 : 1; }
+  int extra() const { return bits == 8 ? 0 : bits - 4; }  // words of bits above the nibbles
+  int fields() const { return 8 / extra(); }              // value words each extra word serves
+};
+Layout layout(Format f) {
+  switch (f) {
+    case Format::kQ4_0:
+      return {4, 8, false, false};
+    case Format::kQ5_0:
+      return {5, 16, false, false};
+    case Format::kQ8_0:
+      return {8, 128, false, false};
+    case Format::kQ4_1:
+    case Format::kQ4_K:
+      return {4, 0, true, false};
+    case Format::kQ5_1:
+    case Format::kQ5_K:
+      return {5, 0, true, false};
+    default:  // Q6_K
+      return {6, 32, false, true};
+  }
+}
 
-// A word's byte lanes, and the 2-bit fields r of Q6_K's high-bit words.
-const int32_t kNibbles = 0x0F0F0F0F, kPairs = 0x03030303;
-const int32_t kPairShifts[4] = {0, 2, 4, 6};
+// A word's nibbles.
+const int32_t kNibbles = 0x0F0F0F0F;
 
 }  // namespace
 
 QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tensor& scales) {
-  const int64_t parts = scales_per_block(format);
+  const Layout l = layout(format);
   const int64_t out = q.ndim() == 2 ? q.shape()[0] : 0, in = q.ndim() == 2 ? q.shape()[1] : 0;
-  if (out <= 0 || in <= 0 || in % 32 != 0 || scales.shape() != Shape{out, in / 32, parts})
+  if (out <= 0 || in <= 0 || in % 32 != 0 || scales.shape() != Shape{out, in / 32, l.scales()})
     fail(
         "QuantizedWeight: q %s is not (out, in) with in a multiple of 32, or its scales %s are "
         "not (out, in / 32, %d)",
-        fmt_shape(q.shape()), fmt_shape(scales.shape()), parts);
+        fmt_shape(q.shape()), fmt_shape(scales.shape()), l.scales());
   int64_t nb = in / 32, g = 16;
   while (nb % g != 0) g /= 2;
   Tensor v = q.cast(i32).reshape({out, nb, 32});
   auto packed = [&](const Tensor& words) -> QuantizedWeight {
     return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::float16), g)};
   };
-  if (format == Format::kQ8_0) return packed(words_of(v.reshape({out, nb, 8, 4})));
+  if (l.bits == 8) return packed(words_of(v.reshape({out, nb, 8, 4})));
   // inputs i and 16 + i share byte i
   std::vector<Tensor> half = v.bitwise_and(v.scalar_like(15)).split(16, -1);
   Tensor words = words_of(half[0].bitwise_or(half[1] << 4).reshape({out, nb, 4, 4}));
-  if (format != Format::kQ6_K) return packed(words);
-  // input 16h + 4r + i's high bits at bits 2r of word 4 + h's byte i
-  // (or-ed, not summed: a reduce inside words_of's would realize q, 4 bytes a weight)
-  std::vector<Tensor> r = (v >> 4).reshape({out, nb, 2, 4, 4}).split(1, -2);
-  Tensor high = r[0].bitwise_or(r[1] << 2).bitwise_or(r[2] << 4).bitwise_or(r[3] << 6);
+  if (l.bits == 4) return packed(words);
+  // the bits above of value word k (inputs 4k + i) at bits e * (k % f) of extra word k / f's
+  // byte i (or-ed, not summed: a reduce inside words_of's would realize q, 4 bytes a weight)
+  const int e = l.extra(), f = l.fields();
+  std::vector<Tensor> field = (v >> 4).reshape({out, nb, e, f, 4}).split(1, -2);
+  Tensor high = field[0];
+  for (int k = 1; k < f; k++) high = high.bitwise_or(field[k] << (e * k));
   return packed(words.cat({words_of(high.squeeze(-2))}, -1));
 }
 
@@ -88,38 +114,33 @@ QuantizedWeight QuantizedWeight::realized() const {
 }
 
 Tensor QuantizedWeight::dequantized() const {
+  const Layout l = layout(format);
   const Shape& s = words.shape();  // (out, nb / g, words, g)
   const int64_t out = s[0], groups = s[1], g = s[3];
   Tensor b = bytes_of(words.transpose(-1, -2));  // (out, groups, g, words, 4)
-  // q in input order, (out, groups, g, 32): Q8_0's input 4m + i is byte i of word m; the others'
-  // input 16h + 4m + i is nibble h of that byte (and Q6_K's high bits, from words 4 + h)
+  // q in input order, (out, groups, g, 32): an 8-bit format's input 4m + i is byte i of word m;
+  // the others' input 16h + 4m + i nibble h of that byte, and the bits above from the words after
   Tensor q = b;
-  if (format != Format::kQ8_0) {
+  if (l.bits != 8) {
     Tensor nib = b.shrink({{0, out}, {0, groups}, {0, g}, {0, 4}, {0, 4}});
-    q = nib.bitwise_and(b.scalar_like(15)).stack({nib >> 4}, -3);  // (..., 2, 4, 4)
-    if (format == Format::kQ6_K) {
-      Tensor by = Tensor::from_blob(kPairShifts, {4, 1}, i32, b.device());
-      Tensor high = b.shrink({{0, out}, {0, groups}, {0, g}, {4, 6}, {0, 4}}).unsqueeze(-2);
-      q = q.bitwise_or((high >> by).bitwise_and(b.scalar_like(3)) << 4);
+    q = nib.bitwise_and(b.scalar_like(15)).stack({nib >> 4}, -3).reshape({out, groups, g, 8, 4});
+    if (l.bits > 4) {
+      const int e = l.extra(), f = l.fields();
+      std::vector<int32_t> shifts;
+      for (int k = 0; k < f; k++) shifts.push_back(e * k);
+      Tensor by = Tensor::from_blob(shifts.data(), {f, 1}, i32, b.device());
+      Tensor high = b.shrink({{0, out}, {0, groups}, {0, g}, {4, 4 + e}, {0, 4}}).unsqueeze(-2);
+      high = (high >> by).bitwise_and(b.scalar_like((1 << e) - 1));  // (.., e, f, 4)
+      q = q.bitwise_or(high.reshape({out, groups, g, 8, 4}) << 4);
     }
   }
   q = q.reshape({out, groups, g, 32});
   Tensor sc = scales.transpose(-1, -2).cast(f32);  // (out, groups, g, 1 or 2)
   std::vector<Tensor> part = sc.split(1, -1);
-  auto values = [&]() {
-    switch (format) {
-      case Format::kQ4_0:
-        return (q - 8).cast(f32) * sc;
-      case Format::kQ8_0:
-        return (q - 128).cast(f32) * sc;
-      case Format::kQ4_K:
-        return part[0] * q.cast(f32) - part[1];
-      default:  // Q6_K: each 16's scale
-        return ((q - 32).cast(f32).reshape({out, groups, g, 2, 16}) * sc.unsqueeze(-1))
-            .reshape({out, groups, g, 32});
-    }
-  };
-  return values().reshape({out, groups * g * 32});
+  if (l.min) return (part[0] * q.cast(f32) + part[1]).reshape({out, groups * g * 32});
+  Tensor v = (q - l.offset).cast(f32);
+  if (l.halves) v = (v.reshape({out, groups, g, 2, 16}) * sc.unsqueeze(-1)).reshape(q.shape());
+  return (l.halves ? v : v * sc).reshape({out, groups * g * 32});
 }
 
 QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
@@ -150,13 +171,15 @@ QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
 Tensor QuantizedWeight::matvec(const Input& x) const {
   // each block's integer dot products as chains of DOT4s, started from the part of the offset,
   // then one conversion and one scale each: x's word k holds inputs 4k .. 4k + 3, as does the
-  // weight's value word k (a 4-bit format's word k % 4, its low nibbles for k < 4)
+  // weight's value word k
+  const Layout l = layout(format);
   std::vector<Tensor> xw = x.ints.split(1, -2), w = words.split(1, -2), s = scales.split(1, -2);
   auto value_word = [&](int k) {
-    if (format == Format::kQ8_0) return w[k];
+    if (l.bits == 8) return w[k];
     Tensor v = (k < 4 ? w[k] : w[k - 4] >> 4).bitwise_and(w[0].scalar_like(kNibbles));
-    if (format != Format::kQ6_K) return v;
-    Tensor high = (w[4 + k / 4] >> (2 * (k % 4))).bitwise_and(w[0].scalar_like(kPairs));
+    if (l.bits == 4) return v;
+    const int e = l.extra(), f = l.fields(), bytes = e == 1 ? 0x01010101 : 0x03030303;
+    Tensor high = (w[4 + k / f] >> (e * (k % f))).bitwise_and(w[0].scalar_like(bytes));
     return v.bitwise_or(high << 4);
   };
   auto chain = [&](const std::vector<int>& ks, Tensor acc) {
@@ -164,21 +187,15 @@ Tensor QuantizedWeight::matvec(const Input& x) const {
     return acc.cast(f32);
   };
   auto scaled = [&](int i) { return s[i].cast(f32) * x.d; };
-  const std::vector<int> nibbles{4, 0, 5, 1, 6, 2, 7, 3};  // a word's high nibbles, then low
-  auto products = [&]() {
-    switch (format) {
-      case Format::kQ4_0:  // (q - offset) d: the offset times minus x's sum starts the chain
-        return chain(nibbles, xw[8] * 8) * scaled(0);
-      case Format::kQ8_0:
-        return chain({0, 1, 2, 3, 4, 5, 6, 7}, xw[8] * 128) * scaled(0);
-      case Format::kQ4_K:  // s Σ q x - m Σ x
-        return chain(nibbles, xw[8] * 0) * scaled(0) + xw[8].cast(f32) * scaled(1);
-      default:  // Q6_K: each 16's (q - 32) s
-        return chain({0, 1, 2, 3}, xw[9] * 32) * scaled(0) +
-               chain({4, 5, 6, 7}, (xw[8] - xw[9]) * 32) * scaled(1);
-    }
-  };
-  return products().sum({-3, -2, -1});
+  // a word's two nibbles one after the other (where the weight has nibbles)
+  const std::vector<int> order = l.bits == 8 ? std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}
+                                             : std::vector<int>{4, 0, 5, 1, 6, 2, 7, 3};
+  Tensor y =
+      l.halves ? chain({0, 1, 2, 3}, xw[9] * l.offset) * scaled(0) +  // each 16's
+                     chain({4, 5, 6, 7}, (xw[8] - xw[9]) * l.offset) * scaled(1)
+      : l.min ? chain(order, xw[8] * 0) * scaled(0) - xw[8].cast(f32) * scaled(1)  // s Σ qx + m Σ x
+              : chain(order, xw[8] * l.offset) * scaled(0);                        // (q - offset) d
+  return y.sum({-3, -2, -1});
 }
 
 }  // namespace tc::nn

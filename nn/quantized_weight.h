@@ -1,11 +1,12 @@
 // A projection's weight kept in one of ggml's block formats, repacked in 32-element blocks for
 // products that multiply its integers with int8 inputs four at a time (DOT4: x86's vpdpbusd).
 // This is llama.cpp's CPU path: it repacks these formats on load and quantizes the input to Q8_0
-// (int8 and a scale per 32) before each product. A block's values, with q its unsigned integers:
-//   Q4_0: 4-bit q, a scale d per 32: (q - 8) * d;
-//   Q8_0: 8-bit q (ggml's int8 + 128), d per 32: (q - 128) * d;
-//   Q4_K: 4-bit q, a scale s and a min m per 32 (ggml's d * sc, dmin * m): s * q - m;
-//   Q6_K: 6-bit q, a scale per 16 (ggml's d * sc): (q - 32) * s.
+// (int8 and a scale per 32) before each product. A block's values, q its unsigned integers of 4,
+// 5, 6 or 8 bits:
+//   Q4_0, Q5_0, Q8_0: (q - 8, 16 or 128) * d, a scale per 32 (Q8_0's q: ggml's int8 + 128);
+//   Q4_1, Q5_1, Q4_K, Q5_K: s * q + m, a scale and an offset per 32 (the K formats': ggml's
+//     d * sc and -dmin * m);
+//   Q6_K: (q - 32) * s, a scale per 16 (ggml's d * sc).
 // Scales are kept as float16: for the K formats ggml's products of two scales, rounded (a
 // relative 2^-11; 0.5 bit a weight more than the file).
 #pragma once
@@ -18,15 +19,16 @@
 namespace tc::nn {
 
 struct QuantizedWeight {
-  enum class Format { kQ4_0, kQ8_0, kQ4_K, kQ6_K };
+  enum class Format { kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kQ4_K, kQ5_K, kQ6_K };
   Format format = Format::kQ4_0;
   // (out, in / 32 / G, words, G) int32: G blocks side by side (16, or fewer where `in` has
-  // fewer). Word m holds q of inputs 4m .. 4m + 3, a byte each: Q8_0 has 8 words; Q4_0 and Q4_K
-  // 4, inputs 4m .. 4m + 3 in their low nibbles and 16 + 4m .. in their high ones (ggml's order);
-  // Q6_K those 4 for q's low 4 bits, then 2 words whose bits 2r, 2r + 1 of byte i are the high
-  // bits of input 16h + 4r + i (word 4 + h).
+  // fewer). Word m holds q of inputs 4m .. 4m + 3, a byte each: 8-bit formats have 8 words; the
+  // others 4 of q's low 4 bits, inputs 4m .. 4m + 3 in their low nibbles and 16 + 4m .. in their
+  // high ones (ggml's order), then those of the bits above: 5-bit formats 1 word, whose byte i's
+  // bit k is input 4k + i's; Q6_K 2, whose word h's byte i's bits 2r, 2r + 1 are input 16h + 4r +
+  // i's.
   Tensor words;
-  Tensor scales;  // (out, in / 32 / G, 1 or 2, G) float16: d; or Q4_K's s, m; or Q6_K's halves'
+  Tensor scales;  // (out, in / 32 / G, 1 or 2, G) float16: d; or s, m; or Q6_K's halves'
 
   // The (out, in) weight from q (out, in), any integer type, and its blocks' scales (out, in / 32,
   // 1 or 2), float (lazy).

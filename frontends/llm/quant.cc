@@ -88,6 +88,14 @@ Tensor q4_k_values(const Tensor& blocks, int64_t qs_at) {
   return nibbles(cols(blocks, qs_at, qs_at + 128).reshape({nb, 4, 32}), true).reshape({nb, 8, 32});
 }
 
+// Q5_K's q: Q4_K's, with sub-block s's fifth bit of lane l bit s of qh[l]: [nb, 8, 32].
+Tensor q5_k_values(const Tensor& blocks) {
+  const int64_t nb = blocks.shape()[0];
+  Tensor qh = cols(blocks, 16, 48).reshape({nb, 1, 32}).expand({nb, 8, 32});
+  Tensor shifts = constants(blocks, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 8, 1});
+  return q4_k_values(blocks, 48).bitwise_or(mask(qh >> shifts, 1) << 4);
+}
+
 // Q6_K's q, 0..63, [nb, 256]: each half of 128 values, quarter k (0..3), lane l takes the nibble
 // k/2 of ql[32*(k%2)+l] and bits 2k, 2k+1 of qh[l].
 Tensor q6_k_values(const Tensor& blocks) {
@@ -126,12 +134,7 @@ Tensor blocks_to_float(const Tensor& blocks, uint32_t type) {
     }
     case Q4_K:
     case Q5_K: {  // d, dmin, scales, [qh 32 bytes,] 128 bytes of nibbles: d*sc * q - dmin*m
-      Tensor q = q4_k_values(blocks, type == Q4_K ? 16 : 48);
-      if (type == Q5_K) {  // sub-block s's fifth bit of lane l is bit s of qh[l]
-        Tensor qh = cols(blocks, 16, 48).reshape({nb, 1, 32}).expand({nb, 8, 32});
-        Tensor shifts = constants(blocks, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 8, 1});
-        q = q.bitwise_or(mask(qh >> shifts, 1) << 4);
-      }
+      Tensor q = type == Q4_K ? q4_k_values(blocks, 16) : q5_k_values(blocks);
       auto [scale, min] = k_scales(blocks, 32);
       return scale * q.cast(f32) - min;
     }
@@ -261,14 +264,15 @@ Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape) {
 }
 
 bool packs(uint32_t type, const uint8_t* blocks, size_t bytes) {
-  if (type == Q4_0 || type == Q8_0) return true;
-  if (type != Q4_K && type != Q6_K) return false;
+  if (type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1 || type == Q8_0) return true;
+  if (type != Q4_K && type != Q5_K && type != Q6_K) return false;
   // the K formats keep d * sc (and dmin * m) as float16, which must not overflow where ggml's
-  // float32 would not: |sc| is at most 63 (Q4_K) or 128 (Q6_K)
-  const size_t size = type_info(type).block_bytes, at = type == Q4_K ? 0 : 208;
-  const float most = 65504.0f / (type == Q4_K ? 63 : 128);
+  // float32 would not: |sc| is at most 63 (Q4_K, Q5_K) or 128 (Q6_K)
+  const bool six = type == Q6_K;
+  const size_t size = type_info(type).block_bytes, from = six ? 208 : 0, to = six ? 210 : 4;
+  const float most = 65504.0f / (six ? 128 : 63);
   for (size_t b = 0; b + size <= bytes; b += size)
-    for (size_t f = at; f < (type == Q4_K ? 4 : 210); f += 2) {
+    for (size_t f = from; f < to; f += 2) {
       _Float16 h;
       std::memcpy(&h, blocks + b + f, 2);
       if (std::fabs(static_cast<float>(h)) > most && std::isfinite(static_cast<float>(h)))
@@ -279,8 +283,6 @@ bool packs(uint32_t type, const uint8_t* blocks, size_t bytes) {
 
 nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_t in) {
   using Format = nn::QuantizedWeight::Format;
-  if (type != Q4_0 && type != Q8_0 && type != Q4_K && type != Q6_K)
-    fail("ggml type %d is not kept packed (only q4_0, q8_0, q4_K and q6_K)", type);
   const int64_t nb = blocks_in(raw, type, {out, in});
   Tensor blocks = raw.reshape({nb, type_info(type).block_bytes});
   // q [nb, elements] and scales [nb, elements / 32, 1 or 2] as the weight's
@@ -288,19 +290,33 @@ nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_
     return nn::QuantizedWeight::pack(format, q.reshape({out, in}),
                                      scales.reshape({out, in / 32, scales.shape().back()}));
   };
+  Tensor d = f16_at(blocks, 0, {1, 1});
+  auto with_m = [&](int64_t at) { return d.cat({f16_at(blocks, at, {1, 1})}, -1); };
   switch (type) {
     case Q4_0:
-      return pack(Format::kQ4_0, nibbles(cols(blocks, 2, 18)), f16_at(blocks, 0, {1, 1}));
+      return pack(Format::kQ4_0, nibbles(cols(blocks, 2, 18)), d);
+    case Q4_1:
+      return pack(Format::kQ4_1, nibbles(cols(blocks, 4, 20)), with_m(2));
+    case Q5_0:
+      return pack(Format::kQ5_0, nibbles(cols(blocks, 6, 22)).bitwise_or(high_bits(blocks, 2) << 4),
+                  d);
+    case Q5_1:
+      return pack(Format::kQ5_1, nibbles(cols(blocks, 8, 24)).bitwise_or(high_bits(blocks, 4) << 4),
+                  with_m(2));
     case Q8_0:  // + 128: unsigned, as DOT4 multiplies
       return pack(Format::kQ8_0,
-                  cols(blocks, 2, 34).bitcast(dtypes::int8).cast(dtypes::int32) + 128,
-                  f16_at(blocks, 0, {1, 1}));
-    case Q4_K: {
+                  cols(blocks, 2, 34).bitcast(dtypes::int8).cast(dtypes::int32) + 128, d);
+    case Q4_K:
+    case Q5_K: {  // s * q + m: ggml's -dmin * m is the offset
       auto [scale, min] = k_scales(blocks, 1);
-      return pack(Format::kQ4_K, q4_k_values(blocks, 16), scale.cat({min}, -1));
+      return pack(type == Q4_K ? Format::kQ4_K : Format::kQ5_K,
+                  type == Q4_K ? q4_k_values(blocks, 16) : q5_k_values(blocks),
+                  scale.cat({min.neg()}, -1));
     }
-    default:  // Q6_K: each 32's two scales
+    case Q6_K:  // each 32's two scales
       return pack(Format::kQ6_K, q6_k_values(blocks), q6_k_scales(blocks, 1).reshape({nb, 8, 2}));
+    default:
+      fail("ggml type %d (%s) is not kept packed", type, type_info(type).name);
   }
 }
 

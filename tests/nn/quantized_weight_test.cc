@@ -1,9 +1,10 @@
-// nn::QuantizedWeight: Q4_0, Q8_0, Q4_K and Q6_K blocks repacked for products of DOT4s. Its
+// nn::QuantizedWeight: every ggml block type repacked for products of DOT4s. Its
 // values equal ggml's: NumPy's dequantized blocks bit for bit (blocks.gguf, as quant_test.cc), and
 // for the K formats gguf::dequantize's within the float16 rounding of their scales' products
 // (blocks.gguf's K scales overflow that, and are refused). Its matvec equals a double-precision
 // loop over llama.cpp's arithmetic (x quantized to int8 per 32, the weight's values) for widths
-// that pack 16, 8, 4 or 1 blocks side by side.
+// that pack 16, 8, 4 or 1 blocks side by side, on weights gguf::quantize made (Q4_0, Q8_0, Q4_K,
+// Q6_K, within its error bounds) or random blocks.
 #include "nn/quantized_weight.h"
 
 #include <gtest/gtest.h>
@@ -25,7 +26,33 @@ using tc::Tensor;
 using tc::nn::QuantizedWeight;
 namespace gguf = tc::gguf;
 
-bool k_format(uint32_t type) { return type == gguf::Q4_K || type == gguf::Q6_K; }
+bool k_format(uint32_t type) {
+  return type == gguf::Q4_K || type == gguf::Q5_K || type == gguf::Q6_K;
+}
+bool quantizes(uint32_t type) {  // gguf::quantize's types
+  return type == gguf::Q4_0 || type == gguf::Q8_0 || type == gguf::Q4_K || type == gguf::Q6_K;
+}
+
+// `n` values of `type` in random blocks: random bytes, with each block's float16 scales (and
+// offsets) drawn about 0.01 (Q4_1's and Q5_1's offsets about 0.1).
+std::vector<uint8_t> random_blocks(uint32_t type, int64_t n, std::mt19937& gen) {
+  const gguf::TypeInfo& info = gguf::type_info(type);
+  std::vector<uint8_t> b(static_cast<size_t>(n / info.block_elems * info.block_bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::normal_distribution<float> normal;
+  for (uint8_t& x : b) x = static_cast<uint8_t>(byte(gen));
+  std::vector<size_t> at = {0};  // where a block's float16s are
+  if (type == gguf::Q4_1 || type == gguf::Q5_1 || type == gguf::Q4_K || type == gguf::Q5_K)
+    at.push_back(2);
+  if (type == gguf::Q6_K) at = {208};
+  for (size_t block = 0; block < b.size(); block += static_cast<size_t>(info.block_bytes))
+    for (size_t f : at) {
+      float scale = f == 2 && !k_format(type) ? 0.1f : 0.01f;
+      _Float16 h = static_cast<_Float16>(normal(gen) * scale);
+      std::memcpy(&b[block + f], &h, 2);
+    }
+  return b;
+}
 
 // A K format's scale products, rounded to float16, move a value s q - m by at most 2^-11 (|s q| +
 // |m|): with |m| and |s q - m| at most the largest magnitude in its block of 256, 3 2^-11 of that.
@@ -97,13 +124,15 @@ TEST_P(Quantized, MatvecIsLlamaCppsProduct) {
     std::vector<float> w(static_cast<size_t>(out * in));
     for (float& v : w) v = normal(gen);
     for (int64_t i = 0; i < 32; i++) w[static_cast<size_t>(in + i)] = 0;  // a block of zeros
-    std::vector<uint8_t> blocks = gguf::quantize(w.data(), out * in, type);
+    // the types gguf::quantize makes from w, the others random blocks
+    std::vector<uint8_t> blocks = quantizes(type) ? gguf::quantize(w.data(), out * in, type)
+                                                  : random_blocks(type, out * in, gen);
     Tensor raw =
         Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())}, tc::dtypes::uint8);
     std::vector<float> values = gguf::dequantize(raw, type, {out, in}).data<float>();
     // the quantizer's error: half a step of 15 (4 bits) or 63 (6 bits) across a block's range
     double step = type == gguf::Q4_0 || type == gguf::Q4_K ? 2.0 / 15 : 2.0 / 63;
-    for (size_t i = 0; i < w.size(); i += 256) {
+    for (size_t i = 0; quantizes(type) && i < w.size(); i += 256) {
       double amax = 0, err = 0;
       for (size_t j = i; j < std::min(w.size(), i + 256); j++)
         amax = std::max(amax, std::fabs(double{w[j]})),
@@ -146,7 +175,8 @@ TEST_P(Quantized, MatvecIsLlamaCppsProduct) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, Quantized,
-                         ::testing::Values(gguf::Q4_0, gguf::Q8_0, gguf::Q4_K, gguf::Q6_K),
+                         ::testing::Values(gguf::Q4_0, gguf::Q4_1, gguf::Q5_0, gguf::Q5_1,
+                                           gguf::Q8_0, gguf::Q4_K, gguf::Q5_K, gguf::Q6_K),
                          [](const ::testing::TestParamInfo<uint32_t>& info) {
                            return std::string(gguf::type_info(info.param).name);
                          });
