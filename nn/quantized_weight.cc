@@ -43,10 +43,11 @@ Tensor bytes_of(const Tensor& words) {
 using Format = QuantizedWeight::Format;
 
 // How a format stores q and what its scales are: its bits, the offset subtracted from q (or an
-// offset m added per 32, scales {s, m}), and whether its two scales are those of halves (Q6_K).
+// offset m added per 32, scales {s, m}), whether its two scales are those of halves (Q6_K), and
+// whether they are integers times a float16 per 256 (the K formats).
 struct Layout {
   int bits, offset;
-  bool min, halves;
+  bool min, halves, super = false;
   int scales() const { return min || halves ? 2 : 1; }
   int extra() const { return bits == 8 ? 0 : bits - 4; }  // words of bits above the nibbles
   int fields() const { return 8 / extra(); }              // value words each extra word serves
@@ -60,13 +61,15 @@ Layout layout(Format f) {
     case Format::kQ8_0:
       return {8, 128, false, false};
     case Format::kQ4_1:
-    case Format::kQ4_K:
       return {4, 0, true, false};
     case Format::kQ5_1:
-    case Format::kQ5_K:
       return {5, 0, true, false};
+    case Format::kQ4_K:
+      return {4, 0, true, false, true};
+    case Format::kQ5_K:
+      return {5, 0, true, false, true};
     default:  // Q6_K
-      return {6, 32, false, true};
+      return {6, 32, false, true, true};
   }
 }
 
@@ -75,19 +78,27 @@ const int32_t kNibbles = 0x0F0F0F0F;
 
 }  // namespace
 
-QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tensor& scales) {
+QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tensor& scales,
+                                      const std::optional<Tensor>& supers) {
   const Layout l = layout(format);
   const int64_t out = q.ndim() == 2 ? q.shape()[0] : 0, in = q.ndim() == 2 ? q.shape()[1] : 0;
-  if (out <= 0 || in <= 0 || in % 32 != 0 || scales.shape() != Shape{out, in / 32, l.scales()})
+  const int64_t block = l.super ? 256 : 32;
+  if (out <= 0 || in <= 0 || in % block != 0 || scales.shape() != Shape{out, in / 32, l.scales()} ||
+      supers.has_value() != l.super ||
+      (supers && supers->shape() != Shape{out, in / 256, l.min ? 2 : 1}))
     fail(
-        "QuantizedWeight: q %s is not (out, in) with in a multiple of 32, or its scales %s are "
-        "not (out, in / 32, %d)",
-        fmt_shape(q.shape()), fmt_shape(scales.shape()), l.scales());
+        "QuantizedWeight: q %s is not (out, in) with in a multiple of %d, or its scales %s are "
+        "not (out, in / 32, %d)%s",
+        fmt_shape(q.shape()), block, fmt_shape(scales.shape()), l.scales(),
+        l.super ? ", or it lacks supers (out, in / 256, ...)" : "");
   int64_t nb = in / 32, g = 16;
   while (nb % g != 0) g /= 2;
   Tensor v = q.cast(i32).reshape({out, nb, 32});
   auto packed = [&](const Tensor& words) -> QuantizedWeight {
-    return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::float16), g)};
+    if (!l.super)
+      return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::float16), g), {}};
+    return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::int8), g),
+            side_by_side(supers->cast(dtypes::float16), g / 8)};
   };
   if (l.bits == 8) return packed(words_of(v.reshape({out, nb, 8, 4})));
   // inputs i and 16 + i share byte i
@@ -104,13 +115,25 @@ QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tens
 }
 
 QuantizedWeight QuantizedWeight::map_rows(const std::function<Tensor(const Tensor&)>& rows) const {
-  return {format, rows(words), rows(scales)};
+  return {format, rows(words), rows(scales),
+          supers ? std::optional<Tensor>(rows(*supers)) : std::nullopt};
 }
 
 QuantizedWeight QuantizedWeight::realized() const {
-  Tensor w = words.contiguous(), s = scales.contiguous();
-  realize_all({w, s});
-  return {format, w, s};
+  QuantizedWeight r = map_rows([](const Tensor& t) { return t.contiguous(); });
+  std::vector<Tensor> parts{r.words, r.scales};
+  if (r.supers) parts.push_back(*r.supers);
+  realize_all(parts);
+  return r;
+}
+
+Tensor QuantizedWeight::block_scale(int i) const {
+  Tensor s = scales.split(1, -2)[static_cast<size_t>(i)].cast(f32);  // (out, groups, 1, g)
+  if (!supers) return s;
+  const Shape& sh = s.shape();
+  const int64_t n = supers->shape()[2];  // the K formats' d and -dmin, or Q6_K's d alone
+  Tensor d = supers->split(1, -2)[static_cast<size_t>(n == 2 ? i : 0)].cast(f32);
+  return (d.unsqueeze(-1) * s.reshape({sh[0], sh[1], 1, sh[3] / 8, 8})).reshape(sh);
 }
 
 Tensor QuantizedWeight::dequantized() const {
@@ -135,12 +158,12 @@ Tensor QuantizedWeight::dequantized() const {
     }
   }
   q = q.reshape({out, groups, g, 32});
-  Tensor sc = scales.transpose(-1, -2).cast(f32);  // (out, groups, g, 1 or 2)
-  std::vector<Tensor> part = sc.split(1, -1);
-  if (l.min) return (part[0] * q.cast(f32) + part[1]).reshape({out, groups * g * 32});
+  auto sc = [&](int i) { return block_scale(i).transpose(-1, -2); };  // (out, groups, g, 1)
+  if (l.min) return (sc(0) * q.cast(f32) + sc(1)).reshape({out, groups * g * 32});
   Tensor v = (q - l.offset).cast(f32);
-  if (l.halves) v = (v.reshape({out, groups, g, 2, 16}) * sc.unsqueeze(-1)).reshape(q.shape());
-  return (l.halves ? v : v * sc).reshape({out, groups * g * 32});
+  if (l.halves)
+    v = (v.reshape({out, groups, g, 2, 16}) * sc(0).stack({sc(1)}, -2)).reshape(q.shape());
+  return (l.halves ? v : v * sc(0)).reshape({out, groups * g * 32});
 }
 
 QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {
@@ -173,7 +196,7 @@ Tensor QuantizedWeight::matvec(const Input& x) const {
   // then one conversion and one scale each: x's word k holds inputs 4k .. 4k + 3, as does the
   // weight's value word k
   const Layout l = layout(format);
-  std::vector<Tensor> xw = x.ints.split(1, -2), w = words.split(1, -2), s = scales.split(1, -2);
+  std::vector<Tensor> xw = x.ints.split(1, -2), w = words.split(1, -2);
   auto value_word = [&](int k) {
     if (l.bits == 8) return w[k];
     Tensor v = (k < 4 ? w[k] : w[k - 4] >> 4).bitwise_and(w[0].scalar_like(kNibbles));
@@ -186,7 +209,7 @@ Tensor QuantizedWeight::matvec(const Input& x) const {
     for (int k : ks) acc = value_word(k).dot4(xw[k], acc);
     return acc.cast(f32);
   };
-  auto scaled = [&](int i) { return s[i].cast(f32) * x.d; };
+  auto scaled = [&](int i) { return block_scale(i) * x.d; };
   // a word's two nibbles one after the other (where the weight has nibbles)
   const std::vector<int> order = l.bits == 8 ? std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}
                                              : std::vector<int>{4, 0, 5, 1, 6, 2, 7, 3};
