@@ -49,8 +49,9 @@ struct Layout {
   int bits, offset;
   bool min, halves, super = false;
   int scales() const { return min || halves ? 2 : 1; }
-  int extra() const { return bits == 8 ? 0 : bits - 4; }  // words of bits above the nibbles
-  int fields() const { return 8 / extra(); }              // value words each extra word serves
+  // the words of bits above the nibbles (5 and 6 bits), and the value words each serves
+  int extra() const { return bits == 5 || bits == 6 ? bits - 4 : 0; }
+  int fields() const { return extra() > 0 ? 8 / extra() : 0; }
 };
 Layout layout(Format f) {
   switch (f) {
@@ -68,9 +69,10 @@ Layout layout(Format f) {
       return {4, 0, true, false, true};
     case Format::kQ5_K:
       return {5, 0, true, false, true};
-    default:  // Q6_K
+    case Format::kQ6_K:
       return {6, 32, false, true, true};
   }
+  fail("QuantizedWeight: format %d is not one of ggml's block formats", static_cast<int>(f));
 }
 
 // A word's nibbles.
@@ -83,14 +85,15 @@ QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tens
   const Layout l = layout(format);
   const int64_t out = q.ndim() == 2 ? q.shape()[0] : 0, in = q.ndim() == 2 ? q.shape()[1] : 0;
   const int64_t block = l.super ? 256 : 32;
-  if (out <= 0 || in <= 0 || in % block != 0 || scales.shape() != Shape{out, in / 32, l.scales()} ||
-      supers.has_value() != l.super ||
-      (supers && supers->shape() != Shape{out, in / 256, l.min ? 2 : 1}))
+  if (out <= 0 || in <= 0 || in % block != 0 || scales.shape() != Shape{out, in / 32, l.scales()})
     fail(
         "QuantizedWeight: q %s is not (out, in) with in a multiple of %d, or its scales %s are "
-        "not (out, in / 32, %d)%s",
-        fmt_shape(q.shape()), block, fmt_shape(scales.shape()), l.scales(),
-        l.super ? ", or it lacks supers (out, in / 256, ...)" : "");
+        "not (out, in / 32, %d)",
+        fmt_shape(q.shape()), block, fmt_shape(scales.shape()), l.scales());
+  const Shape want_supers{out, in / 256, l.min ? 2 : 1};
+  if (supers.has_value() != l.super || (supers && supers->shape() != want_supers))
+    fail("QuantizedWeight: %s, not %s", supers ? fmt_shape(supers->shape()) : "no supers",
+         l.super ? fmt_shape(want_supers) : "none (the K formats' alone)");
   int64_t nb = in / 32, g = 16;
   while (nb % g != 0) g /= 2;
   Tensor v = q.cast(i32).reshape({out, nb, 32});
@@ -108,7 +111,8 @@ QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tens
   // the bits above of value word k (inputs 4k + i) at bits e * (k % f) of extra word k / f's
   // byte i (or-ed, not summed: a reduce inside words_of's would realize q, 4 bytes a weight)
   const int e = l.extra(), f = l.fields();
-  std::vector<Tensor> field = (v >> 4).reshape({out, nb, e, f, 4}).split(1, -2);
+  Tensor above = (v >> 4).bitwise_and(v.scalar_like((1 << e) - 1));  // q must fit its bits
+  std::vector<Tensor> field = above.reshape({out, nb, e, f, 4}).split(1, -2);
   Tensor high = field[0];
   for (int k = 1; k < f; k++) high = high.bitwise_or(field[k] << (e * k));
   return packed(words.cat({words_of(high.squeeze(-2))}, -1));
@@ -128,6 +132,9 @@ QuantizedWeight QuantizedWeight::realized() const {
 }
 
 Tensor QuantizedWeight::block_scale(int i) const {
+  if (i < 0 || i >= scales.shape()[2])
+    fail("QuantizedWeight: block_scale(%d) of a weight with %d scales a block", i,
+         scales.shape()[2]);
   Tensor s = scales.split(1, -2)[static_cast<size_t>(i)].cast(f32);  // (out, groups, 1, g)
   if (!supers) return s;
   const Shape& sh = s.shape();
@@ -196,6 +203,13 @@ Tensor QuantizedWeight::matvec(const Input& x) const {
   // then one conversion and one scale each: x's word k holds inputs 4k .. 4k + 3, as does the
   // weight's value word k
   const Layout l = layout(format);
+  const Shape& s = words.shape();
+  auto ends_in = [](const Tensor& t, const Shape& tail) {
+    return t.ndim() >= 4 && Shape(t.shape().end() - 3, t.shape().end()) == tail;
+  };
+  if (!ends_in(x.ints, {s[1], 10, s[3]}) || !ends_in(x.d, {s[1], 1, s[3]}))
+    fail("QuantizedWeight: an input quantized as %s and %s is not one for this weight's %s",
+         fmt_shape(x.ints.shape()), fmt_shape(x.d.shape()), fmt_shape(s));
   std::vector<Tensor> xw = x.ints.split(1, -2), w = words.split(1, -2);
   auto value_word = [&](int k) {
     if (l.bits == 8) return w[k];
@@ -213,12 +227,15 @@ Tensor QuantizedWeight::matvec(const Input& x) const {
   // a word's two nibbles one after the other (where the weight has nibbles)
   const std::vector<int> order = l.bits == 8 ? std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}
                                              : std::vector<int>{4, 0, 5, 1, 6, 2, 7, 3};
-  Tensor y =
-      l.halves ? chain({0, 1, 2, 3}, xw[9] * l.offset) * scaled(0) +  // each 16's
-                     chain({4, 5, 6, 7}, (xw[8] - xw[9]) * l.offset) * scaled(1)
-      : l.min ? chain(order, xw[8] * 0) * scaled(0) - xw[8].cast(f32) * scaled(1)  // s Σ qx + m Σ x
-              : chain(order, xw[8] * l.offset) * scaled(0);                        // (q - offset) d
-  return y.sum({-3, -2, -1});
+  auto products = [&]() {
+    if (l.halves)  // each 16's (q - offset) s
+      return chain({0, 1, 2, 3}, xw[9] * l.offset) * scaled(0) +
+             chain({4, 5, 6, 7}, (xw[8] - xw[9]) * l.offset) * scaled(1);
+    if (l.min)  // s Σ q x + m Σ x, x's sum being minus xw[8]
+      return chain(order, xw[8] * 0) * scaled(0) - xw[8].cast(f32) * scaled(1);
+    return chain(order, xw[8] * l.offset) * scaled(0);  // (q - offset) d
+  };
+  return products().sum({-3, -2, -1});
 }
 
 }  // namespace tc::nn

@@ -1,8 +1,9 @@
 // A projection's weight kept in one of ggml's block formats, repacked in 32-element blocks for
 // products that multiply its integers with int8 inputs four at a time (DOT4: x86's vpdpbusd).
-// This is llama.cpp's CPU path: it repacks these formats on load and quantizes the input to Q8_0
-// (int8 and a scale per 32) before each product. A block's values, q its unsigned integers of 4,
-// 5, 6 or 8 bits:
+// This is llama.cpp's CPU path, which repacks these formats on load and quantizes the input before
+// each product: to Q8_0 (int8 and a scale per 32) for Q4_0, Q5_0 and Q8_0, as here for every
+// format (llama.cpp takes Q8_1 for Q4_1 and Q5_1, and Q8_K, per 256, for the K formats). A
+// block's values, q its unsigned integers of 4, 5, 6 or 8 bits:
 //   Q4_0, Q5_0, Q8_0: (q - 8, 16 or 128) * d, a scale per 32 (Q8_0's q: ggml's int8 + 128);
 //   Q4_1, Q5_1: s * q + m, a float16 scale and offset per 32;
 //   Q4_K, Q5_K: the same with s = d * sc and m = -dmin * mn, sc and mn 6-bit integers per 32, d
@@ -23,12 +24,12 @@ namespace tc::nn {
 struct QuantizedWeight {
   enum class Format { kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kQ4_K, kQ5_K, kQ6_K };
   Format format = Format::kQ4_0;
-  // (out, in / 32 / G, words, G) int32: G blocks side by side (16, or fewer where `in` has
-  // fewer). Word m holds q of inputs 4m .. 4m + 3, a byte each: 8-bit formats have 8 words; the
-  // others 4 of q's low 4 bits, inputs 4m .. 4m + 3 in their low nibbles and 16 + 4m .. in their
-  // high ones (ggml's order), then those of the bits above: 5-bit formats 1 word, whose byte i's
-  // bit k is input 4k + i's; Q6_K 2, whose word h's byte i's bits 2r, 2r + 1 are input 16h + 4r +
-  // i's.
+  // (out, in / 32 / G, words, G) int32: G blocks side by side (the largest power of two up to 16
+  // that divides in / 32). Word m holds q of inputs 4m .. 4m + 3, a byte each: 8-bit formats have 8
+  // words; the others 4 of q's low 4 bits, inputs 4m .. 4m + 3 in their low nibbles and 16 + 4m ..
+  // in their high ones (ggml's order), then those of the bits above: 5-bit formats 1 word, whose
+  // byte i's bit k is input 4k + i's; Q6_K 2, whose word h's byte i's bits 2r, 2r + 1 are input 16h
+  // + 4r + i's.
   Tensor words;
   // (out, in / 32 / G, 1 or 2, G): d, or s and m, float16; the K formats' sc and mn (Q6_K: its
   // halves' sc), int8
@@ -50,7 +51,7 @@ struct QuantizedWeight {
 
   // x (..., in) times the weight transposed: (..., out), float32. Each 32 inputs are quantized as
   // ggml's Q8_0 (d = max |x| / 127, x / d rounded), so this is close to x.matmul(dequantized().T)
-  // but not equal: what llama.cpp computes.
+  // but not equal: what llama.cpp computes for Q4_0, Q5_0 and Q8_0.
   Tensor matvec(const Tensor& x) const { return matvec(quantize(x)); }
 
   // x quantized and laid out as the weight's words: each 32's 8 words of int8, minus the sum of

@@ -50,7 +50,8 @@ struct FileType {
   uint32_t file_type;  // llama.cpp's general.file_type (LLAMA_FTYPE_MOSTLY_*)
   uint32_t embedding;  // of token_embd, the tied output projection
 };
-// q4_k: llama.cpp's Q4_K_S keeps the output projection in Q6_K
+// q4_k: the output projection in Q6_K, like llama.cpp's Q4_K_S (which also keeps a few attn_v
+// and ffn_down layers in Q5_K)
 constexpr FileType kTypes[] = {{"f16", gguf::F16, 1, gguf::F16},
                                {"q8_0", gguf::Q8_0, 7, gguf::Q8_0},
                                {"q4_0", gguf::Q4_0, 2, gguf::Q4_0},
@@ -90,7 +91,7 @@ class Status {
 // ---------------------------------------------------------------- the model files
 
 // The tensors llama.cpp's converter writes for Llama 3.2 1B (tied: no output.weight), matrices
-// in `type`; dims in GGUF order (in, out).
+// in `type` and the embedding in `embedding`; dims in GGUF order (in, out).
 std::vector<GgufTensor> tensors_of(const ModelShape& m, uint32_t type, uint32_t embedding) {
   const int64_t kv = m.kv_heads * m.head_dim();
   std::vector<GgufTensor> t = {{"rope_freqs.weight", {m.head_dim() / 2}, gguf::F32},

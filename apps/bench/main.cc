@@ -359,9 +359,10 @@ the GPU is known, cuBLAS on CUDA) and prints a line a case, then a Markdown tabl
                      (conv: the distinct conv layers of ResNet-18 and ResNet-50 at 224x224,
                      batch 1 and 8, forward, backward-data and backward-weights, beside oneDNN)
                      (llm: a Llama-3.2-1B-shaped model with random weights as GGUF F16, Q8_0,
-                     Q4_0 and Q4_K (its output in Q6_K, as llama.cpp's Q4_K_S), written once into
-                     $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm (5.3 GB): load, prompt processing, time to first token, generation at
-                     batch 1 and with concurrent streams, resident memory, the bandwidth limit;
+                     Q4_0 and Q4_K (its output in Q6_K, like llama.cpp's Q4_K_S), written once
+                     into $TC_BENCH_LLM_DIR or ~/.cache/tinycore-bench-llm (5.3 GB): load, prompt
+                     processing, time to first token, generation at batch 1 and with concurrent
+                     streams, resident memory, the bandwidth limit;
                      with --small a 2-layer model in a scratch folder, in seconds)
                      (onnx: ResNet-50 and MobileNetV2 exported by PyTorch, beside PyTorch and
                      OpenCV's DNN module; needs python3-torch and python3-torchvision; skipped

@@ -19,9 +19,10 @@ void fit_to_config(Checkpoint& ck) {
 
 namespace {
 
-// `quantize` (q8_0, q4_0, q4_k or q6_k) applied to every projection whose rows split into its
-// blocks (32 or 256): the float values are read once, quantized as llama.cpp does, and kept as
-// blocks with a lazy dequantization, as a GGUF file of that type would be.
+// `quantize` (q8_0, q4_0, q4_k or q6_k) applied to every projection whose rows split into blocks
+// of 32: the float values are read once, quantized (gguf::quantize), and kept as blocks with a
+// lazy dequantization, as a GGUF file of that type would be. Rows that do not fill the K
+// formats' blocks of 256 take q8_0 instead, as llama.cpp falls back to a 32-block type.
 void quantize_weights(Checkpoint& ck, const std::string& quantize) {
   if (quantize.empty()) return;
   const std::map<std::string, uint32_t> types{
@@ -29,11 +30,13 @@ void quantize_weights(Checkpoint& ck, const std::string& quantize) {
   auto it = types.find(quantize);
   if (it == types.end())
     fail("--quantize: '%s' is not a type this quantizes (q8_0, q4_0, q4_k, q6_k)", quantize);
-  const uint32_t type = it->second;
-  const int64_t block = gguf::type_info(type).block_elems;
-  int quantized = 0;
+  const int64_t block = gguf::type_info(it->second).block_elems;
+  int quantized = 0, fallbacks = 0;
   for (auto& [name, w] : ck.weights) {
-    if (w.ndim() < 2 || w.shape().back() % block != 0) continue;  // norms, biases stay as they are
+    if (w.ndim() < 2 || w.shape().back() % 32 != 0) continue;  // norms, biases stay as they are
+    const bool fits = w.shape().back() % block == 0;
+    const uint32_t type = fits ? it->second : gguf::Q8_0;
+    fallbacks += !fits;
     std::vector<float> values = w.cast(dtypes::float32).contiguous().data<float>();
     std::vector<uint8_t> blocks =
         gguf::quantize(values.data(), static_cast<int64_t>(values.size()), type);
@@ -48,7 +51,10 @@ void quantize_weights(Checkpoint& ck, const std::string& quantize) {
     }
     quantized++;
   }
-  ck.format += " quantized to " + quantize + " (" + std::to_string(quantized) + " tensors)";
+  ck.format += " quantized to " + quantize + " (" + std::to_string(quantized) + " tensors" +
+               (fallbacks ? ", " + std::to_string(fallbacks) + " of them q8_0: rows short of 256"
+                          : std::string()) +
+               ")";
 }
 
 }  // namespace

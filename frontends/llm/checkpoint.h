@@ -21,7 +21,7 @@ namespace tc::llm {
 struct Checkpoint {
   nn::LanguageModelConfig config;
   std::map<std::string, Tensor> weights;  // by llama.cpp's names (LanguageModel::weight_shapes)
-  std::map<std::string, nn::QuantizedWeight> quantized;  // Q4_0, Q8_0, Q4_K, Q6_K, repacked
+  std::map<std::string, nn::QuantizedWeight> quantized;  // matrices of block types, repacked
   std::unique_ptr<Tokenizer> tokenizer;                  // with the model's chat template text
   std::string format;      // what was read, for messages: "GGUF (f32, q4_0)" ...
   int64_t file_bytes = 0;  // the size of the files read
@@ -29,7 +29,7 @@ struct Checkpoint {
 
 struct LoadOptions {
   int64_t max_context = 4096;  // the KV cache's positions: the model's context, cut to this
-  std::string quantize;  // "" or q8_0, q4_0, q4_k, q6_k: float weights quantized on load
+  std::string quantize;        // "" or q8_0, q4_0, q4_k, q6_k: float weights quantized on load
 };
 
 // The Hugging Face folder `dir`: its config.json and safetensors (one file or an index of shards).

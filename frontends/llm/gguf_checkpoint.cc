@@ -1,6 +1,6 @@
 // GGUF files: the metadata's "<arch>.*" keys give the configuration; tensors keep llama.cpp's
-// names and their block format (a raw byte buffer and a lazy dequantization), Q4_0 and Q8_0
-// matrices repacked (nn::QuantizedWeight) with their values decoded from that.
+// names and their block format (a raw byte buffer and a lazy dequantization), the matrices of
+// block types repacked (nn::QuantizedWeight) with their values decoded from that.
 #include <functional>
 #include <set>
 
@@ -168,7 +168,7 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
       ck.file_bytes += static_cast<int64_t>(t.bytes);
       types.insert(gguf::type_info(t.type).name);
       Tensor w = tensor_of(m, t);
-      if (t.dims.size() == 2 && gguf::packs(t.type)) {  // a projection
+      if (t.dims.size() == 2 && gguf::packs(t.type)) {  // a projection (or an embedding)
         ck.quantized.emplace(t.name, gguf::packed(w, t.type, t.dims[1], t.dims[0]));
         packed.insert(t.name);
       }

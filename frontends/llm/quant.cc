@@ -67,6 +67,20 @@ Tensor high_bits(const Tensor& blocks, int64_t at) {
   return mask(bytes >> shifts, 1).reshape({nb, 32});
 }
 
+// The q of Q4_0, Q4_1, Q5_0 and Q5_1 blocks (nibbles, and the Q5s' fifth bits): [nb, 32].
+Tensor q_of(const Tensor& blocks, uint32_t type) {
+  switch (type) {
+    case Q4_0:
+      return nibbles(cols(blocks, 2, 18));
+    case Q4_1:
+      return nibbles(cols(blocks, 4, 20));
+    case Q5_0:
+      return nibbles(cols(blocks, 6, 22)).bitwise_or(high_bits(blocks, 2) << 4);
+    default:  // Q5_1
+      return nibbles(cols(blocks, 8, 24)).bitwise_or(high_bits(blocks, 4) << 4);
+  }
+}
+
 // Q4_K and Q5_K: the scale and min of each of the 8 sub-blocks (6 bits each, packed in 12 bytes at
 // byte 4 as ggml's get_scale_min_k4 reads them), broadcast over `per` elements: [nb, 8, per] each.
 std::pair<Tensor, Tensor> k_ints(const Tensor& blocks, int64_t per) {
@@ -127,18 +141,12 @@ Tensor blocks_to_float(const Tensor& blocks, uint32_t type) {
     case Q8_0:  // d, 32 int8
       return cols(blocks, 2, 34).bitcast(dtypes::int8).cast(f32) * f16_at(blocks, 0, {32});
     case Q4_0:  // d, 16 bytes of nibbles: (q - 8) * d
-      return (nibbles(cols(blocks, 2, 18)).cast(f32) - 8) * f16_at(blocks, 0, {32});
+      return (q_of(blocks, type).cast(f32) - 8) * f16_at(blocks, 0, {32});
     case Q4_1:  // d, m, nibbles: q * d + m
-      return nibbles(cols(blocks, 4, 20)).cast(f32) * f16_at(blocks, 0, {32}) +
-             f16_at(blocks, 2, {32});
-    case Q5_0: {  // d, 32 high bits, nibbles: (q - 16) * d
-      Tensor q = nibbles(cols(blocks, 6, 22)).bitwise_or(high_bits(blocks, 2) << 4);
-      return (q.cast(f32) - 16) * f16_at(blocks, 0, {32});
-    }
-    case Q5_1: {  // d, m, 32 high bits, nibbles: q * d + m
-      Tensor q = nibbles(cols(blocks, 8, 24)).bitwise_or(high_bits(blocks, 4) << 4);
-      return q.cast(f32) * f16_at(blocks, 0, {32}) + f16_at(blocks, 2, {32});
-    }
+    case Q5_1:  // d, m, 32 high bits, nibbles: q * d + m
+      return q_of(blocks, type).cast(f32) * f16_at(blocks, 0, {32}) + f16_at(blocks, 2, {32});
+    case Q5_0:  // d, 32 high bits, nibbles: (q - 16) * d
+      return (q_of(blocks, type).cast(f32) - 16) * f16_at(blocks, 0, {32});
     case Q4_K:
     case Q5_K: {  // d, dmin, scales, [qh 32 bytes,] 128 bytes of nibbles: d*sc * q - dmin*m
       Tensor q = type == Q4_K ? q4_k_values(blocks, 16) : q5_k_values(blocks);
@@ -157,7 +165,18 @@ void put_f16(uint8_t* out, float x) {
   _Float16 h = static_cast<_Float16>(x);
   std::memcpy(out, &h, 2);
 }
-float as_f16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
+// The least float16 at or above x >= 0 (rounded up, so that every scale over it stays in range of
+// its integers, where a subnormal float16 rounds by several percent).
+float f16_up(float x) {
+  _Float16 h = static_cast<_Float16>(x);
+  if (static_cast<float>(h) < x) {
+    uint16_t bits;
+    std::memcpy(&bits, &h, 2);
+    bits++;
+    std::memcpy(&h, &bits, 2);
+  }
+  return static_cast<float>(h);
+}
 
 // ggml's Q4_K block of 256 values: per 32 a scale (max - min) / 15 and a min -min(0, ...), each
 // 6 bits of the super-block's d and dmin (the largest / 63); q the nearest of 0..15. Simpler than
@@ -170,7 +189,7 @@ void quantize_q4_k(const float* v, uint8_t* y) {
     scale[j] = (hi - lo) / 15, min[j] = -lo;
     dmax = std::max(dmax, scale[j]), mmax = std::max(mmax, min[j]);
   }
-  const float d = as_f16(dmax / 63), dmin = as_f16(mmax / 63);
+  const float d = f16_up(dmax / 63), dmin = f16_up(mmax / 63);
   put_f16(y, d), put_f16(y + 2, dmin);
   auto six = [](float x, float unit) {
     return unit > 0 ? std::clamp(std::lround(x / unit), 0L, 63L) : 0L;
@@ -204,7 +223,7 @@ void quantize_q6_k(const float* v, uint8_t* y) {
     for (int i = 0; i < 16; i++) amax = std::max(amax, std::fabs(v[16 * j + i]));
     scale[j] = amax / 31, dmax = std::max(dmax, scale[j]);
   }
-  const float d = as_f16(dmax / 127);
+  const float d = f16_up(dmax / 127);
   put_f16(y + 208, d);
   int q[256];
   for (int j = 0; j < 16; j++) {
@@ -226,30 +245,30 @@ void quantize_q6_k(const float* v, uint8_t* y) {
     }
 }
 
-// The number of blocks of `raw`, the bytes of a `type` tensor of `shape`; throws naming the type,
-// shape and sizes when they do not agree.
-int64_t blocks_in(const Tensor& raw, uint32_t type, const Shape& shape) {
+// The number of blocks of `raw`, the bytes of a `type` tensor of `shape`; throws naming `op`, the
+// type, the shape and the sizes when they do not agree.
+int64_t blocks_in(const char* op, const Tensor& raw, uint32_t type, const Shape& shape) {
   const TypeInfo* info;
   try {
     info = &type_info(type);
   } catch (const FormatError& e) {
-    fail("dequantize: %s", e.what());
+    fail("%s: %s", op, e.what());
   }
   if (raw.dtype() != dtypes::uint8 || raw.shape().size() != 1)
-    fail("dequantize: the raw bytes of a %s tensor must be a 1-D uint8 tensor, not %s of shape %s",
+    fail("%s: the raw bytes of a %s tensor must be a 1-D uint8 tensor, not %s of shape %s", op,
          info->name, raw.dtype().name(), fmt_shape(raw.shape()));
   int64_t numel = 1;
   for (int64_t d : shape) {
     if (d <= 0 || numel > (int64_t{1} << 56) / d)
-      fail("dequantize: a %s tensor of shape %s", info->name, fmt_shape(shape));
+      fail("%s: a %s tensor of shape %s", op, info->name, fmt_shape(shape));
     numel *= d;
   }
   if (shape.empty() || shape.back() % info->block_elems != 0)
-    fail("dequantize: a %s tensor's last dimension must be a multiple of %d; shape %s", info->name,
+    fail("%s: a %s tensor's last dimension must be a multiple of %d; shape %s", op, info->name,
          info->block_elems, fmt_shape(shape));
   const int64_t nb = numel / info->block_elems;
   if (raw.shape()[0] != nb * info->block_bytes)
-    fail("dequantize: a %s tensor of shape %s is %d bytes, not %d", info->name, fmt_shape(shape),
+    fail("%s: a %s tensor of shape %s is %d bytes, not %d", op, info->name, fmt_shape(shape),
          nb * info->block_bytes, raw.shape()[0]);
   return nb;
 }
@@ -257,7 +276,7 @@ int64_t blocks_in(const Tensor& raw, uint32_t type, const Shape& shape) {
 }  // namespace
 
 Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape) {
-  const int64_t nb = blocks_in(raw, type, shape);
+  const int64_t nb = blocks_in("dequantize", raw, type, shape);
   switch (type) {
     case F32:
       return raw.bitcast(f32).reshape(shape);
@@ -277,7 +296,12 @@ bool packs(uint32_t type) {
 
 nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_t in) {
   using Format = nn::QuantizedWeight::Format;
-  const int64_t nb = blocks_in(raw, type, {out, in});
+  if (!packs(type))
+    fail(
+        "packed: ggml type %d is not kept packed (the block types are: q4_0, q4_1, q5_0, q5_1, "
+        "q8_0, q4_K, q5_K, q6_K)",
+        type);
+  const int64_t nb = blocks_in("packed", raw, type, {out, in});
   Tensor blocks = raw.reshape({nb, type_info(type).block_bytes});
   // q [nb, elements], scales [nb, elements / 32, 1 or 2] and supers [nb, 1, 1 or 2] as the
   // weight's
@@ -289,19 +313,16 @@ nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_
     return nn::QuantizedWeight::pack(format, q.reshape({out, in}), rows(scales, 32),
                                      supers ? std::optional(rows(*supers, 256)) : std::nullopt);
   };
-  Tensor d = f16_at(blocks, 0, {1, 1});
-  auto with_m = [&](int64_t at) { return d.cat({f16_at(blocks, at, {1, 1})}, -1); };
+  Tensor d = f16_at(blocks, 0, {1, 1}), m = f16_at(blocks, 2, {1, 1});  // (m: where it is one)
   switch (type) {
     case Q4_0:
-      return pack(Format::kQ4_0, nibbles(cols(blocks, 2, 18)), d);
+      return pack(Format::kQ4_0, q_of(blocks, type), d);
     case Q4_1:
-      return pack(Format::kQ4_1, nibbles(cols(blocks, 4, 20)), with_m(2));
+      return pack(Format::kQ4_1, q_of(blocks, type), d.cat({m}, -1));
     case Q5_0:
-      return pack(Format::kQ5_0, nibbles(cols(blocks, 6, 22)).bitwise_or(high_bits(blocks, 2) << 4),
-                  d);
+      return pack(Format::kQ5_0, q_of(blocks, type), d);
     case Q5_1:
-      return pack(Format::kQ5_1, nibbles(cols(blocks, 8, 24)).bitwise_or(high_bits(blocks, 4) << 4),
-                  with_m(2));
+      return pack(Format::kQ5_1, q_of(blocks, type), d.cat({m}, -1));
     case Q8_0:  // + 128: unsigned, as DOT4 multiplies
       return pack(Format::kQ8_0,
                   cols(blocks, 2, 34).bitcast(dtypes::int8).cast(dtypes::int32) + 128, d);
@@ -310,13 +331,11 @@ nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_
       auto [sc, mn] = k_ints(blocks, 1);
       return pack(type == Q4_K ? Format::kQ4_K : Format::kQ5_K,
                   type == Q4_K ? q4_k_values(blocks, 16) : q5_k_values(blocks), sc.cat({mn}, -1),
-                  d.cat({f16_at(blocks, 2, {1, 1}).neg()}, -1));
+                  d.cat({m.neg()}, -1));
     }
-    case Q6_K:  // each 32's two sc, d
+    default:  // Q6_K: each 32's two sc, d
       return pack(Format::kQ6_K, q6_k_values(blocks), q6_k_ints(blocks, 1).reshape({nb, 8, 2}),
                   f16_at(blocks, 208, {1, 1}));
-    default:
-      fail("ggml type %d (%s) is not kept packed", type, type_info(type).name);
   }
 }
 

@@ -3,7 +3,7 @@
 // host loop: the dequantization fuses into the kernel that reads it, so a matmul with a Q4_0
 // weight reads 4.5 bits per weight. Values are exactly those of ggml's reference
 // dequantize_row_* (ggml-quants.c). quantize() is ggml's reference quantize_row_q8_0/q4_0 on the
-// host, byte for byte.
+// host, byte for byte, and simpler quantizers of Q4_K and Q6_K.
 #pragma once
 
 #include <cstdint>

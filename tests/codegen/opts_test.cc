@@ -1,6 +1,5 @@
 // Kernel optimizations preserve results: every kernel run with lanes, register tiles, cache
-// tiles, loop orders and thread splits must match the unoptimized kernel; the thread pool runs
-// each share once.
+// tiles, loop orders and thread splits must match the unoptimized kernel.
 #include "tinycore/codegen/opts.h"
 
 #include <gtest/gtest.h>

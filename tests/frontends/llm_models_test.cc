@@ -141,6 +141,20 @@ TEST(LlmQuantized, StoredAndOnLoadBlocksGiveTheSameLogitsNearTheFloatModels) {
   }
 }
 
+// --quantize q4_k and q6_k quantize matrices whose rows fill blocks of 256; the fixture's (64 and
+// 128 wide) take q8_0 instead, as llama.cpp falls back: the same logits as --quantize q8_0.
+TEST(LlmQuantized, KFormatsOnLoadFallBackToQ8_0ForNarrowRows) {
+  const std::string f32 = std::string(TC_FIXTURE_DIR) + "/llm/llama.f32.gguf";
+  Tensor input = Tensor::from_vector<int32_t>({1, 2, 3, 4}, Shape{1, 4});
+  auto q8 = tc::llm::load_language_model(f32, {.quantize = "q8_0"});
+  std::vector<float> want = q8.model->forward(input).data<float>();
+  for (const char* type : {"q4_k", "q6_k"}) {
+    auto k = tc::llm::load_language_model(f32, {.quantize = type});
+    EXPECT_THAT(k.format, ::testing::HasSubstr("of them q8_0: rows short of 256")) << k.format;
+    EXPECT_EQ(k.model->forward(input).data<float>(), want) << type;
+  }
+}
+
 // A quantized model's projections multiply as llama.cpp's do (nn::QuantizedWeight: x quantized to
 // int8 per 32, DOT4s of the weight's integers): its logits stay within `bound` of the same
 // weights' float32 products (what x's rounding moves them) and differ from them; and its decode

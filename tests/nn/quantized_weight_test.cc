@@ -12,8 +12,12 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "frontends/llm/gguf.h"
 #include "frontends/llm/quant.h"
@@ -107,7 +111,8 @@ TEST_P(Quantized, MatvecIsLlamaCppsProduct) {
   if (!k_format(type)) cases.insert(cases.end(), {{24, 128, {2, 3}}, {33, 96, {4}}});
   for (auto [out, in, lead] : cases) {
     std::vector<float> w(static_cast<size_t>(out * in));
-    for (float& v : w) v = normal(gen);
+    for (size_t i = 0; i < w.size(); i++)  // each 256 at a scale of 1e-3 .. 10
+      w[i] = normal(gen) * std::pow(10.0f, static_cast<float>(i / 256 % 5) - 3);
     for (int64_t i = 0; i < 32; i++) w[static_cast<size_t>(in + i)] = 0;  // a block of zeros
     // the types gguf::quantize makes from w, the others random blocks
     std::vector<uint8_t> blocks = quantizes(type) ? gguf::quantize(w.data(), out * in, type)
@@ -115,7 +120,9 @@ TEST_P(Quantized, MatvecIsLlamaCppsProduct) {
     Tensor raw =
         Tensor::from_blob(blocks.data(), {static_cast<int64_t>(blocks.size())}, tc::dtypes::uint8);
     std::vector<float> values = gguf::dequantize(raw, type, {out, in}).data<float>();
-    // the quantizer's error: half a step of 15 (4 bits) or 63 (6 bits) across a block's range
+    // the quantizer's error: at most a step of 15 levels (4 bits) or 63 (6 and 8 bits) across
+    // twice the largest magnitude of its 256 values (half a step of q's rounding, and Q4_K's
+    // 6-bit scale and min rounded too)
     double step = type == gguf::Q4_0 || type == gguf::Q4_K ? 2.0 / 15 : 2.0 / 63;
     for (size_t i = 0; quantizes(type) && i < w.size(); i += 256) {
       double amax = 0, err = 0;
@@ -182,7 +189,23 @@ TEST(Quantized, ErrorsNameTheSizes) {
   } catch (const tc::Error& e) {
     EXPECT_NE(std::string(e.what()).find("32 inputs"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(gguf::packed(raw, gguf::Q5_K, 1, 256), tc::Error);
+  // a message naming what was wrong, for each of these
+  auto names = [](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << "no error naming " << what;
+    } catch (const tc::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  Tensor f16 = Tensor::from_vector<uint8_t>(std::vector<uint8_t>(512, 0));
+  names([&] { gguf::packed(f16, gguf::F16, 1, 256); }, "type 1 is not kept packed");
+  names([&] { q.block_scale(1); }, "block_scale(1) of a weight with 1 scales a block");
+  QuantizedWeight wide =
+      gguf::packed(Tensor::from_vector<uint8_t>(std::vector<uint8_t>(36 * 16, 0)), gguf::Q4_0, 1,
+                   1024);  // a group of 16 blocks, not 1 of 1
+  names([&] { wide.matvec(q.quantize(Tensor::from_vector<float>(std::vector<float>(32, 1.0f)))); },
+        "is not one for this weight's");
 }
 
 }  // namespace
