@@ -43,11 +43,10 @@ Tensor bytes_of(const Tensor& words) {
 using Format = QuantizedWeight::Format;
 
 // How a format stores q and what its scales are: its bits, the offset subtracted from q (or an
-// offset m added per 32, scales {s, m}), whether its two scales are those of halves (Q6_K), and
-// whether they are integers times a float16 per 256 (the K formats).
+// offset m added per 32, scales {s, m}), and whether its two scales are those of halves (Q6_K).
 struct Layout {
   int bits, offset;
-  bool min, halves, super = false;
+  bool min, halves;
   int scales() const { return min || halves ? 2 : 1; }
   // the words of bits above the nibbles (5 and 6 bits), and the value words each serves
   int extra() const { return bits == 5 || bits == 6 ? bits - 4 : 0; }
@@ -62,15 +61,13 @@ Layout layout(Format f) {
     case Format::kQ8_0:
       return {8, 128, false, false};
     case Format::kQ4_1:
+    case Format::kQ4_K:
       return {4, 0, true, false};
     case Format::kQ5_1:
-      return {5, 0, true, false};
-    case Format::kQ4_K:
-      return {4, 0, true, false, true};
     case Format::kQ5_K:
-      return {5, 0, true, false, true};
+      return {5, 0, true, false};
     case Format::kQ6_K:
-      return {6, 32, false, true, true};
+      return {6, 32, false, true};
   }
   fail("QuantizedWeight: format %d is not one of ggml's block formats", static_cast<int>(f));
 }
@@ -80,28 +77,19 @@ const int32_t kNibbles = 0x0F0F0F0F;
 
 }  // namespace
 
-QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tensor& scales,
-                                      const std::optional<Tensor>& supers) {
+QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tensor& scales) {
   const Layout l = layout(format);
   const int64_t out = q.ndim() == 2 ? q.shape()[0] : 0, in = q.ndim() == 2 ? q.shape()[1] : 0;
-  const int64_t block = l.super ? 256 : 32;
-  if (out <= 0 || in <= 0 || in % block != 0 || scales.shape() != Shape{out, in / 32, l.scales()})
+  if (out <= 0 || in <= 0 || in % 32 != 0 || scales.shape() != Shape{out, in / 32, l.scales()})
     fail(
-        "QuantizedWeight: q %s is not (out, in) with in a multiple of %d, or its scales %s are "
+        "QuantizedWeight: q %s is not (out, in) with in a multiple of 32, or its scales %s are "
         "not (out, in / 32, %d)",
-        fmt_shape(q.shape()), block, fmt_shape(scales.shape()), l.scales());
-  const Shape want_supers{out, in / 256, l.min ? 2 : 1};
-  if (supers.has_value() != l.super || (supers && supers->shape() != want_supers))
-    fail("QuantizedWeight: %s, not %s", supers ? fmt_shape(supers->shape()) : "no supers",
-         l.super ? fmt_shape(want_supers) : "none (the K formats' alone)");
+        fmt_shape(q.shape()), fmt_shape(scales.shape()), l.scales());
   int64_t nb = in / 32, g = 16;
   while (nb % g != 0) g /= 2;
   Tensor v = q.cast(i32).reshape({out, nb, 32});
   auto packed = [&](const Tensor& words) -> QuantizedWeight {
-    if (!l.super)
-      return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::float16), g), {}};
-    return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::int8), g),
-            side_by_side(supers->cast(dtypes::float16), g / 8)};
+    return {format, side_by_side(words, g), side_by_side(scales.cast(dtypes::float16), g)};
   };
   if (l.bits == 8) return packed(words_of(v.reshape({out, nb, 8, 4})));
   // inputs i and 16 + i share byte i
@@ -119,28 +107,20 @@ QuantizedWeight QuantizedWeight::pack(Format format, const Tensor& q, const Tens
 }
 
 QuantizedWeight QuantizedWeight::map_rows(const std::function<Tensor(const Tensor&)>& rows) const {
-  return {format, rows(words), rows(scales),
-          supers ? std::optional<Tensor>(rows(*supers)) : std::nullopt};
+  return {format, rows(words), rows(scales)};
 }
 
 QuantizedWeight QuantizedWeight::realized() const {
-  QuantizedWeight r = map_rows([](const Tensor& t) { return t.contiguous(); });
-  std::vector<Tensor> parts{r.words, r.scales};
-  if (r.supers) parts.push_back(*r.supers);
-  realize_all(parts);
-  return r;
+  Tensor w = words.contiguous(), s = scales.contiguous();
+  realize_all({w, s});
+  return {format, w, s};
 }
 
 Tensor QuantizedWeight::block_scale(int i) const {
   if (i < 0 || i >= scales.shape()[2])
     fail("QuantizedWeight: block_scale(%d) of a weight with %d scales a block", i,
          scales.shape()[2]);
-  Tensor s = scales.split(1, -2)[static_cast<size_t>(i)].cast(f32);  // (out, groups, 1, g)
-  if (!supers) return s;
-  const Shape& sh = s.shape();
-  const int64_t n = supers->shape()[2];  // the K formats' d and -dmin, or Q6_K's d alone
-  Tensor d = supers->split(1, -2)[static_cast<size_t>(n == 2 ? i : 0)].cast(f32);
-  return (d.unsqueeze(-1) * s.reshape({sh[0], sh[1], 1, sh[3] / 8, 8})).reshape(sh);
+  return scales.split(1, -2)[static_cast<size_t>(i)].cast(f32);
 }
 
 Tensor QuantizedWeight::dequantized() const {
@@ -165,12 +145,12 @@ Tensor QuantizedWeight::dequantized() const {
     }
   }
   q = q.reshape({out, groups, g, 32});
-  auto sc = [&](int i) { return block_scale(i).transpose(-1, -2); };  // (out, groups, g, 1)
-  if (l.min) return (sc(0) * q.cast(f32) + sc(1)).reshape({out, groups * g * 32});
+  Tensor sc = scales.transpose(-1, -2).cast(f32);  // (out, groups, g, 1 or 2)
+  std::vector<Tensor> part = sc.split(1, -1);
+  if (l.min) return (part[0] * q.cast(f32) + part[1]).reshape({out, groups * g * 32});
   Tensor v = (q - l.offset).cast(f32);
-  if (l.halves)
-    v = (v.reshape({out, groups, g, 2, 16}) * sc(0).stack({sc(1)}, -2)).reshape(q.shape());
-  return (l.halves ? v : v * sc(0)).reshape({out, groups * g * 32});
+  if (l.halves) v = (v.reshape({out, groups, g, 2, 16}) * sc.unsqueeze(-1)).reshape(q.shape());
+  return (l.halves ? v : v * sc).reshape({out, groups * g * 32});
 }
 
 QuantizedWeight::Input QuantizedWeight::quantize(const Tensor& x) const {

@@ -168,7 +168,7 @@ Checkpoint read_gguf_file(const std::string& path, const LoadOptions& options) {
       ck.file_bytes += static_cast<int64_t>(t.bytes);
       types.insert(gguf::type_info(t.type).name);
       Tensor w = tensor_of(m, t);
-      if (t.dims.size() == 2 && gguf::packs(t.type)) {  // a projection (or an embedding)
+      if (t.dims.size() == 2 && gguf::packs(t.type, m.data(t), t.bytes)) {  // a projection
         ck.quantized.emplace(t.name, gguf::packed(w, t.type, t.dims[1], t.dims[0]));
         packed.insert(t.name);
       }

@@ -81,9 +81,10 @@ Tensor q_of(const Tensor& blocks, uint32_t type) {
   }
 }
 
-// Q4_K and Q5_K: the scale and min of each of the 8 sub-blocks (6 bits each, packed in 12 bytes at
-// byte 4 as ggml's get_scale_min_k4 reads them), broadcast over `per` elements: [nb, 8, per] each.
-std::pair<Tensor, Tensor> k_ints(const Tensor& blocks, int64_t per) {
+// Q4_K and Q5_K: d * scale and dmin * min of each of the 8 sub-blocks (6 bits each, packed in 12
+// bytes at byte 4 as ggml's get_scale_min_k4 reads them), broadcast over `per` elements: [nb, 8,
+// per] each.
+std::pair<Tensor, Tensor> k_scales(const Tensor& blocks, int64_t per) {
   Tensor s = field(blocks, 4, 16, {per}).permute({0, 2, 1});  // [nb, 12, per]
   auto rows = [&](int64_t lo) { return s.shrink({{0, s.shape()[0]}, {lo, lo + 4}, {0, per}}); };
   Tensor s0 = rows(0), s1 = rows(4), s2 = rows(8);
@@ -91,12 +92,6 @@ std::pair<Tensor, Tensor> k_ints(const Tensor& blocks, int64_t per) {
       Tensor::cat(std::vector<Tensor>{mask(s0, 63), mask(s2, 15).bitwise_or((s0 >> 6) << 4)}, 1);
   Tensor mn =
       Tensor::cat(std::vector<Tensor>{mask(s1, 63), (s2 >> 4).bitwise_or((s1 >> 6) << 4)}, 1);
-  return {sc, mn};
-}
-
-// Those times d and dmin: ggml's d * scale and dmin * min.
-std::pair<Tensor, Tensor> k_scales(const Tensor& blocks, int64_t per) {
-  auto [sc, mn] = k_ints(blocks, per);
   return {f16_at(blocks, 0, {8, per}) * sc.cast(f32), f16_at(blocks, 2, {8, per}) * mn.cast(f32)};
 }
 
@@ -125,12 +120,10 @@ Tensor q6_k_values(const Tensor& blocks) {
   return lo.bitwise_or(mask(qh >> shifts, 3) << 4).reshape({nb, 256});
 }
 
-// Q6_K's int8 sc of each 16 values, and d * sc, broadcast over `per`: [nb, 16, per].
-Tensor q6_k_ints(const Tensor& blocks, int64_t per) {
-  return field(blocks, 192, 208, {per}).permute({0, 2, 1}).bitcast(dtypes::int8);
-}
+// Q6_K's d * sc of each 16 values, broadcast over `per`: [nb, 16, per].
 Tensor q6_k_scales(const Tensor& blocks, int64_t per) {
-  return f16_at(blocks, 208, {16, per}) * q6_k_ints(blocks, per).cast(f32);
+  Tensor sc = field(blocks, 192, 208, {per}).permute({0, 2, 1}).bitcast(dtypes::int8);
+  return f16_at(blocks, 208, {16, per}) * sc.cast(f32);
 }
 
 // The values of `nb` blocks [nb, block_bytes] of `type`: [nb, block_elems] (or any shape of that
@@ -273,6 +266,11 @@ int64_t blocks_in(const char* op, const Tensor& raw, uint32_t type, const Shape&
   return nb;
 }
 
+bool block_type(uint32_t t) {
+  return t == Q4_0 || t == Q4_1 || t == Q5_0 || t == Q5_1 || t == Q8_0 || t == Q4_K || t == Q5_K ||
+         t == Q6_K;
+}
+
 }  // namespace
 
 Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape) {
@@ -289,29 +287,37 @@ Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape) {
   }
 }
 
-bool packs(uint32_t type) {
-  return type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1 || type == Q8_0 ||
-         type == Q4_K || type == Q5_K || type == Q6_K;
+bool packs(uint32_t type, const uint8_t* blocks, size_t bytes) {
+  if (!block_type(type)) return false;
+  if (type != Q4_K && type != Q5_K && type != Q6_K) return true;
+  // the K formats keep d * sc (and dmin * m) as float16, which must not overflow where ggml's
+  // float32 would not: |sc| is at most 63 (Q4_K, Q5_K) or 128 (Q6_K)
+  const bool six = type == Q6_K;
+  const size_t size = type_info(type).block_bytes, from = six ? 208 : 0, to = six ? 210 : 4;
+  const float most = 65504.0f / (six ? 128 : 63);
+  for (size_t b = 0; b + size <= bytes; b += size)
+    for (size_t f = from; f < to; f += 2) {
+      _Float16 h;
+      std::memcpy(&h, blocks + b + f, 2);
+      if (std::fabs(static_cast<float>(h)) > most && std::isfinite(static_cast<float>(h)))
+        return false;
+    }
+  return true;
 }
 
 nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_t in) {
   using Format = nn::QuantizedWeight::Format;
-  if (!packs(type))
+  if (!block_type(type))
     fail(
         "packed: ggml type %d is not kept packed (the block types are: q4_0, q4_1, q5_0, q5_1, "
         "q8_0, q4_K, q5_K, q6_K)",
         type);
   const int64_t nb = blocks_in("packed", raw, type, {out, in});
   Tensor blocks = raw.reshape({nb, type_info(type).block_bytes});
-  // q [nb, elements], scales [nb, elements / 32, 1 or 2] and supers [nb, 1, 1 or 2] as the
-  // weight's
-  auto pack = [&](Format format, const Tensor& q, const Tensor& scales,
-                  const std::optional<Tensor>& supers = {}) {
-    auto rows = [&](const Tensor& t, int64_t per) {
-      return t.reshape({out, in / per, t.shape().back()});
-    };
-    return nn::QuantizedWeight::pack(format, q.reshape({out, in}), rows(scales, 32),
-                                     supers ? std::optional(rows(*supers, 256)) : std::nullopt);
+  // q [nb, elements] and scales [nb, elements / 32, 1 or 2] as the weight's
+  auto pack = [&](Format format, const Tensor& q, const Tensor& scales) {
+    return nn::QuantizedWeight::pack(format, q.reshape({out, in}),
+                                     scales.reshape({out, in / 32, scales.shape().back()}));
   };
   Tensor d = f16_at(blocks, 0, {1, 1}), m = f16_at(blocks, 2, {1, 1});  // (m: where it is one)
   switch (type) {
@@ -327,15 +333,14 @@ nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_
       return pack(Format::kQ8_0,
                   cols(blocks, 2, 34).bitcast(dtypes::int8).cast(dtypes::int32) + 128, d);
     case Q4_K:
-    case Q5_K: {  // d * sc * q + -dmin * mn
-      auto [sc, mn] = k_ints(blocks, 1);
+    case Q5_K: {  // s * q + m: ggml's -dmin * m is the offset
+      auto [scale, min] = k_scales(blocks, 1);
       return pack(type == Q4_K ? Format::kQ4_K : Format::kQ5_K,
-                  type == Q4_K ? q4_k_values(blocks, 16) : q5_k_values(blocks), sc.cat({mn}, -1),
-                  d.cat({m.neg()}, -1));
+                  type == Q4_K ? q4_k_values(blocks, 16) : q5_k_values(blocks),
+                  scale.cat({min.neg()}, -1));
     }
-    default:  // Q6_K: each 32's two sc, d
-      return pack(Format::kQ6_K, q6_k_values(blocks), q6_k_ints(blocks, 1).reshape({nb, 8, 2}),
-                  f16_at(blocks, 208, {1, 1}));
+    default:  // Q6_K: each 32's two scales
+      return pack(Format::kQ6_K, q6_k_values(blocks), q6_k_scales(blocks, 1).reshape({nb, 8, 2}));
   }
 }
 

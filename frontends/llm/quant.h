@@ -26,11 +26,12 @@ Tensor dequantize(const Tensor& raw, uint32_t type, const Shape& shape);
 // simply than ggml's (the same format).
 std::vector<uint8_t> quantize(const float* x, int64_t n, uint32_t type);
 
-// Whether a matrix of ggml type `type` is kept as an nn::QuantizedWeight: every block type (Q4_0,
-// Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K). packed(): the (out, in) matrix of such a type from
-// its raw bytes (lazy; an error naming the type, shape and sizes when they do not agree, or for
-// another type).
-bool packs(uint32_t type);
+// Whether a matrix of ggml type `type`, its blocks at `blocks`, is kept as an nn::QuantizedWeight:
+// every block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K), the K formats where no scale
+// is so large that its products overflow float16. packed(): the (out, in) matrix of such a type
+// from its raw bytes (lazy; an error naming the type, shape and sizes when they do not agree, or
+// for another type).
+bool packs(uint32_t type, const uint8_t* blocks, size_t bytes);
 nn::QuantizedWeight packed(const Tensor& raw, uint32_t type, int64_t out, int64_t in);
 
 }  // namespace tc::gguf
