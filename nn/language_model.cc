@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "nn/kv_cache.h"
 #include "tinycore/error.h"
 
 namespace tc::nn {
@@ -174,7 +175,7 @@ Tensor LanguageModel::rope(const Tensor& x, const Rotation& r) const {
 
 Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positions,
                                 const std::optional<Rotation>& rotation, int64_t row,
-                                int64_t window) {
+                                bool step) {
   int64_t batch = x.shape()[0], len = x.shape()[1], hd = c_.head_dim;
   // contiguous: RoPE reads each row twice (both halves), which must not recompute the matmul; and
   // a prefill writes k and v into the cache with a kernel over all of its rows, which must not
@@ -191,8 +192,6 @@ Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positi
     q = rope(q, *rotation).contiguous();
     k = rope(k, *rotation).contiguous();
   }
-  AttentionOpts causal{.dropout_p = 0.0, .is_causal = true, .enable_gqa = true};
-  Tensor out = q.transpose(1, 2);
   if (row >= 0) {  // prefill: this sequence's keys and values into its row of the cache
     auto rows = [&](const Tensor& cache) {
       return cache.shrink({{row, row + 1}, {0, len}, {0, c_.kv_heads}, {0, hd}});
@@ -201,23 +200,10 @@ Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positi
     rows(cache_v_[i]).assign(v);
     realize_all({cache_k_[i], cache_v_[i]});
   }
-  if (window == 0) {
-    out = out.scaled_dot_product_attention(k.transpose(1, 2), v.transpose(1, 2), {}, causal);
-  } else {  // each row's key and value into slot positions[b]; it attends to slots 0 .. that
-    Tensor slot = Tensor::arange(0, static_cast<double>(c_.context), 1, dtypes::int32);
-    Tensor pos = positions.cast(dtypes::int32).reshape({batch, 1, 1, 1});
-    Tensor here = slot.reshape({1, c_.context, 1, 1}).eq(pos);
-    cache_k_[i].assign(here.where(k, cache_k_[i]));
-    cache_v_[i].assign(here.where(v, cache_v_[i]));
-    realize_all({cache_k_[i], cache_v_[i]});
-    auto first = [&](const Tensor& t) {  // the window's slots
-      return t.shrink({{0, t.shape()[0]}, {0, window}, {0, t.shape()[2]}, {0, t.shape()[3]}});
-    };
-    Tensor seen = first(slot.reshape({1, c_.context, 1, 1})).reshape({1, 1, 1, window}).le(pos);
-    causal.is_causal = false;
-    out = out.scaled_dot_product_attention(first(cache_k_[i]).transpose(1, 2),
-                                           first(cache_v_[i]).transpose(1, 2), seen, causal);
-  }
+  Tensor out = step ? attend_cached(cache_k_[i], cache_v_[i], q, k, v, positions.reshape({batch}))
+                    : q.transpose(1, 2).scaled_dot_product_attention(
+                          k.transpose(1, 2), v.transpose(1, 2), {},
+                          {.dropout_p = 0.0, .is_causal = true, .enable_gqa = true});
   return linear(i, "attn_output", out.transpose(1, 2).reshape({batch, len, c_.heads * hd}));
 }
 
@@ -255,7 +241,7 @@ Tensor LanguageModel::mlp(int64_t i, const Tensor& x) const {
 }
 
 Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int64_t row,
-                             int64_t window) {
+                             bool step) {
   if (w_.empty()) fail("%s model: no weights (set_weights first)", c_.arch);
   Tensor x = tokens.one_hot(c_.vocab)
                  .cast(dtypes::float32)
@@ -264,13 +250,12 @@ Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int6
     x = x + positions.one_hot(c_.context)
                 .cast(dtypes::float32)
                 .matmul(w(-1, "position_embd").cast(dtypes::float32));
-  bool cached = row >= 0 || window > 0;
   std::optional<Rotation> r;
   if (!c_.learned_positions) r = rotation(positions);
   for (int64_t i = 0; i < c_.layers; i++) {
-    Tensor y = x + attention(i, norm(i, "attn_norm", x), positions, r, row, window);
+    Tensor y = x + attention(i, norm(i, "attn_norm", x), positions, r, row, step);
     x = y + mlp(i, norm(i, "ffn_norm", y));
-    if (cached) x = x.realize();  // the next layer's cache write would compute it again
+    if (row >= 0 || step) x = x.realize();  // the next layer's cache write would compute it again
   }
   return x;
 }
@@ -296,7 +281,7 @@ Tensor LanguageModel::forward(const Tensor& tokens) {
   Tensor pos = Tensor::arange(0, static_cast<double>(len), 1, dtypes::int32)
                    .reshape({1, len})
                    .expand({tokens.shape()[0], len});
-  return logits(hidden(tokens, pos, -1, 0));
+  return logits(hidden(tokens, pos, -1, false));
 }
 
 void LanguageModel::allocate(int64_t batch) {
@@ -324,7 +309,7 @@ Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row, int64_t logits_
     fail("%s model: prefill's logits at position %d of a sequence of %d", c_.arch, logits_at, len);
   Tensor x = hidden(tokens,
                     Tensor::arange(0, static_cast<double>(len), 1, dtypes::int32).reshape({1, len}),
-                    row, 0);
+                    row, false);
   if (logits_at >= 0)  // a one-hot pick of that row: a gather, one row read
     x = Tensor::from_vector(std::vector<int32_t>{static_cast<int32_t>(logits_at)}, Shape{1, 1})
             .one_hot(len)
@@ -333,7 +318,7 @@ Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row, int64_t logits_
   return logits(x);
 }
 
-Tensor LanguageModel::decode(const Tensor& tokens, const Tensor& positions, int64_t window) {
+Tensor LanguageModel::decode(const Tensor& tokens, const Tensor& positions) {
   check_tokens(c_, tokens, "decode");
   int64_t batch = tokens.shape()[0];
   if (tokens.shape()[1] != 1)
@@ -345,11 +330,7 @@ Tensor LanguageModel::decode(const Tensor& tokens, const Tensor& positions, int6
   if (positions.shape() != Shape{batch} || !dtypes::is_int(positions.dtype()))
     fail("%s model: decode positions must be (%d,) integers, got %s %s", c_.arch, batch,
          fmt_shape(positions.shape()), positions.dtype().name());
-  if (window < 0 || window > c_.context)
-    fail("%s model: decode's window of %d slots is not within the context's %d", c_.arch, window,
-         c_.context);
-  return logits(
-      hidden(tokens, positions.reshape({batch, 1}), -1, window == 0 ? c_.context : window));
+  return logits(hidden(tokens, positions.reshape({batch, 1}), -1, true));
 }
 
 }  // namespace tc::nn

@@ -4,7 +4,7 @@
 // a lazy expression, like the dequantization of a GGUF block format, which then fuses into the
 // kernel that reads it. Inference keeps keys and values in a KV cache of `context` positions per
 // batch row; decode() reads each row's position from a tensor, so one TinyJit capture of a decode
-// step serves every position below its window (the cache slots it attends to).
+// step serves every position.
 #pragma once
 
 #include <map>
@@ -52,11 +52,9 @@ class LanguageModel : public Module {
   Tensor prefill(const Tensor& tokens, int64_t row, int64_t logits_at = -1);
   // One token per row, tokens (B, 1), row b at position positions[b] ((B,) integers, read on the
   // device): its key and value go to that slot of the cache and it attends to slots 0 ..
-  // positions[b]. Logits (B, 1, vocab). B must be the allocated batch. `window` (0: the whole
-  // context): the slots attended to are read from the first `window` only, which must hold every
-  // row's position (the positions are data: they are not checked), so that a step early in a long
-  // context reads only the cache it has written.
-  Tensor decode(const Tensor& tokens, const Tensor& positions, int64_t window = 0);
+  // positions[b] (nn/kv_cache.h: one TinyJit capture serves every position). Logits (B, 1,
+  // vocab). B must be the allocated batch.
+  Tensor decode(const Tensor& tokens, const Tensor& positions);
   // A KV cache of `batch` rows of `context` positions (zeros), replacing any other.
   void allocate(int64_t batch);
   const LanguageModelConfig& config() const { return c_; }
@@ -76,9 +74,9 @@ class LanguageModel : public Module {
 
  private:
   // The last layer's output (B, T, dim): forward's body; `positions` (B, T) integers, `row` the
-  // cache row of a prefill or -1 (no cache), `window` > 0 for a decode step (cache written at
-  // positions, attends up to them, within its first `window` slots).
-  Tensor hidden(const Tensor& tokens, const Tensor& positions, int64_t row, int64_t window);
+  // cache row of a prefill or -1 (no cache); `step`: a decode step (cache written at positions,
+  // attends up to them).
+  Tensor hidden(const Tensor& tokens, const Tensor& positions, int64_t row, bool step);
   Tensor logits(const Tensor& hidden) const;  // the output norm and projection
   // RoPE's rotation at every position: the cosines and sines of its angles, (B, T, 1,
   // head_dim / 2), computed once for every layer, head, q and k (fused into a layer's rotation of
@@ -88,7 +86,7 @@ class LanguageModel : public Module {
   };
   Rotation rotation(const Tensor& positions) const;
   Tensor attention(int64_t i, const Tensor& x, const Tensor& positions,
-                   const std::optional<Rotation>& rotation, int64_t row, int64_t window);
+                   const std::optional<Rotation>& rotation, int64_t row, bool step);
   Tensor mlp(int64_t i, const Tensor& x) const;
   // the weight `name` of layer i ("blk.<i>.<name>.weight"; i < 0: a global one, "<name>.weight")
   const Tensor& w(int64_t i, const std::string& name, const char* kind = "weight") const;

@@ -1,5 +1,6 @@
 #include "nn/transformer.h"
 
+#include "nn/kv_cache.h"
 #include "tinycore/error.h"
 
 namespace tc::nn {
@@ -129,20 +130,8 @@ Tensor MultiHeadAttention::decode(const Tensor& x, const Tensor& positions) {
          fmt_shape(positions.shape()), positions.dtype().name());
   std::vector<Tensor> qkv = project(x, x, x);  // (B, 1, heads, head_dim)
   if (!cache_fits(batch, qkv[1].dtype())) allocate_cache(batch, qkv[1].dtype());
-  Tensor slot = Tensor::arange(0, static_cast<double>(context), 1, dtypes::int32);
-  Tensor pos = positions.cast(dtypes::int32).reshape({batch, 1, 1, 1});
-  // Row b's key and value land in slot pos[b] (a masked write over the cache: the positions are
-  // read when the kernel runs, so one TinyJit capture serves them all).
-  Tensor here = slot.reshape({1, context, 1, 1}).eq(pos);
-  cache_k_->assign(here.where(qkv[1], *cache_k_));
-  cache_v_->assign(here.where(qkv[2], *cache_v_));
-  realize_all({*cache_k_, *cache_v_});
-  cached_ = context;                                       // every slot may hold a value now
-  Tensor seen = slot.reshape({1, 1, 1, context}).le(pos);  // row b sees slots 0 .. pos[b]
-  Tensor out = qkv[0].transpose(1, 2).scaled_dot_product_attention(
-      cache_k_->transpose(1, 2), cache_v_->transpose(1, 2), seen,
-      {.dropout_p = 0.0, .is_causal = false, .enable_gqa = false});
-  return merge_heads(out);
+  cached_ = context;  // every slot may hold a value now
+  return merge_heads(attend_cached(*cache_k_, *cache_v_, qkv[0], qkv[1], qkv[2], positions));
 }
 
 bool MultiHeadAttention::cache_fits(int64_t batch, DType dtype) const {

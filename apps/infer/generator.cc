@@ -10,7 +10,6 @@
 namespace tc::infer {
 namespace {
 
-constexpr int64_t kWindow = 256;       // decode steps attend to the cache in windows of this many
 constexpr size_t kPenaltyWindow = 64;  // tokens the repetition penalty looks back on (llama.cpp)
 
 // The next token from one row of logits: the repetition penalty on the recent tokens, then
@@ -197,23 +196,17 @@ std::vector<Emitted> Generator::step() {
   pending_.clear();
   if (active() == 0) return out;
   std::vector<int32_t> tokens(static_cast<size_t>(slots_), 0), positions(tokens.size(), 0);
-  int64_t furthest = 0;
   for (size_t i = 0; i < slot_.size(); i++) {
     const Slot& s = slot_[i];
     if (!s.active) continue;  // an idle row decodes token 0 at slot 0: harmless, never read
     tokens[i] = s.fed < s.prompt.size() ? s.prompt[s.fed] : s.last;
     positions[i] = static_cast<int32_t>(s.position);
-    furthest = std::max(furthest, s.position);
   }
-  // the cache slots attended to, in windows of 256 (as llama.cpp pads its view of the cache): a
-  // step early in a long context reads only what is written, at one capture per window reached
-  const int64_t window = std::min(context_, (furthest / kWindow + 1) * kWindow);
-  std::unique_ptr<TinyJit>& step = steps_[window];
-  if (!step)
-    step = std::make_unique<TinyJit>([m = model_.get(), window](const std::vector<Tensor>& in) {
-      return std::vector<Tensor>{m->decode(in[0], in[1], window).realize()};
+  if (!step_)
+    step_ = std::make_unique<TinyJit>([m = model_.get()](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{m->decode(in[0], in[1]).realize()};
     });
-  std::vector<float> logits = (*step)({Tensor::from_vector<int32_t>(tokens, Shape{slots_, 1}),
+  std::vector<float> logits = (*step_)({Tensor::from_vector<int32_t>(tokens, Shape{slots_, 1}),
                                        Tensor::from_vector<int32_t>(positions, Shape{slots_})})[0]
                                   .data<float>();
   size_t row = logits.size() / slot_.size();

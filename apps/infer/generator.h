@@ -1,14 +1,13 @@
 // Text generation, token by token on a TextModel's KV cache, with continuous batching: `slots`
 // sequences decode together, each at its own position, and a new sequence can start in a free
-// slot between any two steps. One TinyJit step serves every position within its window of 256
-// cache slots (the positions are an input tensor, so kernels read them at launch; a step attends
-// only to the windows its rows have reached): a token costs its kernels. A prompt is written in one
+// slot between any two steps. One TinyJit step serves every position (the positions are an input
+// tensor, so kernels read them at launch, and their loops over the cache stop there: a token
+// costs its kernels, and attention what its rows have written). A prompt is written in one
 // prefill pass where the model has one, else fed one token per step through the same step.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -86,7 +85,7 @@ class Generator {
   std::unique_ptr<TextModel> model_;
   int64_t slots_, context_;
   std::vector<Slot> slot_;
-  std::map<int64_t, std::unique_ptr<TinyJit>> steps_;  // by window: the cache slots attended to
+  std::unique_ptr<TinyJit> step_;  // one capture for every position
   std::vector<Emitted> pending_;  // first tokens sampled by start()'s prefill, for step()
 };
 

@@ -38,8 +38,8 @@ bool LlmTextModel::ends_text(int32_t token) const {
   return std::find(ends_.begin(), ends_.end(), token) != ends_.end();
 }
 
-Tensor LlmTextModel::decode(const Tensor& tokens, const Tensor& positions, int64_t window) {
-  return model_.model->decode(tokens, positions, window);
+Tensor LlmTextModel::decode(const Tensor& tokens, const Tensor& positions) {
+  return model_.model->decode(tokens, positions);
 }
 
 // The prompt padded to a bucket (powers of two from 16, at most the context), so prompts of

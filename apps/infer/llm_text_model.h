@@ -25,7 +25,7 @@ class LlmTextModel : public TextModel {
   std::string token_text(int32_t token) const override;               // special tokens as no text
   bool ends_text(int32_t token) const override;
   void allocate(int64_t rows) override { model_.model->allocate(rows); }
-  Tensor decode(const Tensor& tokens, const Tensor& positions, int64_t window) override;
+  Tensor decode(const Tensor& tokens, const Tensor& positions) override;
   std::vector<float> prefill(const std::vector<int32_t>& prompt, int64_t row) override;
 
   // The tokens of a conversation in the model's chat format, the assistant's turn opened.

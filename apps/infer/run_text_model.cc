@@ -24,8 +24,8 @@ class RunTextModel : public TextModel {
   std::string token_text(int32_t token) const override { return vocab_.decode({token}); }
   bool ends_text(int32_t) const override { return false; }
   void allocate(int64_t) override {}  // the GPT's caches follow the batch of each decode
-  Tensor decode(const Tensor& tokens, const Tensor& positions, int64_t) override {
-    return gpt_->decode(tokens, positions);  // its whole cache: it is as long as its context
+  Tensor decode(const Tensor& tokens, const Tensor& positions) override {
+    return gpt_->decode(tokens, positions);
   }
 
  private:

@@ -26,9 +26,7 @@ class TextModel {
   // A KV cache of `rows` sequences, replacing any other.
   virtual void allocate(int64_t rows) = 0;
   // One token per row, tokens (rows, 1) at positions (rows,): logits (rows, 1, model vocab).
-  // Every position is below `window`: the model may attend to the cache's first `window` slots
-  // only (or to all of them).
-  virtual Tensor decode(const Tensor& tokens, const Tensor& positions, int64_t window) = 0;
+  virtual Tensor decode(const Tensor& tokens, const Tensor& positions) = 0;
   // The logits (model vocab) of the prompt's last position after writing the whole prompt into
   // cache row `row` in one pass; empty when the model cannot, and the prompt is fed one token a
   // decode step instead.

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <random>
 
 #include "frontends/llm/checkpoint.h"
@@ -93,23 +92,19 @@ TEST_P(LlmModels, GreedyDecodingThroughTheKvCacheMatchesPyTorch) {
   EXPECT_THROW(model->prefill(Tensor::from_vector(prompt, Shape{1, len}), 0, len), tc::Error);
   std::vector<int32_t> got = {
       argmax(logits, static_cast<size_t>((len - 1) * vocab), static_cast<size_t>(vocab))};
-  // each step attends to the cache's first slots in windows of 8 (of the fixtures' 64), a capture
-  // each (the generator's are 256 slots)
-  std::map<int64_t, std::unique_ptr<tc::TinyJit>> steps;
+  // one capture for every position
+  tc::TinyJit step([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{model->decode(in[0], in[1]).realize()};
+  });
   while (got.size() < expected.size()) {
     int32_t pos = static_cast<int32_t>(len + static_cast<int64_t>(got.size()) - 1);
-    int64_t window = std::min<int64_t>((pos / 8 + 1) * 8, model->config().context);
-    std::unique_ptr<tc::TinyJit>& step = steps[window];
-    if (!step)
-      step = std::make_unique<tc::TinyJit>([&, window](const std::vector<Tensor>& in) {
-        return std::vector<Tensor>{model->decode(in[0], in[1], window).realize()};
-      });
-    logits = (*step)({Tensor::from_vector<int32_t>({got.back()}, Shape{1, 1}),
-                      Tensor::from_vector<int32_t>({pos}, Shape{1})})[0]
+    logits = step({Tensor::from_vector<int32_t>({got.back()}, Shape{1, 1}),
+                   Tensor::from_vector<int32_t>({pos}, Shape{1})})[0]
                  .data<float>();
     expect_near(logits, logits_row(c, pos), pos);
     got.push_back(argmax(logits, 0, static_cast<size_t>(vocab)));
   }
+  EXPECT_TRUE(step.captured());  // the positions after the capture's replayed it
   EXPECT_EQ(got, expected);
 }
 

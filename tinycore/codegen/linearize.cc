@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -99,16 +100,38 @@ class Linearizer {
   }
 
   std::vector<UOpRef> run(const UOpRef& sink) {
-    // the output loops: ranges the stores depend on, outermost first
-    RangeSet outer = deps_[sink.get()];
-    std::sort(outer.begin(), outer.end(),
-              [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
-    for (const UOp* r : outer) {
-      hoist(*sink);
-      open(r);
+    // the stores in runs that share their output loops, each inside the loops its stores run in,
+    // outermost first; the next run closes the loops it does not run in (a narrowed output
+    // loop's, codegen/narrow.h, before the loop after it that stores the rest)
+    std::vector<const UOp*> nest;
+    for (size_t first = 0, end; first < sink->src.size(); first = end) {
+      RangeSet outer = deps_[sink->src[first].get()];
+      for (end = first + 1; end < sink->src.size(); end++) {
+        const RangeSet& d = deps_[sink->src[end].get()];
+        auto missing = [](const RangeSet& a, const RangeSet& b) {  // a loop of a not in b
+          return !std::includes(b.begin(), b.end(), a.begin(), a.end());
+        };
+        if (missing(d, outer) && missing(outer, d)) break;
+        RangeSet both;
+        std::set_union(outer.begin(), outer.end(), d.begin(), d.end(), std::back_inserter(both));
+        outer = std::move(both);
+      }
+      while (!nest.empty() && !std::binary_search(outer.begin(), outer.end(), nest.back())) {
+        close(nest.back());
+        nest.pop_back();
+      }
+      std::sort(outer.begin(), outer.end(),
+                [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
+      for (const UOp* r : outer) {
+        if (open_.contains(r)) continue;
+        hoist(*sink);
+        open(r);
+        nest.push_back(r);
+      }
+      for (size_t i = first; i < end; i++) emit(*sink->src[i]);
     }
-    emit(*sink);
-    for (auto it = outer.rbegin(); it != outer.rend(); ++it) close(*it);
+    push(*sink);
+    for (auto it = nest.rbegin(); it != nest.rend(); ++it) close(*it);
     return std::move(out_);
   }
 

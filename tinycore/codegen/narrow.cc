@@ -4,24 +4,40 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "tinycore/codegen/lower.h"
 #include "tinycore/uop/pattern_matcher.h"
 #include "tinycore/uop/symbolic.h"
 
 namespace tc::codegen {
 namespace {
 
-// The gates under which `v` may be nonzero: those of the loads among its factors (through
-// products, casts and where(gate, x, 0)). Where any of them is false, v is 0.
-void zero_gates(const UOpRef& v, std::vector<UOpRef>& out) {
-  if (v->op == Ops::LOAD && v->src.size() == 2) {
+// The gates under which `v` may differ from the identity of the reduce `op` over it: for a sum,
+// those of the loads among its factors (through products, casts and where(gate, x, 0)); for a
+// max, those of where(gate, x, -inf). Where any of them is false, v is the identity.
+void identity_gates(const UOpRef& v, Ops op, std::vector<UOpRef>& out) {
+  if (op == Ops::MAX) {
+    if (v->op == Ops::WHERE && v->src[2] == reduce_identity(Ops::MAX, v->dtype)) {
+      out.push_back(v->src[0]);
+      identity_gates(v->src[1], op, out);
+    }
+  } else if (v->op == Ops::LOAD && v->src.size() == 2) {
     out.push_back(v->src[1]);
   } else if (v->op == Ops::WHERE && v->src[2]->is_const(0)) {
     out.push_back(v->src[0]);
-    zero_gates(v->src[1], out);
+    identity_gates(v->src[1], op, out);
   } else if (v->op == Ops::MUL) {
-    zero_gates(v->src[0], out), zero_gates(v->src[1], out);
+    identity_gates(v->src[0], op, out), identity_gates(v->src[1], op, out);
   } else if (v->op == Ops::CAST) {  // a cast of 0 is 0
-    zero_gates(v->src[0], out);
+    identity_gates(v->src[0], op, out);
+  }
+}
+
+// A reduce's terms: its value split along its own op (the unrolled copies of a sum or a max).
+void terms_of(const UOpRef& v, Ops op, std::vector<UOpRef>& out) {
+  if (v->op == op) {
+    terms_of(v->src[0], op, out), terms_of(v->src[1], op, out);
+  } else {
+    out.push_back(v);
   }
 }
 
@@ -33,17 +49,38 @@ void conjuncts(const UOpRef& gate, std::vector<UOpRef>& out) {
   }
 }
 
-// One condition on the loop r: r >= bound (lower) or r < bound (upper), bound free of r.
+// The distinct conjuncts of the gates of the reduce `red`'s terms, one list a term.
+std::vector<std::vector<UOpRef>> term_conditions(const UOp& red) {
+  const Ops op = static_cast<Ops>(red.arg_int());
+  std::vector<UOpRef> terms;
+  terms_of(red.src[0], op, terms);
+  std::vector<std::vector<UOpRef>> out;
+  for (const UOpRef& t : terms) {
+    std::vector<UOpRef> gates, cs;
+    identity_gates(t, op, gates);
+    for (const UOpRef& g : gates) conjuncts(g, cs);
+    absl::flat_hash_set<const UOp*> seen;
+    std::erase_if(cs, [&](const UOpRef& c) { return !seen.insert(c.get()).second; });
+    out.push_back(std::move(cs));
+  }
+  return out;
+}
+
+// One condition on the loop r: r >= bound (lower) or r < bound (upper), bound free of r. Exact
+// when the condition holds for every r within it (else it may fail for some SIMD lanes there).
 struct Bound {
   const UOp* condition;
   bool lower;
   UOpRef bound;
+  bool exact = true;
 };
 
-// `c` as bounds on r, into `out`: `r + e < k` (upper), `!(r + e < k)` (lower), or `r + e == k`
-// (both: a one-hot's test, whose loop narrows to one trip, a gather) with e and k free of the
-// reduce's loops and of SIMD lanes (`inner`: those, r among them). An equality may compare in
-// another integer type (an index cast to int32 against a loaded int32).
+// `c` as bounds on r, into `out`: `a·r + e < k` (upper), `!(r + e < k)` (lower), or
+// `r + e == k` (both: a one-hot's test, whose loop narrows to one trip, a gather) with k free of
+// `inner` (the reduce's loops and the SIMD lanes, r among them) and e of all but the lanes. An
+// upper bound over lanes (a lane block's elements a·r + lane < k) or a coefficient a > 1 (an
+// unrolled loop) bounds the iterations where c holds for some lane, and is not exact. The
+// index may be compared in another integer type (cast to int32 against a loaded int32).
 void bounds_of(const UOpRef& c, const UOpRef& r, const absl::flat_hash_set<const UOp*>& inner,
                std::vector<Bound>& out) {
   bool lower = c->op == Ops::CMPNE && c->src[0]->op == Ops::CMPLT && c->src[1]->is_const(1);
@@ -52,12 +89,24 @@ void bounds_of(const UOpRef& c, const UOpRef& r, const absl::flat_hash_set<const
   if (cmp->op != Ops::CMPLT && !equal) return;
   for (int side = 0; side < (equal ? 2 : 1); side++) {
     UOpRef sum = cmp->src[side], k = cmp->src[1 - side];
-    if (equal && sum->op == Ops::CAST && sum->src[0]->dtype == dtypes::index) sum = sum->src[0];
+    if (sum->op == Ops::CAST && sum->src[0]->dtype == dtypes::index) sum = sum->src[0];
     if (sum->dtype != dtypes::index) continue;
     if (k->dtype != dtypes::index) k = UOp::make(Ops::CAST, dtypes::index, {k});
-    UOpRef e = sum == r ? index_const(0) : subtract_term(sum, r);
-    if (!e || depends_on(e, inner) || depends_on(k, inner)) continue;
-    if (!equal) {
+    int64_t a = 1;
+    UOpRef e = sum == r ? index_const(0) : subtract_term(sum, r, &a);
+    if (!e || depends_on(k, inner)) continue;
+    // e at its least over the lanes (each lane's term positive): where c may first fail
+    absl::flat_hash_map<const UOp*, UOpRef> lanes;
+    for (const UOp* u : e->toposort())
+      if (u->op == Ops::LANE) lanes[u] = index_const(0);
+    UOpRef least = lanes.empty() ? e : simplify(substitute(e, lanes));
+    if (depends_on(least, inner) || (least != e && simplify(e - least)->vmin() < 0)) continue;
+    bool exact = a == 1 && least == e;
+    if (!exact && (lower || equal)) continue;
+    if (!exact) {  // r < ceil((k - least) / a)
+      out.push_back(Bound{c.get(), false, (alu(Ops::MAX, k - least, index_const(0)) + (a - 1)) / a,
+                          false});
+    } else if (!equal) {
       out.push_back(Bound{c.get(), lower, k - e});
     } else {
       out.push_back(Bound{c.get(), true, k - e});
@@ -70,40 +119,54 @@ void bounds_of(const UOpRef& c, const UOpRef& r, const absl::flat_hash_set<const
 UOpRef imax(const UOpRef& a, const UOpRef& b) { return alu(Ops::MAX, a, b); }
 UOpRef imin(const UOpRef& a, const UOpRef& b) { return imax(a * -1, b * -1) * -1; }
 
-// The loop range r of `reduces` (each an ADD over r) narrowed: the new start and end, and the
-// conditions that then hold; nullopt when some reduce's terms are not zero outside the same
-// bounds.
+// The loop range r narrowed: the new start and end, and the conditions that then hold.
 struct Narrowed {
   UOpRef start, end;
   std::vector<const UOp*> hold;
 };
-std::optional<Narrowed> narrow(const UOpRef& r, const std::vector<const UOp*>& reduces,
-                               const absl::flat_hash_set<const UOp*>& inner) {
-  std::optional<std::vector<Bound>> common;
-  for (const UOp* red : reduces) {
-    if (static_cast<Ops>(red->arg_int()) != Ops::ADD) return std::nullopt;
-    std::vector<UOpRef> gates, cs;
-    zero_gates(red->src[0], gates);
-    for (const UOpRef& g : gates) conjuncts(g, cs);
-    std::vector<Bound> bounds;
-    absl::flat_hash_set<const UOp*> seen;
-    for (const UOpRef& c : cs)
-      if (seen.insert(c.get()).second) bounds_of(c, r, inner, bounds);
-    if (!common) {
-      common = std::move(bounds);
-      continue;
-    }
-    // every reduce over r must vanish outside the same bounds: keep those all of them have
-    std::erase_if(*common, [&](const Bound& b) { return !seen.contains(b.condition); });
-  }
-  if (!common || common->empty()) return std::nullopt;
+
+// The iterations of r where a term bounded by `bounds` (all its conditions) may count.
+Narrowed within(const UOpRef& r, const std::vector<Bound>& bounds) {
   Narrowed n{index_const(0), r->src[0], {}};
-  for (const Bound& b : *common) {
+  for (const Bound& b : bounds) {
     if (b.lower)
       n.start = imax(n.start, b.bound);
     else
       n.end = imin(n.end, b.bound);
-    n.hold.push_back(b.condition);
+    if (b.exact) n.hold.push_back(b.condition);
+  }
+  return n;
+}
+
+// The loop range r of `reduces` (each a sum or a max over r) narrowed to where some term of
+// theirs may differ from the identity; nullopt when some term has no bound on r. Conditions all
+// terms share bound the loop together, and those exact then hold; else each term's own bounds
+// do, and the loop runs over their union with every condition kept.
+std::optional<Narrowed> narrow(const UOpRef& r, const std::vector<const UOp*>& reduces,
+                               const absl::flat_hash_set<const UOp*>& inner) {
+  std::vector<std::vector<Bound>> terms;
+  for (const UOp* red : reduces) {
+    Ops op = static_cast<Ops>(red->arg_int());
+    if (op != Ops::ADD && op != Ops::MAX) return std::nullopt;
+    for (const std::vector<UOpRef>& cs : term_conditions(*red)) {
+      std::vector<Bound>& bounds = terms.emplace_back();
+      for (const UOpRef& c : cs) bounds_of(c, r, inner, bounds);
+      if (bounds.empty()) return std::nullopt;
+    }
+  }
+  if (terms.empty()) return std::nullopt;
+  std::vector<Bound> common = terms[0];
+  for (const std::vector<Bound>& t : terms)
+    std::erase_if(common, [&](const Bound& b) {
+      return std::none_of(t.begin(), t.end(),
+                          [&](const Bound& o) { return o.condition == b.condition; });
+    });
+  if (!common.empty()) return within(r, common);
+  Narrowed n = within(r, terms[0]);
+  n.hold.clear();
+  for (const std::vector<Bound>& t : terms) {
+    Narrowed m = within(r, t);
+    n.start = imin(n.start, m.start), n.end = imax(n.end, m.end);
   }
   return n;
 }
@@ -171,6 +234,7 @@ UOpRef narrow_reduce_loops(const UOpRef& sink) {
       }
     }
     for (const UOp* range : loops) {
+      if (range->src[0]->op != Ops::CONST) continue;  // narrowed already
       const std::vector<const UOp*>& reduces = reduces_over[range];
       UOpRef r = range->ref();
       std::optional<Narrowed> n = narrow(r, reduces, inner);
@@ -192,6 +256,80 @@ UOpRef narrow_reduce_loops(const UOpRef& sink) {
     }
   }
   return out;
+}
+
+namespace {
+
+// `v` where the condition `c` is false, folded: each reduce whose every term c gates is its
+// identity there. A number, or nullptr when v is not constant there.
+UOpRef value_where_false(const UOpRef& v, const UOp* c) {
+  absl::flat_hash_map<const UOp*, UOpRef> to = {{c, UOp::const_int(dtypes::bool_, 0)}};
+  for (const UOp* u : v->toposort()) {
+    const UOp* red = u->op == Ops::HREDUCE ? u->src[0].get() : u;
+    if (red->op != Ops::REDUCE) continue;
+    std::vector<std::vector<UOpRef>> terms = term_conditions(*red);
+    if (std::all_of(terms.begin(), terms.end(), [&](const std::vector<UOpRef>& cs) {
+          return std::any_of(cs.begin(), cs.end(), [&](const UOpRef& x) { return x.get() == c; });
+        }))
+      to[u] = reduce_identity(static_cast<Ops>(red->arg_int()), u->dtype);
+  }
+  UOpRef folded = simplify(substitute(v, to));
+  return folded->op == Ops::CONST ? folded : nullptr;
+}
+
+}  // namespace
+
+UOpRef narrow_output_loops(const UOpRef& sink) {
+  absl::flat_hash_set<const UOp*> inner;  // the lanes and the reduces' loops
+  int64_t fresh = 0;
+  for (const UOp* u : sink->toposort()) {
+    if (u->op == Ops::LANE) inner.insert(u);
+    if (u->op == Ops::REDUCE)
+      for (size_t i = 1; i < u->src.size(); i++) inner.insert(u->src[i].get());
+    if (u->op == Ops::RANGE) fresh = std::max(fresh, u->arg_int() + 1);
+  }
+  std::vector<const UOp*> conditions, outputs;
+  for (const UOp* u : sink->toposort()) {
+    if (u->op == Ops::CMPLT) conditions.push_back(u);
+    if (u->op == Ops::RANGE && !inner.contains(u) && u->src[0]->op == Ops::CONST)
+      outputs.push_back(u);
+  }
+  for (const UOp* range : outputs) {
+    UOpRef r = range->ref();
+    absl::flat_hash_set<const UOp*> with_r = inner;
+    with_r.insert(range);
+    if (!std::all_of(sink->src.begin(), sink->src.end(),
+                     [&](const UOpRef& st) { return depends_on(st->src[0], {range}); }))
+      continue;
+    for (const UOp* c : conditions) {
+      std::vector<Bound> bounds;
+      bounds_of(c->ref(), r, with_r, bounds);
+      if (bounds.empty() || bounds[0].lower) continue;
+      const std::vector<const UOp*> reads = bounds[0].bound->toposort();
+      if (std::any_of(reads.begin(), reads.end(), [&](const UOp* u) {  // an inner loop's index
+            return u->op == Ops::RANGE && u->arg_int() > range->arg_int();
+          }))
+        continue;
+      std::vector<UOpRef> fills;
+      for (const UOpRef& st : sink->src)
+        if (UOpRef f = value_where_false(st->src[1], c)) fills.push_back(f);
+      if (fills.size() != sink->src.size()) continue;
+      // r runs to the bound, clamped into its range; a loop after it stores the numbers
+      UOpRef end = imin(imax(bounds[0].bound, index_const(0)), r->src[0]);
+      UOpRef head = UOp::make(Ops::RANGE, dtypes::index, {end}, r->arg);
+      UOpRef rest = UOp::make(Ops::RANGE, dtypes::index, {r->src[0] - end}, fresh);
+      absl::flat_hash_map<const UOp*, UOpRef> in_head = {{range, head}};
+      if (bounds[0].exact) in_head[c] = UOp::const_int(dtypes::bool_, 1);
+      std::vector<UOpRef> stores;
+      for (const UOpRef& st : sink->src) stores.push_back(substitute(st, in_head));
+      for (size_t i = 0; i < fills.size(); i++) {
+        const UOpRef& at = sink->src[i]->src[0];
+        stores.push_back(sink->src[i]->replace({substitute(at, {{range, end + rest}}), fills[i]}));
+      }
+      return sink->replace(std::move(stores));
+    }
+  }
+  return sink;
 }
 
 std::optional<std::pair<int64_t, UOpRef>> narrow_selected_store(const UOpRef& plain) {

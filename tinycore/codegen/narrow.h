@@ -25,6 +25,15 @@ bool depends_on(const UOpRef& n, const absl::flat_hash_set<const UOp*>& any);
 // never multiplies the padding).
 UOpRef narrow_reduce_loops(const UOpRef& sink);
 
+// An output loop r narrowed where every store's value is a number past a bound on r: each
+// value, with a condition `a·r + e < k` false (k free of the kernel's inner loops and lanes), is
+// a constant once the reduces that condition gates in all their terms are their identity (a
+// decode step's attention scores over the slots of its KV cache past the position it is at). r
+// then runs to that bound, and a loop after it stores the numbers in the rest: the kernel writes
+// what it wrote before, at a cost that follows the bound. For CPU kernels, whose output loops
+// are loops (not a GPU's grid); the kernel unchanged when no loop narrows so.
+UOpRef narrow_output_loops(const UOpRef& sink);
+
 // A write in place at one position of an output loop r: STORE(out[i], where(c, v, out[i])) with
 // c holding at r + e == k alone (a KV cache's slot for the new token, k a loaded position). Every
 // other r writes back what it read, so r goes: it becomes k - e clamped into its range, where c

@@ -73,7 +73,8 @@ std::shared_ptr<Kernel> build(const LoweredKernel& plain, runtime::Device& devic
   check_render(plain);
   auto k = std::make_shared<Kernel>();
   k->opts = opts;
-  LinearKernel linear = linearize_kernel(plain, opts);
+  LinearKernel linear =
+      linearize_kernel(plain, opts, device.language() == runtime::Language::kLlvm);
   k->name = linear.name;
   k->reduces = linear.reduces;
   k->program = std::move(linear.program);
@@ -107,10 +108,11 @@ std::shared_ptr<Kernel> build(const LoweredKernel& plain, runtime::Device& devic
 
 }  // namespace
 
-LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts) {
+LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts, bool cpu) {
   LoweredKernel lowered = apply_opts(plain, opts);
   UOpRef sink = simplify_kernel(lowered.sink);
-  if (UOpRef narrowed = narrow_reduce_loops(sink); narrowed != sink)
+  if (UOpRef narrowed = narrow_reduce_loops(cpu ? narrow_output_loops(sink) : sink);
+      narrowed != sink)
     sink = simplify_kernel(narrowed);
   sink = safe_divisions(sink);
   return {lowered.name, linearize(sink), sink, lowered.output_loops, lowered.reduces};

@@ -29,7 +29,7 @@ struct Kernel {
 };
 
 // A lowered kernel (lower.h) with `opts` applied, simplified and linearized: what every renderer
-// starts from.
+// starts from. `cpu`: its output loops are loops, which may be narrowed too (narrow.h).
 struct LinearKernel {
   std::string name;
   std::vector<UOpRef> program;
@@ -37,7 +37,8 @@ struct LinearKernel {
   int output_dims = 0;  // loops numbered below this are output loops
   bool reduces = false;
 };
-LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts);
+LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts,
+                              bool cpu = false);
 
 // A kernel with so little work (flops and bytes) that it runs whole on one core: waking threads
 // would cost more than they save, and optimizing it hard costs more compile time than it saves.

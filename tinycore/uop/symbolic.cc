@@ -525,11 +525,13 @@ const PatternMatcher& symbolic() {
 
 UOpRef simplify(const UOpRef& u) { return graph_rewrite(u, symbolic(), "symbolic"); }
 
-UOpRef subtract_term(const UOpRef& sum, const UOpRef& term) {
+UOpRef subtract_term(const UOpRef& sum, const UOpRef& term, int64_t* coefficient) {
   if (!is_int(sum)) return nullptr;
   Sum s = Sum::of(sum);
   for (size_t i = 0; i < s.terms.size(); i++) {
-    if (s.terms[i].first != term || s.terms[i].second != 1) continue;
+    const int64_t a = s.terms[i].second;
+    if (s.terms[i].first != term || (coefficient ? a < 1 : a != 1)) continue;
+    if (coefficient) *coefficient = a;
     s.terms.erase(s.terms.begin() + i);
     return s.build(sum->dtype);
   }

@@ -17,7 +17,8 @@ UOpRef simplify(const UOpRef& u);
 
 // `sum` - `term` in normal form when `term` is one of the sum's terms with coefficient 1, else
 // nullptr. The renderer uses it to see that an index is `base + lane` (a contiguous access).
-UOpRef subtract_term(const UOpRef& sum, const UOpRef& term);
+// With `coefficient`, a term of any positive coefficient a: sum - a·term, a written there.
+UOpRef subtract_term(const UOpRef& sum, const UOpRef& term, int64_t* coefficient = nullptr);
 
 // An index as `base + offsets[lane]`: the terms that use `lane` use nothing else, so each lane's
 // offset is a number. nullopt when a lane's offset is not one, or when by those terms' bounds the
