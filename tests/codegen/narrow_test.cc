@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "absl/strings/str_format.h"
@@ -222,6 +224,66 @@ TEST(Narrow, AWriteInPlaceAtOnePositionRunsWithoutThatLoop) {
   ASSERT_EQ(launches.size(), 1u);
   EXPECT_EQ(launches[0].kernel->name, "E_3_8");
   EXPECT_EQ(cache.data<float>(), want);
+}
+
+
+// The kernels' loops over slots that `launches` run narrowed (their ends read at run time).
+int narrowed_loops(const std::vector<engine::Launch>& launches) {
+  int n = 0;
+  for (const engine::Launch& l : launches)
+    for (const UOpRef& u : l.kernel->program) n += u->op == Ops::RANGE && u->src[0]->op != Ops::CONST;
+  return n;
+}
+
+// A decode step's attention over a KV cache of S slots, each row at its own position, as
+// nn/kv_cache.h computes it: the scores' output loop over the slots runs to the position and a
+// loop after it stores the zeros of the rest (over what the buffer held: NaN here), and the max
+// and the sum over the slots (in lanes and unrolled copies, each term gated by its own lanes)
+// stop there too. Values against double loops, at positions at the start, inside, at the end,
+// past the end and before the start of the cache.
+TEST(Narrow, LoopsOverAKvCacheStopAtEachRowsPosition) {
+  constexpr int B = 5, S = 300, D = 64;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::mt19937 rng(7);
+  std::vector<float> qv = random_values(B * D, rng), kv = random_values(S * D, rng);
+  std::vector<int32_t> pos = {0, 37, 299, 400, -1};
+  Tensor q = Tensor(qv, Shape{B, 1, D}).realize(), keys = Tensor(kv, Shape{S, D}).realize();
+  Tensor p = Tensor::from_vector(pos, Shape{B, 1}).realize();
+  Tensor seen = Tensor::arange(S).cast(dtypes::int32).reshape({1, S}).lt(p + 1);  // (B, S)
+  Tensor scores = Tensor::full({B, S}, std::nan("")).contiguous().realize();
+  auto run = [](Tensor t, int* narrowed) {
+    std::vector<engine::Launch> launches;
+    std::vector<UOpRef> marked;
+    {
+      engine::LaunchCapture capture(&launches, &marked);
+      t.realize();
+    }
+    *narrowed = narrowed_loops(launches);
+  };
+  int in_scores = 0, in_max = 0, in_sum = 0;
+  scores.assign(
+      q.matmul(seen.reshape({B, S, 1}).where(keys, 0.0).transpose(1, 2)).reshape({B, S}));
+  run(scores, &in_scores);
+  Tensor m = seen.where(scores, -inf).max(-1, true);
+  run(m, &in_max);
+  Tensor l = seen.where((scores - m).exp(), 0.0).sum(-1);
+  run(l, &in_sum);
+  EXPECT_EQ(in_scores, 2);  // the slots up to the position, and the rest
+  EXPECT_GE(in_max, 1);
+  EXPECT_GE(in_sum, 1);
+  std::vector<float> got_s = scores.data<float>(), got_m = m.data<float>(), got_l = l.data<float>();
+  for (int b = 0; b < B; b++) {
+    double most = -inf, sum = 0;
+    std::vector<double> want(S, 0.0);
+    for (int t = 0; t < S && t <= pos[b]; t++) {
+      for (int d = 0; d < D; d++) want[t] += double(qv[b * D + d]) * kv[t * D + d];
+      most = std::max(most, want[t]);
+    }
+    for (int t = 0; t < S && t <= pos[b]; t++) sum += std::exp(want[t] - most);
+    for (int t = 0; t < S; t++) ASSERT_NEAR(got_s[b * S + t], want[t], 1e-4) << b << " " << t;
+    EXPECT_TRUE(got_m[b] == most || std::abs(got_m[b] - most) < 1e-4) << got_m[b] << " " << most;
+    EXPECT_NEAR(got_l[b], sum, 1e-3 * sum) << b;
+  }
 }
 
 }  // namespace

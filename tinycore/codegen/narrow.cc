@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "tinycore/codegen/lower.h"
+#include "tinycore/renderer/llvmir.h"
 #include "tinycore/uop/pattern_matcher.h"
 #include "tinycore/uop/symbolic.h"
 
@@ -281,12 +282,10 @@ UOpRef value_where_false(const UOpRef& v, const UOp* c) {
 
 UOpRef narrow_output_loops(const UOpRef& sink) {
   absl::flat_hash_set<const UOp*> inner;  // the lanes and the reduces' loops
-  int64_t fresh = 0;
   for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::LANE) inner.insert(u);
     if (u->op == Ops::REDUCE)
       for (size_t i = 1; i < u->src.size(); i++) inner.insert(u->src[i].get());
-    if (u->op == Ops::RANGE) fresh = std::max(fresh, u->arg_int() + 1);
   }
   std::vector<const UOp*> conditions, outputs;
   for (const UOp* u : sink->toposort()) {
@@ -298,36 +297,46 @@ UOpRef narrow_output_loops(const UOpRef& sink) {
     UOpRef r = range->ref();
     absl::flat_hash_set<const UOp*> with_r = inner;
     with_r.insert(range);
-    if (!std::all_of(sink->src.begin(), sink->src.end(),
-                     [&](const UOpRef& st) { return depends_on(st->src[0], {range}); }))
-      continue;
-    for (const UOp* c : conditions) {
-      std::vector<Bound> bounds;
-      bounds_of(c->ref(), r, with_r, bounds);
-      if (bounds.empty() || bounds[0].lower) continue;
-      const std::vector<const UOp*> reads = bounds[0].bound->toposort();
-      if (std::any_of(reads.begin(), reads.end(), [&](const UOp* u) {  // an inner loop's index
-            return u->op == Ops::RANGE && u->arg_int() > range->arg_int();
-          }))
-        continue;
-      std::vector<UOpRef> fills;
-      for (const UOpRef& st : sink->src)
-        if (UOpRef f = value_where_false(st->src[1], c)) fills.push_back(f);
-      if (fills.size() != sink->src.size()) continue;
-      // r runs to the bound, clamped into its range; a loop after it stores the numbers
-      UOpRef end = imin(imax(bounds[0].bound, index_const(0)), r->src[0]);
-      UOpRef head = UOp::make(Ops::RANGE, dtypes::index, {end}, r->arg);
-      UOpRef rest = UOp::make(Ops::RANGE, dtypes::index, {r->src[0] - end}, fresh);
-      absl::flat_hash_map<const UOp*, UOpRef> in_head = {{range, head}};
-      if (bounds[0].exact) in_head[c] = UOp::const_int(dtypes::bool_, 1);
-      std::vector<UOpRef> stores;
-      for (const UOpRef& st : sink->src) stores.push_back(substitute(st, in_head));
-      for (size_t i = 0; i < fills.size(); i++) {
-        const UOpRef& at = sink->src[i]->src[0];
-        stores.push_back(sink->src[i]->replace({substitute(at, {{range, end + rest}}), fills[i]}));
+    // each store's bound on r past which its value is a number (the batch's rows, unrolled, each
+    // gated by its own position): r runs to the furthest
+    std::vector<UOpRef> fills;
+    std::vector<Bound> bounds;
+    for (const UOpRef& st : sink->src) {
+      if (fills.size() < static_cast<size_t>(&st - sink->src.data())) break;  // one had none
+      for (const UOp* c : conditions) {
+        std::vector<Bound> b;
+        if (depends_on(st->src[0], {range})) bounds_of(c->ref(), r, with_r, b);
+        if (b.empty() || b[0].lower) continue;
+        const std::vector<const UOp*> reads = b[0].bound->toposort();
+        if (std::any_of(reads.begin(), reads.end(), [&](const UOp* u) {  // an inner loop's index
+              return u->op == Ops::RANGE && u->arg_int() > range->arg_int();
+            }))
+          continue;
+        if (UOpRef f = value_where_false(st->src[1], c)) {
+          fills.push_back(f), bounds.push_back(b[0]);
+          break;
+        }
       }
-      return sink->replace(std::move(stores));
     }
+    if (fills.size() != sink->src.size()) continue;
+    // r runs to the bound, clamped into its range; a loop after it stores the numbers
+    UOpRef end = index_const(0);
+    for (const Bound& b : bounds) end = imax(end, b.bound);
+    end = imin(end, r->src[0]);
+    UOpRef head = UOp::make(Ops::RANGE, dtypes::index, {end}, r->arg);
+    UOpRef rest = UOp::make(Ops::RANGE, dtypes::index, {r->src[0] - end}, renderer::kRestLoop + r->arg_int());
+    absl::flat_hash_map<const UOp*, UOpRef> in_head = {{range, head}};
+    if (std::all_of(bounds.begin(), bounds.end(), [&](const Bound& b) {
+          return b.exact && b.condition == bounds[0].condition;
+        }))
+      in_head[bounds[0].condition] = UOp::const_int(dtypes::bool_, 1);
+    std::vector<UOpRef> stores;
+    for (const UOpRef& st : sink->src) stores.push_back(substitute(st, in_head));
+    for (size_t i = 0; i < fills.size(); i++) {
+      const UOpRef& at = sink->src[i]->src[0];
+      stores.push_back(sink->src[i]->replace({substitute(at, {{range, end + rest}}), fills[i]}));
+    }
+    return sink->replace(std::move(stores));
   }
   return sink;
 }

@@ -31,7 +31,8 @@ UOpRef narrow_reduce_loops(const UOpRef& sink);
 // decode step's attention scores over the slots of its KV cache past the position it is at). r
 // then runs to that bound, and a loop after it stores the numbers in the rest: the kernel writes
 // what it wrote before, at a cost that follows the bound. For CPU kernels, whose output loops
-// are loops (not a GPU's grid); the kernel unchanged when no loop narrows so.
+// are loops (not a GPU's grid); the kernel unchanged when no loop narrows so. The loop after r is
+// numbered renderer::kRestLoop + r's number: when the cores split r, they split it too.
 UOpRef narrow_output_loops(const UOpRef& sink);
 
 // A write in place at one position of an output loop r: STORE(out[i], where(c, v, out[i])) with

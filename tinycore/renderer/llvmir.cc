@@ -465,7 +465,7 @@ class LlvmIr : public Walk {
   std::string loop(const UOp& r) {
     int64_t n = r.arg_int();
     std::string end = val(r.src[0], false), start = "0";
-    if (n == parallel_range_) {  // this core's share of the loop
+    if (n == parallel_range_ || n == parallel_range_ + kRestLoop) {  // this core's share
       start = emit(
           absl::StrCat("sdiv i64 ", emit(absl::StrCat("mul i64 ", end, ", %core")), ", %ncores"));
       std::string next = emit("add i64 %core, 1");

@@ -13,7 +13,9 @@ namespace tc::renderer {
 
 // Defines `void name(void** bufs, i64 core, i64 ncores)`; bufs[i] is the buffer of
 // DEFINE_GLOBAL i. The RANGE numbered `parallel_range` (an output loop; -1 for none) runs only
-// the share of `core` out of `ncores`. `byte_dot`: the CPU has vpdpbusd (runtime::Device).
+// the share of `core` out of `ncores`, as does the loop after it that finishes it (numbered
+// kRestLoop more: codegen/narrow.h). `byte_dot`: the CPU has vpdpbusd (runtime::Device).
+inline constexpr int64_t kRestLoop = int64_t{1} << 41;
 std::string render_llvm(const std::string& name, const std::vector<UOpRef>& program,
                         int64_t parallel_range, bool byte_dot = false);
 
