@@ -174,8 +174,7 @@ Tensor LanguageModel::rope(const Tensor& x, const Rotation& r) const {
 }
 
 Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positions,
-                                const std::optional<Rotation>& rotation, int64_t row,
-                                bool step) {
+                                const std::optional<Rotation>& rotation, int64_t row, bool step) {
   int64_t batch = x.shape()[0], len = x.shape()[1], hd = c_.head_dim;
   // contiguous: RoPE reads each row twice (both halves), which must not recompute the matmul; and
   // a prefill writes k and v into the cache with a kernel over all of its rows, which must not

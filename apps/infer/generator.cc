@@ -207,7 +207,7 @@ std::vector<Emitted> Generator::step() {
       return std::vector<Tensor>{m->decode(in[0], in[1]).realize()};
     });
   std::vector<float> logits = (*step_)({Tensor::from_vector<int32_t>(tokens, Shape{slots_, 1}),
-                                       Tensor::from_vector<int32_t>(positions, Shape{slots_})})[0]
+                                        Tensor::from_vector<int32_t>(positions, Shape{slots_})})[0]
                                   .data<float>();
   size_t row = logits.size() / slot_.size();
   for (size_t i = 0; i < slot_.size(); i++) {

@@ -86,7 +86,7 @@ class Generator {
   int64_t slots_, context_;
   std::vector<Slot> slot_;
   std::unique_ptr<TinyJit> step_;  // one capture for every position
-  std::vector<Emitted> pending_;  // first tokens sampled by start()'s prefill, for step()
+  std::vector<Emitted> pending_;   // first tokens sampled by start()'s prefill, for step()
 };
 
 }  // namespace tc::infer

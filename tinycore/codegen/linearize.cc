@@ -116,10 +116,11 @@ class Linearizer {
         std::set_union(outer.begin(), outer.end(), d.begin(), d.end(), std::back_inserter(both));
         outer = std::move(both);
       }
-      while (!nest.empty() && !std::binary_search(outer.begin(), outer.end(), nest.back())) {
+      auto kept = std::find_if(nest.begin(), nest.end(), [&](const UOp* r) {
+        return !std::binary_search(outer.begin(), outer.end(), r);
+      });
+      for (size_t keep = kept - nest.begin(); nest.size() > keep; nest.pop_back())
         close(nest.back());
-        nest.pop_back();
-      }
       std::sort(outer.begin(), outer.end(),
                 [](const UOp* a, const UOp* b) { return a->arg_int() < b->arg_int(); });
       for (const UOp* r : outer) {

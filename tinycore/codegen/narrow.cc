@@ -1,6 +1,7 @@
 #include "tinycore/codegen/narrow.h"
 
 #include <optional>
+#include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -105,8 +106,8 @@ void bounds_of(const UOpRef& c, const UOpRef& r, const absl::flat_hash_set<const
     bool exact = a == 1 && least == e;
     if (!exact && (lower || equal)) continue;
     if (!exact) {  // r < ceil((k - least) / a)
-      out.push_back(Bound{c.get(), false, (alu(Ops::MAX, k - least, index_const(0)) + (a - 1)) / a,
-                          false});
+      out.push_back(
+          Bound{c.get(), false, (alu(Ops::MAX, k - least, index_const(0)) + (a - 1)) / a, false});
     } else if (!equal) {
       out.push_back(Bound{c.get(), lower, k - e});
     } else {
@@ -290,52 +291,65 @@ UOpRef narrow_output_loops(const UOpRef& sink) {
   std::vector<const UOp*> conditions, outputs;
   for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::CMPLT) conditions.push_back(u);
-    if (u->op == Ops::RANGE && !inner.contains(u) && u->src[0]->op == Ops::CONST)
-      outputs.push_back(u);
+    if (u->op == Ops::RANGE && !inner.contains(u)) outputs.push_back(u);
   }
   for (const UOp* range : outputs) {
+    if (range->src[0]->op != Ops::CONST) continue;  // a tile's, or narrowed
     UOpRef r = range->ref();
     absl::flat_hash_set<const UOp*> with_r = inner;
     with_r.insert(range);
-    // each store's bound on r past which its value is a number (the batch's rows, unrolled, each
-    // gated by its own position): r runs to the furthest
+    std::vector<Bound> candidates;  // upper bounds on r that read only the loops outside it
+    for (const UOp* c : conditions) {
+      std::vector<Bound> b;
+      bounds_of(c->ref(), r, with_r, b);
+      if (b.empty() || b[0].lower) continue;
+      const std::vector<const UOp*> reads = b[0].bound->toposort();
+      if (std::none_of(reads.begin(), reads.end(), [&](const UOp* u) {
+            return u->op == Ops::RANGE && u->arg_int() > range->arg_int();
+          }))
+        candidates.push_back(b[0]);
+    }
+    // each store's bound past which its value is a number (the batch's rows, unrolled, each
+    // gated by its own position; none for a number): r runs to the furthest
     std::vector<UOpRef> fills;
-    std::vector<Bound> bounds;
-    for (const UOpRef& st : sink->src) {
-      if (fills.size() < static_cast<size_t>(&st - sink->src.data())) break;  // one had none
-      for (const UOp* c : conditions) {
-        std::vector<Bound> b;
-        if (depends_on(st->src[0], {range})) bounds_of(c->ref(), r, with_r, b);
-        if (b.empty() || b[0].lower) continue;
-        const std::vector<const UOp*> reads = b[0].bound->toposort();
-        if (std::any_of(reads.begin(), reads.end(), [&](const UOp* u) {  // an inner loop's index
-              return u->op == Ops::RANGE && u->arg_int() > range->arg_int();
-            }))
-          continue;
-        if (UOpRef f = value_where_false(st->src[1], c)) {
-          fills.push_back(f), bounds.push_back(b[0]);
+    std::vector<const Bound*> bounds;
+    for (size_t i = 0; i < sink->src.size() && fills.size() == i; i++) {
+      const UOpRef& st = sink->src[i];
+      if (st->src[1]->op == Ops::CONST) fills.push_back(st->src[1]), bounds.push_back(nullptr);
+      for (const Bound& b : candidates)
+        if (UOpRef f = fills.size() > i || !depends_on(st->src[0], {range})
+                           ? nullptr
+                           : value_where_false(st->src[1], b.condition)) {
+          fills.push_back(f), bounds.push_back(&b);
           break;
         }
-      }
     }
-    if (fills.size() != sink->src.size()) continue;
+    if (fills.size() != sink->src.size() ||
+        std::count(bounds.begin(), bounds.end(), nullptr) == std::ssize(bounds))
+      continue;
     // r runs to the bound, clamped into its range; a loop after it stores the numbers
     UOpRef end = index_const(0);
-    for (const Bound& b : bounds) end = imax(end, b.bound);
+    std::set<const UOp*> held;  // the conditions the stores' bounds test, when they are exact
+    for (const Bound* b : bounds)
+      if (b) end = imax(end, b->bound), held.insert(b->exact ? b->condition : nullptr);
     end = imin(end, r->src[0]);
     UOpRef head = UOp::make(Ops::RANGE, dtypes::index, {end}, r->arg);
-    UOpRef rest = UOp::make(Ops::RANGE, dtypes::index, {r->src[0] - end}, renderer::kRestLoop + r->arg_int());
+    UOpRef rest =
+        UOp::make(Ops::RANGE, dtypes::index, {r->src[0] - end}, renderer::kRestLoop + r->arg_int());
     absl::flat_hash_map<const UOp*, UOpRef> in_head = {{range, head}};
-    if (std::all_of(bounds.begin(), bounds.end(), [&](const Bound& b) {
-          return b.exact && b.condition == bounds[0].condition;
-        }))
-      in_head[bounds[0].condition] = UOp::const_int(dtypes::bool_, 1);
+    if (held.size() == 1 && *held.begin())  // one exact bound: it holds throughout
+      in_head[*held.begin()] = UOp::const_int(dtypes::bool_, 1);
     std::vector<UOpRef> stores;
     for (const UOpRef& st : sink->src) stores.push_back(substitute(st, in_head));
-    for (size_t i = 0; i < fills.size(); i++) {
-      const UOpRef& at = sink->src[i]->src[0];
-      stores.push_back(sink->src[i]->replace({substitute(at, {{range, end + rest}}), fills[i]}));
-    }
+    // after it, r's rest, and loops of their own for those inside r
+    absl::flat_hash_map<const UOp*, UOpRef> in_rest = {{range, end + rest}};
+    for (const UOp* u : outputs)
+      if (u->arg_int() > range->arg_int())
+        in_rest[u] =
+            UOp::make(Ops::RANGE, dtypes::index, u->src, renderer::kRestLoop + u->arg_int());
+    for (size_t i = 0; i < fills.size(); i++)
+      stores.push_back(
+          sink->src[i]->replace({substitute(sink->src[i]->src[0], in_rest), fills[i]}));
     return sink->replace(std::move(stores));
   }
   return sink;

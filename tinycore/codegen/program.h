@@ -37,8 +37,7 @@ struct LinearKernel {
   int output_dims = 0;  // loops numbered below this are output loops
   bool reduces = false;
 };
-LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts,
-                              bool cpu = false);
+LinearKernel linearize_kernel(const LoweredKernel& plain, const KernelOpts& opts, bool cpu = false);
 
 // A kernel with so little work (flops and bytes) that it runs whole on one core: waking threads
 // would cost more than they save, and optimizing it hard costs more compile time than it saves.
