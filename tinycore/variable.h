@@ -5,7 +5,8 @@
 // new value and the next launch sees it.
 //
 // Unlike tinygrad, shapes cannot be symbolic: a tensor sized by the variable is written as a
-// tensor of the maximum size, masked with comparisons against var.tensor().
+// tensor of the maximum size, masked with comparisons against var.tensor(). Loops over it stop at
+// the value where the mask says what lies past it (codegen/narrow.h): the work follows the value.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // infer with language models (tests/fixtures/gen_llm_models.py's tiny random ones): greedy text
 // from the command line is PyTorch's, from GGUF and Hugging Face files alike; the Generator's
 // sampling controls (stop strings, min-p, repetition penalty) and its continuous batching with
-// prefill; every mistake in the arguments or the files is an error that names it.
+// prefill; a chat template and stop strings named on the command line; every mistake in the
+// arguments or the files is an error that names it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@ namespace {
 using infertest::infer;
 using infertest::Ran;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::ThrowsMessage;
 
 const std::string kDir = std::string(TC_FIXTURE_DIR) + "/llm/";
@@ -73,6 +75,39 @@ TEST(LlmCli, ChatTurnsAreLinesOfInputInTheModelsFormat) {
   chat.push_back({"user", "ok"});
   std::string second = g.generate(model->encode_chat(chat), p);
   EXPECT_THAT(r.out, HasSubstr("> " + first + "\n> " + second + "\n> "));
+}
+
+// --chat-template names the family that formats the chat, over the one the model's template
+// text gives (qwen3's: ChatML); --stop cuts the CLI's text as the Generator's stop strings do.
+TEST(LlmCli, AChatTemplateAndStopStringsFromTheCommandLine) {
+  const std::string file = kDir + "qwen3.f16.gguf";
+  tc::infer::LlmTextModel chatml(file, {}), mistral(file, {}, "mistral");
+  std::vector<tc::llm::ChatMessage> chat = {{"user", "hi"}};
+  auto text = [](const tc::infer::LlmTextModel& m, const std::vector<int32_t>& ids) {
+    std::string t;
+    for (int32_t id : ids) t += m.token_text(id);
+    return t;
+  };
+  EXPECT_THAT(text(mistral, mistral.encode_chat(chat)), HasSubstr("[INST] hi [/INST]"));
+  EXPECT_THAT(text(chatml, chatml.encode_chat(chat)), Not(HasSubstr("[INST]")));
+  std::string input = std::filesystem::temp_directory_path() / "tc_llm_template_input.txt";
+  std::ofstream(input) << "hi\n";
+  Ran r = infer({"--model", file, "--chat", "--chat-template", "mistral", "--max-tokens", "4",
+                 "--temperature", "0"},
+                input);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto m = std::make_unique<tc::infer::LlmTextModel>(file, tc::llm::LoadOptions{}, "mistral");
+  std::vector<int32_t> ids = m->encode_chat(chat);
+  tc::infer::Generator g(std::move(m));
+  tc::infer::SamplingParams greedy{.max_tokens = 4, .temperature = 0};
+  EXPECT_THAT(r.out, HasSubstr("> " + g.generate(ids, greedy) + "\n> "));
+
+  std::string prompt = text_of("prompt"), completion = text_of("completion");  // "^k=k=k=k0vo.."
+  r = infer({"--model", kDir + "llama.f16.gguf", "--prompt", prompt, "--temperature", "0",
+             "--max-tokens", "16", "--stop", "0vo"});
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(prompt + completion.substr(0, completion.find("0vo")) + "\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("0vo")));
 }
 
 TEST(LlmGenerator, StopStringsCutTheTextWhereverTheyFallInTokens) {
