@@ -283,25 +283,24 @@ UOpRef value_where_false(const UOpRef& v, const UOp* c) {
 
 UOpRef narrow_output_loops(const UOpRef& sink) {
   absl::flat_hash_set<const UOp*> inner;  // the lanes and the reduces' loops
+  std::vector<const UOp*> conditions, outputs;
   for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::LANE) inner.insert(u);
     if (u->op == Ops::REDUCE)
       for (size_t i = 1; i < u->src.size(); i++) inner.insert(u->src[i].get());
-  }
-  std::vector<const UOp*> conditions, outputs;
-  for (const UOp* u : sink->toposort()) {
     if (u->op == Ops::CMPLT) conditions.push_back(u);
-    if (u->op == Ops::RANGE && !inner.contains(u)) outputs.push_back(u);
   }
+  for (const UOp* u : sink->toposort())
+    if (u->op == Ops::RANGE && !inner.contains(u)) outputs.push_back(u);
   for (const UOp* range : outputs) {
     if (range->src[0]->op != Ops::CONST) continue;  // a tile's, or narrowed
     UOpRef r = range->ref();
-    absl::flat_hash_set<const UOp*> with_r = inner;
-    with_r.insert(range);
     std::vector<Bound> candidates;  // upper bounds on r that read only the loops outside it
     for (const UOp* c : conditions) {
       std::vector<Bound> b;
-      bounds_of(c->ref(), r, with_r, b);
+      inner.insert(range);
+      bounds_of(c->ref(), r, inner, b);
+      inner.erase(range);
       if (b.empty() || b[0].lower) continue;
       const std::vector<const UOp*> reads = b[0].bound->toposort();
       if (std::none_of(reads.begin(), reads.end(), [&](const UOp* u) {
@@ -315,14 +314,11 @@ UOpRef narrow_output_loops(const UOpRef& sink) {
     std::vector<const Bound*> bounds;
     for (size_t i = 0; i < sink->src.size() && fills.size() == i; i++) {
       const UOpRef& st = sink->src[i];
+      if (!depends_on(st->src[0], {range})) break;
       if (st->src[1]->op == Ops::CONST) fills.push_back(st->src[1]), bounds.push_back(nullptr);
-      for (const Bound& b : candidates)
-        if (UOpRef f = fills.size() > i || !depends_on(st->src[0], {range})
-                           ? nullptr
-                           : value_where_false(st->src[1], b.condition)) {
-          fills.push_back(f), bounds.push_back(&b);
-          break;
-        }
+      for (size_t j = 0; j < candidates.size() && fills.size() == i; j++)
+        if (UOpRef f = value_where_false(st->src[1], candidates[j].condition))
+          fills.push_back(f), bounds.push_back(&candidates[j]);
     }
     if (fills.size() != sink->src.size() ||
         std::count(bounds.begin(), bounds.end(), nullptr) == std::ssize(bounds))
