@@ -193,10 +193,10 @@ Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positi
   }
   if (row >= 0) {  // prefill: this sequence's keys and values into its row of the cache
     auto rows = [&](const Tensor& cache) {
-      return cache.shrink({{row, row + 1}, {0, len}, {0, c_.kv_heads}, {0, hd}});
+      return cache.shrink({{row, row + 1}, {0, c_.kv_heads}, {0, len}, {0, hd}});
     };
-    rows(cache_k_[i]).assign(k);
-    rows(cache_v_[i]).assign(v);
+    rows(cache_k_[i]).assign(k.transpose(1, 2));
+    rows(cache_v_[i]).assign(v.transpose(1, 2));
     realize_all({cache_k_[i], cache_v_[i]});
   }
   Tensor out = step ? attend_cached(cache_k_[i], cache_v_[i], q, k, v, positions.reshape({batch}))
@@ -285,7 +285,7 @@ Tensor LanguageModel::forward(const Tensor& tokens) {
 
 void LanguageModel::allocate(int64_t batch) {
   if (batch <= 0) fail("%s model: a KV cache needs a batch of at least 1, got %d", c_.arch, batch);
-  Shape shape = {batch, c_.context, c_.kv_heads, c_.head_dim};
+  Shape shape = {batch, c_.kv_heads, c_.context, c_.head_dim};
   cache_k_.clear();
   cache_v_.clear();
   for (int64_t i = 0; i < c_.layers; i++) {

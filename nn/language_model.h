@@ -104,7 +104,7 @@ class LanguageModel : public Module {
   };
   mutable std::optional<QuantizedInput> last_input_;
   std::optional<Tensor> freq_;             // RoPE's angle per position, (head_dim / 2)
-  std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, context, kv_heads, head_dim)
+  std::vector<Tensor> cache_k_, cache_v_;  // per layer (B, kv_heads, context, head_dim)
 };
 
 }  // namespace tc::nn

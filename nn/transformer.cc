@@ -99,17 +99,16 @@ Tensor MultiHeadAttention::forward(const Tensor& x, int64_t start_pos) {
     tc::Shape s = cache.shape();
     std::vector<std::pair<int64_t, int64_t>> r;
     for (size_t d = 0; d < s.size(); d++)
-      r.push_back(d == 1 ? std::pair{start_pos, start_pos + len}
+      r.push_back(d == 2 ? std::pair{start_pos, start_pos + len}
                          : std::pair<int64_t, int64_t>{0, s[d]});
     return cache.shrink(r);
   };
-  rows(*cache_k_).assign(qkv[1]);
-  rows(*cache_v_).assign(qkv[2]);
+  rows(*cache_k_).assign(qkv[1].transpose(1, 2));
+  rows(*cache_v_).assign(qkv[2].transpose(1, 2));
   realize_all({*cache_k_, *cache_v_});
   cached_ = start_pos + len;
   auto past = [&](const Tensor& cache) {  // positions 0 .. cached_ - 1 as (B, heads, S, head_dim)
-    return cache.shrink({{0, batch}, {0, cached_}, {0, heads_}, {0, embed_dim_ / heads_}})
-        .transpose(1, 2);
+    return cache.shrink({{0, batch}, {0, heads_}, {0, cached_}, {0, embed_dim_ / heads_}});
   };
   std::optional<Tensor> mask;  // query i (position start_pos + i) sees keys 0 .. start_pos + i
   if (len > 1) mask = Tensor::full({len, cached_}, true, dtypes::bool_).tril(start_pos);
@@ -139,7 +138,7 @@ bool MultiHeadAttention::cache_fits(int64_t batch, DType dtype) const {
 }
 
 void MultiHeadAttention::allocate_cache(int64_t batch, DType dtype) {
-  Shape shape = {batch, o_.max_context, heads_, embed_dim_ / heads_};
+  Shape shape = {batch, heads_, o_.max_context, embed_dim_ / heads_};  // nn/kv_cache.h's layout
   cache_k_ = Tensor::zeros(shape, dtype).contiguous().realize();
   cache_v_ = Tensor::zeros(shape, dtype).contiguous().realize();
   cached_ = 0;

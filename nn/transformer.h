@@ -58,7 +58,7 @@ class MultiHeadAttention : public Module {
   void allocate_cache(int64_t batch, DType dtype);
   int64_t embed_dim_, heads_;
   MultiHeadAttentionOpts o_;
-  std::optional<Tensor> cache_k_, cache_v_;  // (B, max_context, heads, head_dim)
+  std::optional<Tensor> cache_k_, cache_v_;  // (B, heads, max_context, head_dim)
   int64_t cached_ = 0;                       // positions written so far
 };
 
