@@ -71,9 +71,9 @@ TEST_P(LlmModels, LogitsMatchPyTorch) {
   tcfix::expect_matches(logits.reshape(c["logits"].shape), c["logits"], 1e-4, 1e-4);
 }
 
-// Prefill of the prompt, then one token a step through the KV cache (a TinyJit step per window of
-// slots attended to): each step's logits are the forward's at that position, and argmax gives
-// PyTorch's greedy tokens.
+// Prefill of the prompt, then one token a step through the KV cache (one TinyJit step, captured
+// at the second position and replayed at every later one): each step's logits are the forward's
+// at that position, and argmax gives PyTorch's greedy tokens.
 TEST_P(LlmModels, GreedyDecodingThroughTheKvCacheMatchesPyTorch) {
   const tcfix::Case& c = tcfix::fixture("llm_models", GetParam().family);
   auto model = load(GetParam());
