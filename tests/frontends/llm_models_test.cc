@@ -14,6 +14,7 @@
 #include "frontends/llm/quant.h"
 #include "tests/tensor/fixture.h"
 #include "tinycore/jit/jit.h"
+#include "tinycore/variable.h"
 
 namespace {
 
@@ -92,15 +93,16 @@ TEST_P(LlmModels, GreedyDecodingThroughTheKvCacheMatchesPyTorch) {
   EXPECT_THROW(model->prefill(Tensor::from_vector(prompt, Shape{1, len}), 0, len), tc::Error);
   std::vector<int32_t> got = {
       argmax(logits, static_cast<size_t>((len - 1) * vocab), static_cast<size_t>(vocab))};
-  // one capture for every position
+  // one capture for every position: the position is a Variable bound before each step, read by
+  // the step's kernels when they run (as tinygrad's start_pos)
+  tc::Variable start_pos("start_pos", 0, model->config().context - 1);
   tc::TinyJit step([&](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{model->decode(in[0], in[1]).realize()};
+    return std::vector<Tensor>{model->decode(in[0], start_pos.tensor().reshape({1})).realize()};
   });
   while (got.size() < expected.size()) {
     int32_t pos = static_cast<int32_t>(len + static_cast<int64_t>(got.size()) - 1);
-    logits = step({Tensor::from_vector<int32_t>({got.back()}, Shape{1, 1}),
-                   Tensor::from_vector<int32_t>({pos}, Shape{1})})[0]
-                 .data<float>();
+    start_pos.bind(pos);
+    logits = step({Tensor::from_vector<int32_t>({got.back()}, Shape{1, 1})})[0].data<float>();
     expect_near(logits, logits_row(c, pos), pos);
     got.push_back(argmax(logits, 0, static_cast<size_t>(vocab)));
   }
