@@ -231,12 +231,17 @@ TEST(Narrow, AWriteInPlaceAtOnePositionRunsWithoutThatLoop) {
 int narrowed_loops(Tensor t) {
   std::vector<engine::Launch> launches;
   std::vector<UOpRef> marked;
+  const char* was = std::getenv("DISABLE_COMPILER_CACHE");
+  std::string saved = was ? was : "";
   setenv("DISABLE_COMPILER_CACHE", "1", 1);
   {
     engine::LaunchCapture capture(&launches, &marked);
     t.realize();
   }
-  unsetenv("DISABLE_COMPILER_CACHE");
+  if (was)
+    setenv("DISABLE_COMPILER_CACHE", saved.c_str(), 1);
+  else
+    unsetenv("DISABLE_COMPILER_CACHE");
   int n = 0;
   for (const engine::Launch& l : launches)
     for (const UOpRef& u : l.kernel->program)

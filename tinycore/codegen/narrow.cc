@@ -296,11 +296,10 @@ UOpRef narrow_output_loops(const UOpRef& sink) {
     if (range->src[0]->op != Ops::CONST) continue;  // a tile's, or narrowed
     UOpRef r = range->ref();
     std::vector<Bound> candidates;  // upper bounds on r that read only the loops outside it
+    inner.insert(range);
     for (const UOp* c : conditions) {
       std::vector<Bound> b;
-      inner.insert(range);
       bounds_of(c->ref(), r, inner, b);
-      inner.erase(range);
       if (b.empty() || b[0].lower) continue;
       const std::vector<const UOp*> reads = b[0].bound->toposort();
       if (std::none_of(reads.begin(), reads.end(), [&](const UOp* u) {
@@ -308,6 +307,7 @@ UOpRef narrow_output_loops(const UOpRef& sink) {
           }))
         candidates.push_back(b[0]);
     }
+    inner.erase(range);
     // each store's bound past which its value is a number (the batch's rows, unrolled, each
     // gated by its own position; none for a number): r runs to the furthest
     std::vector<UOpRef> fills;
