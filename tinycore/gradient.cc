@@ -13,6 +13,7 @@
 #include "tinycore/error.h"
 #include "tinycore/runtime/host_function.h"
 #include "tinycore/schedule/multi.h"
+#include "tinycore/schedule/schedule.h"
 
 namespace tc {
 namespace {
@@ -169,6 +170,12 @@ std::array<Rule, kNumOps> make_rules() {
       out[d] = UOp::make(Ops::SHRINK, g->dtype, {g}, arg);
     }
     return out;
+  });
+  def({Ops::COPY}, [](const UOpRef& ret, const UOpRef& g) {
+    // back where the source was; a multi-device source takes it as it is (split as needed)
+    const UOpRef& x = ret->src[0];
+    if (schedule::may_hold_multi({x})) return std::vector<UOpRef>{g};
+    return std::vector<UOpRef>{UOp::make(Ops::COPY, g->dtype, {g}, schedule::device_of(x))};
   });
   def({Ops::CUSTOM}, [](const UOpRef& ret, const UOpRef& g) {
     const std::string& name = std::get<std::string>(ret->arg);

@@ -651,8 +651,8 @@ class Tensor {
   // Multi-device (tinygrad's shard): this tensor in pieces on `devices`, split along `axis`
   // (ceil(n / k) elements a piece, the last ones shorter), or a whole copy on each without one
   // (tinygrad's to(tuple)). Ops on it run on each device (tinycore/schedule/multi.h), reduces
-  // over the split axis all-reduce; host reads see the whole tensor. The devices are the CPU's
-  // virtual CPU:0 .. CPU:N-1 for now.
+  // over the split axis all-reduce; host reads see the whole tensor. Devices that do not share
+  // memory (the CPU and CL) copy what the others need (Ops::COPY); to() gathers lazily.
   Tensor shard(const std::vector<std::string>& devices, std::optional<int> axis = {}) const;
   Tensor& shard_(const std::vector<std::string>& devices, std::optional<int> axis = {});
   // The devices of a multi-device tensor, or of one computed from them; {device()} otherwise.

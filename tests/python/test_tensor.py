@@ -874,3 +874,16 @@ def test_shard_over_virtual_cpus_as_tinygrad():
     np.testing.assert_allclose((t * 2).numpy(), a * 2)
     with pytest.raises(RuntimeError, match="split axis cannot be padded"):
         x.pad(((1, 0), (0, 0))).realize()
+
+
+@pytest.mark.skipif("CL" not in Device.available(), reason="no CL device (PoCL not installed)")
+def test_shard_over_the_cpu_and_cl_copies_between_them():
+    devs = ("CPU", "CL")
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    w = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2)
+    x = Tensor(a).shard(devs, axis=0)
+    assert x.device == devs
+    y = x @ Tensor(w).to(devs)
+    np.testing.assert_allclose(y.numpy(), a @ w, rtol=1e-6)
+    np.testing.assert_allclose(x.sum(0).to("CL").numpy(), a.sum(0), rtol=1e-6)
+    assert x.sum(0).to("CL").device == "CL"

@@ -1,11 +1,15 @@
-// Multi-device tensors (Tensor::shard, schedule/multi.h) on the CPU's virtual devices, in the
-// spirit of tinygrad's test_multitensor.py: each result equals the same ops on one device, and
-// the naive double loop where one is short; the refused ops say what and where.
+// Multi-device tensors (Tensor::shard, schedule/multi.h) on the CPU's virtual devices, and on
+// the CPU beside CL (copies between them), in the spirit of tinygrad's test_multitensor.py: each
+// result equals the same ops on one device, and the naive double loop where one is short; the
+// refused ops say what and where.
+#include "tinycore/schedule/multi.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +17,8 @@
 #include "nn/models.h"
 #include "tests/error_message.h"
 #include "tinycore/jit/jit.h"
+#include "tinycore/runtime/device.h"
+#include "tinycore/schedule/schedule.h"
 #include "tinycore/tensor.h"
 
 namespace tc {
@@ -126,9 +132,13 @@ TEST(Shard, MovementRunsPerPieceOrSaysWhyNot) {
               HasSubstr("RESHAPE (4, 6) -> (6, 4) of a tensor split along axis 1 over (CPU:0, "
                         "CPU:1): it would move elements between the devices' pieces"));
   EXPECT_THAT(error_message([&] {
-                a.shard({"CPU:0", "CL"}, 0);
+                a.shard({"CPU:0", "NPU"}, 0);
               }),
-              HasSubstr("device 'CL': multi-device tensors run on the CPU"));
+              HasSubstr("Tensor.shard: device 'NPU': unknown device 'NPU'"));
+  EXPECT_THAT(error_message([&] {
+                a.shard({"CPU:0", "CPU:one"}, 0);
+              }),
+              HasSubstr("device 'CPU:one': a device is a name with an optional :N"));
   EXPECT_THAT(error_message([&] { s.shard(kTwo, 1); }), HasSubstr("on several devices already"));
   EXPECT_THAT(error_message([&] { (s * 2).shard(kTwo, 1); }),
               HasSubstr("on several devices already (CPU:0, CPU:1)"));
@@ -180,16 +190,24 @@ TEST(Shard, DataParallelConvnetGradientsEqualOneDevices) {
   for (size_t k = 0; k < want.size(); k++) expect_same(got[k], want[k]);
 }
 
-TEST(Shard, TinyJitReplaysStepsOnShardedInputs) {
+// A step on inputs split over `devices` (a matmul, and a sum over the split axis), called 4 times
+// with new values: each call's result against one device's. Returns the step, captured.
+std::unique_ptr<TinyJit> check_jit_on_sharded_inputs(const std::vector<std::string>& devices) {
   Tensor w = ramp({4, 3}, 0.2f);
-  TinyJit step([&](const std::vector<Tensor>& in) {
+  auto step = std::make_unique<TinyJit>([w](const std::vector<Tensor>& in) {
     return std::vector<Tensor>{(in[0].matmul(w) * in[1]).sum(0).to("CPU")};
   });
   for (int call = 0; call < 4; call++) {
     Tensor x = ramp({6, 4}, 0.1f * (call + 1)), c = ramp({6, 3}, 0.05f * (call + 1));
-    expect_same(step({x.shard(kTwo, 0), c.shard(kTwo, 0)})[0], (x.matmul(w) * c).sum(0));
+    expect_same((*step)({x.shard(devices, 0), c.shard(devices, 0)})[0], (x.matmul(w) * c).sum(0));
   }
-  EXPECT_TRUE(step.captured());
+  EXPECT_TRUE(step->captured());
+  return step;
+}
+
+TEST(Shard, TinyJitReplaysStepsOnShardedInputs) {
+  std::unique_ptr<TinyJit> jit = check_jit_on_sharded_inputs(kTwo);
+  TinyJit& step = *jit;
   Tensor x = ramp({6, 4});
   EXPECT_THAT(error_message([&] {
                 step({x.shard(kTwo, 1), x.shard(kTwo, 0)});
@@ -201,27 +219,103 @@ TEST(Shard, TinyJitReplaysStepsOnShardedInputs) {
               HasSubstr("input 0 is sharded as on one device, captured as '0;CPU:0,CPU:1'"));
 }
 
-TEST(Shard, AllReduceOfFuzzedSizesIsTheSumOfTheWhole) {
+// Every device's copy of the all-reduced sum and max of fuzzed sizes (`cases` of them, the last on
+// 4 devices), on `kinds` devices taken in turn (CPU:0, CL:0, CPU:1, ...), against a double loop;
+// returns how many COPY nodes the last sum's lowered graph holds.
+int64_t check_allreduce_of_fuzzed_sizes(const std::vector<std::string>& kinds, int max_rows,
+                                        int cases = 8) {
   std::srand(7);
-  for (int c = 0; c < 8; c++) {
-    int64_t n = 1 + std::rand() % 300, m = 1 + std::rand() % 5;
-    int k = 2 + c % 3;
+  int64_t copies = 0;
+  for (int c = 0; c < cases; c++) {
+    int64_t n = 1 + std::rand() % max_rows, m = 4 + std::rand() % 5;
+    int k = 4 - (cases - 1 - c) % 3;
     std::vector<std::string> devices;
-    for (int d = 0; d < k; d++) devices.push_back("CPU:" + std::to_string(d));
+    for (int d = 0; d < k; d++)
+      devices.push_back(kinds[d % kinds.size()] + ":" + std::to_string(d / kinds.size()));
     Tensor a = ramp({n, m}, 0.01f);
     std::vector<float> v = a.data<float>();
     std::vector<double> sum(m, 0), mx(m, -1e30);
     for (int64_t i = 0; i < n; i++)
       for (int64_t j = 0; j < m; j++)
         sum[j] += v[i * m + j], mx[j] = std::max(mx[j], double{v[i * m + j]});
-    Tensor s = a.shard(devices, 0);
-    std::vector<float> got = s.sum(0).data<float>(), got_max = s.max(0).data<float>();
-    for (int64_t j = 0; j < m; j++) {
-      EXPECT_NEAR(got[j], sum[j], 1e-3 * (1 + std::abs(sum[j]))) << n << "x" << m << " on " << k;
-      EXPECT_EQ(got_max[j], static_cast<float>(mx[j])) << n << "x" << m << " on " << k;
+    Tensor s = a.shard(devices, 0), total = s.sum(0), top = s.max(0);
+    auto copies_in = [](const Tensor& t) {
+      UOpRef lowered = schedule::lower_multi(t.uop());
+      int64_t n = 0;
+      for (const UOp* u : lowered->toposort()) n += u->op == Ops::COPY;
+      return n;
+    };
+    copies = copies_in(total) - copies_in(s);  // the all-reduce's, not the shard's own
+    realize_all({total, top});
+    for (int d = 0; d < k; d++) {  // each device's result
+      std::vector<float> got = Tensor(total.uop()->src[d]).data<float>(),
+                         got_max = Tensor(top.uop()->src[d]).data<float>();
+      for (int64_t j = 0; j < m; j++) {
+        EXPECT_NEAR(got[j], sum[j], 1e-3 * (1 + std::abs(sum[j])))
+            << n << "x" << m << " on " << devices[d] << " of " << k;
+        EXPECT_EQ(got_max[j], static_cast<float>(mx[j])) << n << "x" << m << " on " << devices[d];
+      }
     }
   }
+  return copies;
 }
+
+TEST(Shard, AllReduceOfFuzzedSizesIsTheSumOfTheWhole) {
+  EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU"}, 300), 0);  // the pieces share memory
+}
+
+// Devices that copy: the CPU and CL (PoCL in CI) in turn. A skip where CL is not available.
+class ShardOverCopyingDevices : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = runtime::unavailable_reason("CL"); !why.empty())
+      GTEST_SKIP() << "no CL device: " << why;
+  }
+  const std::vector<std::string> two_ = {"CPU", "CL"};
+};
+
+TEST_F(ShardOverCopyingDevices, PiecesLiveOnTheirDevicesAndComputeThere) {
+  Tensor a = ramp({6, 5}), b = ramp({6, 5}, -0.5f);
+  Tensor s = a.shard(two_, 0).realize();
+  EXPECT_EQ(schedule::device_of(s.uop()->src[0]), "CPU");
+  EXPECT_EQ(schedule::device_of(s.uop()->src[1]), "CL");
+  Tensor y = (s * b + s.exp()).relu().realize();
+  EXPECT_EQ(schedule::device_of(y.uop()->src[1]), "CL");
+  expect_same(y, (a * b + a.exp()).relu());
+  expect_same(s.to("CL"), a);
+  EXPECT_EQ(s.to("CL").device(), "CL");
+  std::vector<std::optional<int>> ways = {{}, 0, 1};
+  for (auto sa : ways)
+    for (auto sb : ways) {
+      Tensor x = a.shard(two_, sa), z = b.shard(two_, sb);
+      expect_same(x * z - z.exp(), a * b - b.exp());
+      expect_same(x.sum(0), a.sum(0));
+      expect_same(x.max(1), a.max(1));
+      expect_same(x.softmax(0), a.softmax(0));
+      expect_same(x.matmul(z.permute({1, 0})), a.matmul(b.permute({1, 0})), 1e-4);
+    }
+  // backward: w0's gradient comes back through the copies, and equals the one-device gradient
+  Tensor w0 = ramp({5, 3}, 0.3f), w1 = ramp({5, 3}, 0.3f);
+  w0.requires_grad_(), w1.requires_grad_();
+  a.shard(two_, 0).matmul(w0.shard(two_, 1)).relu().sum().backward();
+  a.matmul(w1).relu().sum().backward();
+  expect_same(*w0.grad(), *w1.grad());
+}
+
+TEST_F(ShardOverCopyingDevices, AllReducesNaiveAndRingAreTheSumOfTheWhole) {
+  // naive: each device copies in the pieces of the other kind's devices, once a kind (2 each)
+  EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU", "CL"}, 300, 4), 4);
+  // a ring over 4 devices: 3 steps of 4 chunks for the reduce-scatter, 3 for the all-gather
+  setenv("RING_ALLREDUCE_THRESHOLD", "3", 1);
+  EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU", "CL"}, 300, 4), 24);
+  unsetenv("RING_ALLREDUCE_THRESHOLD");
+  setenv("RING", "2", 1);  // forced: on two devices too, and on devices that share memory
+  check_allreduce_of_fuzzed_sizes({"CPU", "CL"}, 40, 3);
+  EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU"}, 40), 0);
+  unsetenv("RING");
+}
+
+TEST_F(ShardOverCopyingDevices, TinyJitReplaysTheCopies) { check_jit_on_sharded_inputs(two_); }
 
 TEST(Shard, TinyJitReplaysAStepOnShardedWeights) {
   Tensor w = ramp({4, 3}, 0.2f).shard(kTwo, 1).realize();

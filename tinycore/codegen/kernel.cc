@@ -73,15 +73,22 @@ std::shared_ptr<const Kernel> build_scheduled(const UOpRef& scheduled, runtime::
   return build_kernel(plain, device, *opts);
 }
 
-// A scheduled host function, SINK(STORE(out, CUSTOM(sources))), as a kernel running it.
+// A scheduled host function, SINK(STORE(out, CUSTOM(sources))), or copy, SINK(STORE(out,
+// COPY(source))), as a kernel running it.
 std::shared_ptr<const Kernel> host_kernel(const UOp& call, runtime::Device& device) {
   auto k = std::make_shared<Kernel>();
   const std::string& name = std::get<std::string>(call.arg);
   int64_t numel = shape_numel(call.shape());
-  k->name = "host_" + name;
   k->bytes = static_cast<double>(numel * call.dtype.itemsize() * (call.src.size() + 1));
   k->host = true;
-  k->binary = runtime::host_program(name, numel, call.dtype, device);
+  if (call.op == Ops::COPY) {
+    runtime::Device& from = runtime::get_device(name);
+    k->name = "copy_" + from.name() + "_" + device.name();
+    k->binary = runtime::copy_program(from, device, numel * call.dtype.itemsize());
+  } else {
+    k->name = "host_" + name;
+    k->binary = runtime::host_program(name, numel, call.dtype, device);
+  }
   return k;
 }
 
@@ -97,7 +104,8 @@ void forget_built_kernels() {
 }
 
 std::shared_ptr<const Kernel> get_kernel(const UOpRef& scheduled, runtime::Device& device) {
-  if (const UOpRef& value = scheduled->src[0]->src[1]; value->op == Ops::CUSTOM)
+  if (const UOpRef& value = scheduled->src[0]->src[1];
+      value->op == Ops::CUSTOM || value->op == Ops::COPY)
     return host_kernel(*value, device);
   KernelCache& c = KernelCache::get();
   if (auto k = c.find(scheduled, device)) return k;

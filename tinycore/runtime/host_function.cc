@@ -1,6 +1,8 @@
 #include "tinycore/runtime/host_function.h"
 
+#include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "tinycore/error.h"
@@ -33,6 +35,23 @@ class HostProgram : public Program {
   Device& device_;
 };
 
+class CopyProgram : public Program {
+ public:
+  CopyProgram(Device& from, Device& to, size_t bytes) : from_(from), to_(to), bytes_(bytes) {}
+  void run(void* const* bufs, int) override {
+    if (from_.uses_host_memory()) return to_.allocator().copyin(bufs[0], bufs[1], bytes_);
+    if (to_.uses_host_memory()) return from_.allocator().copyout(bufs[0], bufs[1], bytes_);
+    std::vector<uint8_t> staged(bytes_);
+    from_.allocator().copyout(staged.data(), bufs[1], bytes_);
+    to_.allocator().copyin(bufs[0], staged.data(), bytes_);
+  }
+  void run_part(void* const* bufs, int, int) override { run(bufs, 1); }
+
+ private:
+  Device &from_, &to_;
+  size_t bytes_;
+};
+
 }  // namespace
 
 void register_host_function(const std::string& name, HostFunction fn) {
@@ -56,6 +75,10 @@ const HostFunction& host_function(const std::string& name) {
 std::shared_ptr<Program> host_program(const std::string& name, int64_t numel, DType dtype,
                                       Device& device) {
   return std::make_shared<HostProgram>(host_function(name), numel, dtype, device);
+}
+
+std::shared_ptr<Program> copy_program(Device& from, Device& to, size_t bytes) {
+  return std::make_shared<CopyProgram>(from, to, bytes);
 }
 
 }  // namespace tc::runtime

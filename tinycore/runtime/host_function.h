@@ -40,4 +40,8 @@ const HostFunction& host_function(const std::string& name);
 std::shared_ptr<Program> host_program(const std::string& name, int64_t numel, DType dtype,
                                       Device& device);
 
+// A program that copies `bytes` from its buffer 1, on `from`, to its buffer 0, on `to` (an
+// Ops::COPY): directly where either side's memory is the host's, else through host memory.
+std::shared_ptr<Program> copy_program(Device& from, Device& to, size_t bytes);
+
 }  // namespace tc::runtime

@@ -9,6 +9,8 @@
 #include "absl/strings/str_split.h"
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
+#include "tinycore/runtime/device.h"
+#include "tinycore/schedule/schedule.h"
 
 namespace tc::schedule {
 
@@ -37,17 +39,20 @@ std::vector<std::pair<int64_t, int64_t>> split_bounds(int64_t n, int parts) {
 
 void check_shard_devices(const std::vector<std::string>& devices) {
   for (const std::string& d : devices) {
-    std::string kind = d.substr(0, d.find(':')),
-                index = d.find(':') == std::string::npos ? "" : d.substr(d.find(':') + 1);
-    std::transform(kind.begin(), kind.end(), kind.begin(), ::toupper);
-    bool digits = std::all_of(index.begin(), index.end(), ::isdigit);
-    if (kind != "CPU" || !digits)
-      fail(
-          "Tensor.shard: device '%s': multi-device tensors run on the CPU and its virtual "
-          "CPU:0 .. CPU:N-1 (sharding over CL, CUDA or HIP needs copies between devices, which "
-          "are not built yet)",
-          d);
+    std::string index = d.find(':') == std::string::npos ? "" : d.substr(d.find(':') + 1);
+    if (!std::all_of(index.begin(), index.end(), ::isdigit))
+      fail("Tensor.shard: device '%s': a device is a name with an optional :N (CPU:1, CL)", d);
+    try {
+      runtime::get_device(d);
+    } catch (const Error& e) {
+      fail("Tensor.shard: device '%s': %s", d, e.what());
+    }
   }
+}
+
+UOpRef placed(const UOpRef& x, const std::string& device) {
+  std::string to = runtime::get_device(device).name();  // "CPU:1" is the CPU
+  return device_of(x) == to ? x : UOp::make(Ops::COPY, x->dtype, {x}, to);
 }
 
 namespace {
@@ -110,6 +115,8 @@ class Lowering {
       if (x->op == Ops::MULTI && sharding_of(*x).devices != s.devices)
         fail("%s: its sources are on different devices (%s) and (%s)", op_name(n->op),
              absl::StrJoin(s.devices, ", "), absl::StrJoin(sharding_of(*x).devices, ", "));
+    // a copy of a multi-device value (a piece's gradient, sent back where it came from): whole
+    if (n->op == Ops::COPY) return gathered(src[0], std::get<std::string>(n->arg));
     if (n->op == Ops::REDUCE_AXIS) return reduce(n, src[0], s);
     if (group::is_movement(n->op)) return move(n, src[0], s);
     if (n->op == Ops::CUSTOM)
@@ -139,25 +146,23 @@ class Lowering {
         for (size_t d = 0; d < k; d++) out.push_back(cut(x->src[d], s.axis, bounds[d]));
         return out;
       }
-      return pieces(gathered(x), s, bounds);  // split another way: whole, then split again
+      // split another way: whole on the first device, then split again
+      return pieces(gathered(x, s.devices[0]), s, bounds);
     }
     std::vector<UOpRef> out;
-    for (size_t d = 0; d < k; d++) out.push_back(s.axis < 0 ? x : cut(x, s.axis, bounds[d]));
+    for (size_t d = 0; d < k; d++)
+      out.push_back(placed(s.axis < 0 ? x : cut(x, s.axis, bounds[d]), s.devices[d]));
     return out;
   }
 
-  // A reduce of a MULTI: per piece; over the split axis, the pieces' results then combined on
-  // every device (an all-reduce: the devices share memory, so each reads the others' pieces).
+  // A reduce of a MULTI: per piece; over the split axis, the pieces' results then all-reduced.
   UOpRef reduce(const UOpRef& n, const UOpRef& x, const Sharding& s) {
     std::vector<UOpRef> partial;
     for (const UOpRef& p : x->src) partial.push_back(n->replace({p}));
     const std::vector<int64_t>& arg = n->arg_ints();
     if (s.axis < 0 || std::find(arg.begin() + 1, arg.end(), s.axis) == arg.end())
       return make_multi(std::move(partial), s);
-    UOpRef all = partial[0];
-    for (size_t d = 1; d < partial.size(); d++)
-      all = alu(static_cast<Ops>(arg[0]), all, partial[d]);
-    return make_multi(std::vector<UOpRef>(partial.size(), all), {-1, s.devices});
+    return make_multi(allreduce(partial, static_cast<Ops>(arg[0]), s.devices), {-1, s.devices});
   }
 
   UOpRef move(const UOpRef& n, const UOpRef& x, const Sharding& s) {
@@ -250,25 +255,98 @@ class Lowering {
 
 }  // namespace
 
-UOpRef lower_multi(const UOpRef& root) { return Lowering().lower(root); }
+UOpRef lower_multi(const UOpRef& root) {
+  UOpRef l = Lowering().lower(root);
+  if (l->op != Ops::MULTI) return l;
+  // each piece computed on its device (a piece of constants alone would be on the default one)
+  Sharding s = sharding_of(*l);
+  std::vector<UOpRef> pieces;
+  for (size_t d = 0; d < l->src.size(); d++) pieces.push_back(placed(l->src[d], s.devices[d]));
+  return make_multi(std::move(pieces), s);
+}
 
-UOpRef gathered(const UOpRef& multi) {
-  Sharding s = sharding_of(*multi);
-  if (s.axis < 0) return multi->src[0];
-  const int64_t n = multi->shape()[s.axis];
-  std::vector<std::pair<int64_t, int64_t>> bounds = bounds_of(*multi, s.axis);
+namespace {
+
+// tinygrad's ring: a reduce-scatter, then an all-gather, each step a copy to the next device.
+std::vector<UOpRef> ring_allreduce(const std::vector<UOpRef>& partial, Ops op,
+                                   const std::vector<std::string>& devices) {
+  const size_t k = partial.size();
+  const Shape shape = partial[0]->shape();
+  const int64_t n = shape_numel(shape);
+  std::vector<std::pair<int64_t, int64_t>> chunks = split_bounds(n, static_cast<int>(k));
+  auto chunk = [&](size_t d, size_t c) {
+    return cut(movement(Ops::RESHAPE, partial[d], {n}), 0, chunks[c]);
+  };
+  std::vector<std::vector<UOpRef>> on(k, std::vector<UOpRef>(k));  // on[d][c]: chunk c on d
+  for (size_t c = 0; c < k; c++) {
+    // reduce-scatter: chunk c summed along the ring from device c + 1 to its owner, c
+    size_t d = (c + 1) % k;
+    UOpRef sum = chunk(d, c);
+    for (size_t step = 1; step < k; step++) {
+      d = (d + 1) % k;
+      sum = alu(op, placed(sum, devices[d]), chunk(d, c));
+    }
+    on[c][c] = sum;
+    // all-gather: the sum passed on around the ring, each device copying its neighbour's
+    for (size_t step = 1; step < k; step++) {
+      size_t e = (c + step) % k;
+      on[e][c] = placed(on[(e + k - 1) % k][c], devices[e]);
+    }
+  }
+  std::vector<UOpRef> out;
+  for (size_t d = 0; d < k; d++)
+    out.push_back(movement(Ops::RESHAPE, joined(on[d], 0), std::vector<int64_t>(shape)));
+  return out;
+}
+
+}  // namespace
+
+std::vector<UOpRef> allreduce(const std::vector<UOpRef>& partial, Ops op,
+                              const std::vector<std::string>& devices) {
+  const size_t k = partial.size();
+  const int64_t n = shape_numel(partial[0]->shape());
+  bool copies = false;
+  for (const std::string& d : devices)
+    copies = copies || runtime::get_device(d).name() != runtime::get_device(devices[0]).name();
+  const int ring = getenv_int("RING", 1);
+  if (n >= static_cast<int64_t>(k) &&
+      (ring >= 2 ||
+       (ring == 1 && copies && k > 2 && n > getenv_int("RING_ALLREDUCE_THRESHOLD", 256000))))
+    return ring_allreduce(partial, op, devices);
+  // naive: each device combines every piece, copied in, in one order (so the results are equal)
+  std::vector<UOpRef> out;
+  for (const std::string& device : devices) {
+    UOpRef all = placed(partial[0], device);
+    for (size_t j = 1; j < k; j++) all = alu(op, all, placed(partial[j], device));
+    out.push_back(all);
+  }
+  return out;
+}
+
+UOpRef joined(const std::vector<UOpRef>& pieces, int axis) {
+  int64_t total = 0, at = 0;
+  for (const UOpRef& p : pieces) total += p->shape()[axis];
   UOpRef sum;
-  for (size_t i = 0; i < bounds.size(); i++) {  // each piece padded to its place, then summed
-    const UOpRef& p = multi->src[i];
+  for (const UOpRef& p : pieces) {  // each piece padded to its place, then summed
+    const int64_t len = p->shape()[axis];
     std::vector<int64_t> pad;
     for (int d = 0; d < static_cast<int>(p->shape().size()); d++) {
-      pad.push_back(d == s.axis ? bounds[i].first : 0);
-      pad.push_back(d == s.axis ? n - bounds[i].second : 0);
+      pad.push_back(d == axis ? at : 0);
+      pad.push_back(d == axis ? total - at - len : 0);
     }
+    at += len;
     UOpRef placed = movement(Ops::PAD, p, pad);
     sum = !sum ? placed : alu(dtypes::is_bool(p->dtype) ? Ops::OR : Ops::ADD, sum, placed);
   }
   return sum;
+}
+
+UOpRef gathered(const UOpRef& multi, const std::string& device) {
+  Sharding s = sharding_of(*multi);
+  if (s.axis < 0) return placed(multi->src[0], device);
+  std::vector<UOpRef> pieces;
+  for (const UOpRef& p : multi->src) pieces.push_back(placed(p, device));
+  return joined(pieces, s.axis);
 }
 
 bool may_hold_multi(const std::vector<UOpRef>& roots) {

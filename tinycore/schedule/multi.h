@@ -9,8 +9,9 @@
 //   - movement ops run per piece, their arguments made the piece's; a reshape that would move
 //     elements between pieces, and an expand, pad or flip of the split axis, are errors naming
 //     the op, the axis and the devices (a shrink to exactly one piece is that piece).
-// The devices are the CPU's: "CPU" and its virtual "CPU:0" .. "CPU:N-1", which share its memory,
-// so a piece reads another's buffer where a GPU would copy it.
+// The devices are any of this machine's: the CPU's virtual "CPU:0" .. "CPU:N-1" share its memory,
+// so a piece reads another's buffer; between devices that do not (CPU and CL, GPUs) a piece that
+// another device reads is copied there (Ops::COPY).
 #pragma once
 
 #include <cstdint>
@@ -34,16 +35,33 @@ UOpRef make_multi(std::vector<UOpRef> pieces, const Sharding& s);
 // the last ones shorter or empty (tinygrad's split).
 std::vector<std::pair<int64_t, int64_t>> split_bounds(int64_t n, int parts);
 
-// Throws tc::Error unless every device is the CPU or one of its virtual CPU:N.
+// Throws tc::Error naming a device that is not a name with an optional :N, or not on this machine.
 void check_shard_devices(const std::vector<std::string>& devices);
+
+// `x` computed on `device`: itself where its graph is there already ("CPU:1" is the CPU), else a
+// COPY of it.
+UOpRef placed(const UOpRef& x, const std::string& device);
+
+// The pieces `partial` (one per device of `devices`, equal shapes) combined by `op` (ADD, MAX),
+// one result on each device, equal on all. Devices that share memory (the CPU's virtual ones) read
+// each other's pieces; between devices that copy, each device copies in every piece (naive), or,
+// with more than two devices and over RING_ALLREDUCE_THRESHOLD (256000) elements, the pieces go
+// around a ring: a reduce-scatter and an all-gather, as tinygrad's. RING=0 never rings, RING=2
+// always does.
+std::vector<UOpRef> allreduce(const std::vector<UOpRef>& partial, Ops op,
+                              const std::vector<std::string>& devices);
 
 // `root` with every MULTI in its graph lowered: a MULTI of one graph per device, or a plain graph
 // when its value is on one device (a shrink to one piece). Throws tc::Error for an op the rules
 // refuse, naming it, the axis and the devices.
 UOpRef lower_multi(const UOpRef& root);
 
-// The whole value of a MULTI node on one device: its pieces side by side (or its first copy).
-UOpRef gathered(const UOpRef& multi);
+// The whole value of a MULTI node on `device`: its pieces copied there and put side by side (or
+// its first copy).
+UOpRef gathered(const UOpRef& multi, const std::string& device);
+
+// `pieces` side by side along `axis` (each padded to its place, then summed).
+UOpRef joined(const std::vector<UOpRef>& pieces, int axis);
 
 // Whether a MULTI node may be in `roots`' graphs (cheap: none is alive, none is there).
 bool may_hold_multi(const std::vector<UOpRef>& roots);

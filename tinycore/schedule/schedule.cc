@@ -24,6 +24,21 @@ UOpRef new_buffer(const std::string& device, DType dtype, int64_t size) {
   return b;
 }
 
+// A walk that stops at the first buffer or copy (reads_rows asks of unfused graphs, whose whole
+// toposort reaches back through the model).
+std::string device_of(const UOpRef& value) {
+  absl::flat_hash_set<const UOp*> seen = {value.get()};
+  for (std::vector<const UOp*> pending = {value.get()}; !pending.empty();) {
+    const UOp* u = pending.back();
+    pending.pop_back();
+    if (u->op == Ops::BUFFER) return u->buffer->device().name();
+    if (u->op == Ops::COPY) return std::get<std::string>(u->arg);
+    for (const UOpRef& s : u->src)
+      if (seen.insert(s.get()).second) pending.push_back(s.get());
+  }
+  return runtime::default_device();
+}
+
 bool is_contiguous_buffer(const UOpRef& u) {
   if (u->op == Ops::BUFFER) return true;
   return u->op == Ops::RESHAPE && u->src[0]->op == Ops::BUFFER;
@@ -69,7 +84,7 @@ class Scheduler {
   UOpRef realize(const UOpRef& n) {
     if (UOpRef r = fresh_realized(n)) return r;
     if (is_contiguous_buffer(n)) return n;
-    if (n->op == Ops::CUSTOM) return run_host_function(n);
+    if (n->op == Ops::CUSTOM || n->op == Ops::COPY) return run_on_host(n);
     if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM_GRAD || n->op == Ops::DETACH) {
       // the source's kernel writes the (contiguous) result itself, and other readers of the
       // source (conv's detached input beside a residual add) read that buffer too
@@ -128,9 +143,10 @@ class Scheduler {
   std::vector<ScheduleItem> take() { return std::move(items_); }
 
  private:
-  // A host function (Ops::CUSTOM) as a kernel of its own: STORE(out, CUSTOM(sources)), each
-  // source a whole buffer, realized contiguous first.
-  UOpRef run_host_function(const UOpRef& n) {
+  // A host function (Ops::CUSTOM) or a copy between devices (Ops::COPY, into a buffer on its
+  // arg's device) as a kernel of its own: STORE(out, n(sources)), each source a whole buffer,
+  // realized contiguous first.
+  UOpRef run_on_host(const UOpRef& n) {
     std::vector<UOpRef> src;
     for (const UOpRef& s : n->src) {
       if (s->dtype != n->dtype || shape_numel(s->shape()) != shape_numel(n->shape()))
@@ -139,8 +155,13 @@ class Scheduler {
              fmt_shape(s->shape()));
       src.push_back(base_buffer(realize(s)));
     }
-    UOpRef out = new_buffer(src[0]->buffer->device().name(), n->dtype, shape_numel(n->shape()));
-    emit(out, n->replace(std::move(src)));
+    const std::string& from = src[0]->buffer->device().name();
+    const bool copy = n->op == Ops::COPY;
+    UOpRef out =
+        new_buffer(copy ? std::get<std::string>(n->arg) : from, n->dtype, shape_numel(n->shape()));
+    // a copy's kernel runs on its destination: its arg says where the bytes come from
+    emit(out,
+         copy ? UOp::make(Ops::COPY, n->dtype, std::move(src), from) : n->replace(std::move(src)));
     UOpRef view =
         n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
     mark_realized(n, view);
@@ -192,8 +213,8 @@ class Scheduler {
       out = r;
     else if (n->op == Ops::BUFFER || n->op == Ops::CONST || n->op == Ops::IOTA)
       out = n;
-    else if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM)
-      out = realize(n->op == Ops::CUSTOM ? n : n->src[0]);
+    else if (n->op == Ops::CONTIGUOUS || n->op == Ops::CUSTOM || n->op == Ops::COPY)
+      out = realize(n->op == Ops::CONTIGUOUS ? n->src[0] : n);
     else if (n->op == Ops::CUSTOM_GRAD)  // only the value is computed
       out = fuse(n->src[0], top);
     else if (n->op == Ops::REDUCE_AXIS && (!top || shared(n)))
@@ -482,7 +503,7 @@ class Scheduler {
     int w = -1;
     if (n->op == Ops::BUFFER)
       w = 0;
-    else if (n->op == Ops::REDUCE_AXIS || n->op == Ops::CUSTOM)
+    else if (n->op == Ops::REDUCE_AXIS || n->op == Ops::CUSTOM || n->op == Ops::COPY)
       w = kManyOps;
     else if (n->op == Ops::CUSTOM_GRAD)
       w = work(n->src[0]);
@@ -527,20 +548,6 @@ class Scheduler {
     return at[value.get()].second;
   }
 
-  // The device of a buffer `value` reads: a walk that stops at the first one (reads_rows asks of
-  // unfused graphs, whose whole toposort reaches back through the model).
-  std::string device_of(const UOpRef& value) {
-    absl::flat_hash_set<const UOp*> seen = {value.get()};
-    for (std::vector<const UOp*> pending = {value.get()}; !pending.empty();) {
-      const UOp* u = pending.back();
-      pending.pop_back();
-      if (u->op == Ops::BUFFER) return u->buffer->device().name();
-      for (const UOpRef& s : u->src)
-        if (seen.insert(s.get()).second) pending.push_back(s.get());
-    }
-    return runtime::default_device();
-  }
-
   // BUFFER leaves become numbered kernel arguments, so the AST does not depend on which buffers
   // it runs on (and equal computations share one compiled kernel). A read of the output (an
   // in-place write's own elements) is argument 0 too: codegen sees a store of what it read.
@@ -564,9 +571,9 @@ class Scheduler {
       return r;
     };
     item.ast = UOp::sink({UOp::make(Ops::STORE, dtypes::void_, {args[out.get()], bind(value)})});
-    // one kernel runs on one device: its buffers must all be there
+    // one kernel runs on one device: its buffers must all be there (a copy's source aside)
     for (const UOpRef& b : item.bufs)
-      if (&b->buffer->device() != &out->buffer->device())
+      if (value->op != Ops::COPY && &b->buffer->device() != &out->buffer->device())
         fail(
             "a computation reads tensors on different devices (%s and %s): move them to one "
             "device with .to() first",

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tinycore/uop/uop.h"
@@ -31,6 +32,10 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
 
 // A fresh BUFFER node with its (unallocated) memory on `device`.
 UOpRef new_buffer(const std::string& device, DType dtype, int64_t size);
+
+// The device `value` computes on: that of the first buffer it reads, or of the COPY it reads
+// (whose arg names its device), else the default device (a constant).
+std::string device_of(const UOpRef& value);
 
 // True when `u` is a BUFFER, or a RESHAPE of one, whose elements are laid out row-major.
 bool is_contiguous_buffer(const UOpRef& u);

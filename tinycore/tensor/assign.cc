@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_join.h"
 #include "tinycore/gradient.h"
 #include "tinycore/schedule/multi.h"
 #include "tinycore/schedule/schedule.h"
@@ -95,8 +96,12 @@ Tensor& Tensor::assign(const Tensor& x) {
   if (x.shape() != shape())
     fail("Tensor.assign: the value has shape %s, the tensor %s", fmt_shape(x.shape()),
          fmt_shape(shape()));
-  if (x.device() != device())
-    fail("Tensor.assign: the value is on %s, the tensor on %s", x.device(), device());
+  // (a value on several devices written to a tensor on one is for realize to judge)
+  std::vector<std::string> at = devices(), from = x.devices();
+  const bool both = at.size() > 1 && from.size() > 1, neither = at.size() == 1 && from.size() == 1;
+  if ((both && at != from) || (neither && x.device() != device()))
+    fail("Tensor.assign: the value is on %s, the tensor on %s", absl::StrJoin(from, ", "),
+         absl::StrJoin(at, ", "));
   Tensor value = x.dtype() == dtype() ? x : x.cast(dtype());
   if (std::shared_ptr<Impl> base = impl_->view_base.lock(); base && Tensor(base).holds_buffer()) {
     assign_through_view(Tensor(base), value);
@@ -113,7 +118,8 @@ Tensor& Tensor::assign(const Tensor& x) {
       impl_->assign_target = uop();
     } else if (uop()->op == Ops::MULTI) {
       std::vector<UOpRef> pieces;
-      for (const UOpRef& p : uop()->src) pieces.push_back(empty(p->shape(), dtype(), "CPU").uop());
+      for (const UOpRef& p : uop()->src)
+        pieces.push_back(empty(p->shape(), dtype(), schedule::device_of(p)).uop());
       impl_->assign_target = schedule::make_multi(pieces, schedule::sharding_of(*uop()));
     } else {
       impl_->assign_target = empty(shape(), dtype(), device()).uop();

@@ -19,11 +19,7 @@ namespace tc {
 
 int64_t Tensor::numel() const { return shape_numel(shape()); }
 
-std::string Tensor::device() const {
-  for (const UOp* u : uop()->toposort())
-    if (u->op == Ops::BUFFER) return u->buffer->device().name();
-  return runtime::default_device();
-}
+std::string Tensor::device() const { return schedule::device_of(uop()); }
 
 // ---------------------------------------------------------------- properties
 
@@ -44,8 +40,8 @@ Tensor Tensor::to(const std::string& device) const {
   } catch (const Error& e) {
     fail("Tensor.to: no device \"%s\" (%s)", device, e.what());
   }
-  // a multi-device tensor's pieces are in the CPU's memory: gathered there lazily
-  if (uop()->op == Ops::MULTI && name == "CPU") return Tensor(schedule::gathered(uop()));
+  // a multi-device value is gathered on the device lazily, its pieces copied there
+  if (devices().size() > 1) return Tensor(UOp::make(Ops::COPY, dtype(), {uop()}, name));
   if (name == this->device()) return *this;
   std::vector<uint8_t> host = bytes();
   Tensor out = from_blob(host.data(), shape(), dtype(), name);
@@ -65,8 +61,6 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int>
     fail("Tensor.shard: the tensor is on several devices already (%s)", absl::StrJoin(now, ", "));
   if (devices.empty()) fail("Tensor.shard: no devices given");
   schedule::check_shard_devices(devices);
-  if (device() != "CPU")
-    fail("Tensor.shard: the tensor is on %s; multi-device tensors start on the CPU", device());
   int a = axis ? detail::resolve_dim("shard", *this, *axis, detail::Dims::kExisting) : -1;
   std::vector<UOpRef> pieces(devices.size(), uop());  // a whole copy each, or a piece each:
   if (a >= 0) {
@@ -74,6 +68,7 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int>
     for (size_t d = 0; d < devices.size(); d++)
       pieces[d] = shrink(detail::range_on(*this, a, bounds[d].first, bounds[d].second)).uop();
   }
+  for (size_t d = 0; d < devices.size(); d++) pieces[d] = schedule::placed(pieces[d], devices[d]);
   Tensor out(schedule::make_multi(std::move(pieces), {a, devices}));
   if (requires_grad()) out.requires_grad_();
   return out;
@@ -84,9 +79,16 @@ Tensor& Tensor::shard_(const std::vector<std::string>& devices, std::optional<in
 }
 
 std::vector<std::string> Tensor::devices() const {
-  // a graph over multi-device tensors runs on theirs
-  for (const UOp* u : uop()->toposort())
+  // a graph over multi-device tensors runs on theirs, unless it copies them to one device
+  absl::flat_hash_set<const UOp*> seen = {uop().get()};
+  for (std::vector<const UOp*> pending = {uop().get()}; !pending.empty();) {
+    const UOp* u = pending.back();
+    pending.pop_back();
     if (u->op == Ops::MULTI) return schedule::sharding_of(*u).devices;
+    if (u->op != Ops::COPY)
+      for (const UOpRef& s : u->src)
+        if (seen.insert(s.get()).second) pending.push_back(s.get());
+  }
   return {device()};
 }
 
@@ -181,7 +183,7 @@ std::shared_ptr<runtime::Buffer> Tensor::realized_buffer(const char* reader) con
         "return the tensor from the function instead",
         reader);
   UOpRef view = engine::realize({uop()})[0];
-  if (view->op == Ops::MULTI) view = engine::realize({schedule::gathered(view)})[0];  // whole
+  if (view->op == Ops::MULTI) view = engine::realize({schedule::gathered(view, "CPU")})[0];
   const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
   return buf->buffer;
 }

@@ -15,9 +15,11 @@ namespace tc {
      CUSTOM_GRAD is the value of its first source, its gradient a registered rule's;  \
      CUSTOM (arg: a name) runs that host function (runtime/host_function.h);          \
      MULTI (arg: "axis;dev,dev..") is one tensor in pieces on several devices, its   \
-     sources, split along axis (-1: each a whole copy; schedule/multi.h) */           \
+     sources, split along axis (-1: each a whole copy; schedule/multi.h);             \
+     COPY (arg: a device's name) is its source's value copied to that device (in a    \
+     scheduled kernel, run on the destination, its arg names the source's device) */  \
   X(BUFFER) X(CONST) X(IOTA) X(DEFINE_VAR) X(CONTIGUOUS) X(DETACH) X(CUSTOM_GRAD)      \
-  X(CUSTOM) X(MULTI)                                                                   \
+  X(CUSTOM) X(MULTI) X(COPY)                                                           \
   /* movement: change how a kernel indexes, never copy */                              \
   X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                             \
   /* reductions: REDUCE_AXIS on tensors, REDUCE over RANGEs in kernels */              \

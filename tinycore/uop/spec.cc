@@ -41,6 +41,7 @@ const std::array<OpSpec, kNumOps>& spec_table() {
     set({Ops::CONTIGUOUS, Ops::DETACH}, {1, 1, ArgKind::kAny, Result::kLikeSource});
     set({Ops::CUSTOM_GRAD}, {1, -1, ArgKind::kAny, Result::kLikeSource});
     set({Ops::CUSTOM, Ops::MULTI}, {1, -1, ArgKind::kName, Result::kLikeSource});
+    set({Ops::COPY}, {1, 1, ArgKind::kName, Result::kLikeSource});
     set({Ops::RESHAPE, Ops::PERMUTE, Ops::EXPAND, Ops::PAD, Ops::SHRINK, Ops::FLIP},
         {1, 1, ArgKind::kInts, Result::kLikeSource});
     set({Ops::REDUCE_AXIS}, {1, 1, ArgKind::kInts, Result::kLikeSource});

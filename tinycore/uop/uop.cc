@@ -217,6 +217,7 @@ void UOp::infer() {
     case Ops::DETACH:
     case Ops::CUSTOM_GRAD:
     case Ops::CUSTOM:
+    case Ops::COPY:
       shape_ = in;
       break;
     case Ops::MULTI: {  // the pieces side by side along the axis the arg names first
