@@ -335,8 +335,8 @@ UOpRef joined(const std::vector<UOpRef>& pieces, int axis) {
       pad.push_back(d == axis ? total - at - len : 0);
     }
     at += len;
-    UOpRef placed = movement(Ops::PAD, p, pad);
-    sum = !sum ? placed : alu(dtypes::is_bool(p->dtype) ? Ops::OR : Ops::ADD, sum, placed);
+    UOpRef padded = movement(Ops::PAD, p, pad);
+    sum = !sum ? padded : alu(dtypes::is_bool(p->dtype) ? Ops::OR : Ops::ADD, sum, padded);
   }
   return sum;
 }
