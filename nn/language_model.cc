@@ -174,7 +174,8 @@ Tensor LanguageModel::rope(const Tensor& x, const Rotation& r) const {
 }
 
 Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positions,
-                                const std::optional<Rotation>& rotation, int64_t row, bool step) {
+                                const std::optional<Rotation>& rotation, int64_t row, bool step,
+                                int64_t start) {
   int64_t batch = x.shape()[0], len = x.shape()[1], hd = c_.head_dim;
   // contiguous: RoPE reads each row twice (both halves), which must not recompute the matmul; and
   // a prefill writes k and v into the cache with a kernel over all of its rows, which must not
@@ -193,16 +194,30 @@ Tensor LanguageModel::attention(int64_t i, const Tensor& x, const Tensor& positi
   }
   if (row >= 0) {  // prefill: this sequence's keys and values into its row of the cache
     auto rows = [&](const Tensor& cache) {
-      return cache.shrink({{row, row + 1}, {0, c_.kv_heads}, {0, len}, {0, hd}});
+      return cache.shrink({{row, row + 1}, {0, c_.kv_heads}, {start, start + len}, {0, hd}});
     };
     rows(cache_k_[i]).assign(k.transpose(1, 2));
     rows(cache_v_[i]).assign(v.transpose(1, 2));
     realize_all({cache_k_[i], cache_v_[i]});
   }
-  Tensor out = step ? attend_cached(cache_k_[i], cache_v_[i], q, k, v, positions.reshape({batch}))
-                    : q.transpose(1, 2).scaled_dot_product_attention(
-                          k.transpose(1, 2), v.transpose(1, 2), {},
-                          {.dropout_p = 0.0, .is_causal = true, .enable_gqa = true});
+  auto attend = [&]() {
+    AttentionOpts causal = {.dropout_p = 0.0, .is_causal = true, .enable_gqa = true};
+    if (step) return attend_cached(cache_k_[i], cache_v_[i], q, k, v, positions.reshape({batch}));
+    if (start == 0)
+      return q.transpose(1, 2).scaled_dot_product_attention(k.transpose(1, 2), v.transpose(1, 2),
+                                                            {}, causal);
+    // a later chunk of a prefill: it attends to the row's slots up to each of its positions
+    int64_t seen = start + len;
+    auto upto = [&](const Tensor& cache) {
+      return cache.shrink({{row, row + 1}, {0, c_.kv_heads}, {0, seen}, {0, hd}});
+    };
+    Tensor slot = Tensor::arange(static_cast<double>(seen)).reshape({1, seen}),
+           at = Tensor::arange(static_cast<double>(start), static_cast<double>(seen));
+    causal.is_causal = false;
+    return q.transpose(1, 2).scaled_dot_product_attention(upto(cache_k_[i]), upto(cache_v_[i]),
+                                                          slot.le(at.reshape({len, 1})), causal);
+  };
+  Tensor out = attend();
   return linear(i, "attn_output", out.transpose(1, 2).reshape({batch, len, c_.heads * hd}));
 }
 
@@ -239,8 +254,8 @@ Tensor LanguageModel::mlp(int64_t i, const Tensor& x) const {
   return (y * weight.T().unsqueeze(-1)).sum(0).reshape(x.shape());
 }
 
-Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int64_t row,
-                             bool step) {
+Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int64_t row, bool step,
+                             int64_t start) {
   if (w_.empty()) fail("%s model: no weights (set_weights first)", c_.arch);
   Tensor x = tokens.one_hot(c_.vocab)
                  .cast(dtypes::float32)
@@ -252,7 +267,7 @@ Tensor LanguageModel::hidden(const Tensor& tokens, const Tensor& positions, int6
   std::optional<Rotation> r;
   if (!c_.learned_positions) r = rotation(positions);
   for (int64_t i = 0; i < c_.layers; i++) {
-    Tensor y = x + attention(i, norm(i, "attn_norm", x), positions, r, row, step);
+    Tensor y = x + attention(i, norm(i, "attn_norm", x), positions, r, row, step, start);
     x = y + mlp(i, norm(i, "ffn_norm", y));
     if (row >= 0 || step) x = x.realize();  // the next layer's cache write would compute it again
   }
@@ -294,7 +309,7 @@ void LanguageModel::allocate(int64_t batch) {
   }
 }
 
-Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row, int64_t logits_at) {
+Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row, int64_t logits_at, int64_t start) {
   check_tokens(c_, tokens, "prefill");
   if (tokens.shape()[0] != 1)
     fail("%s model: prefill takes one sequence (1, length), got %s", c_.arch,
@@ -306,9 +321,12 @@ Tensor LanguageModel::prefill(const Tensor& tokens, int64_t row, int64_t logits_
   int64_t len = tokens.shape()[1];
   if (logits_at >= len)
     fail("%s model: prefill's logits at position %d of a sequence of %d", c_.arch, logits_at, len);
-  Tensor x = hidden(tokens,
-                    Tensor::arange(0, static_cast<double>(len), 1, dtypes::int32).reshape({1, len}),
-                    row, false);
+  if (start < 0 || start + len > c_.context)
+    fail("%s model: prefill of %d tokens from position %d does not fit the context of %d", c_.arch,
+         len, start, c_.context);
+  Tensor at = Tensor::arange(static_cast<double>(start), static_cast<double>(start + len), 1,
+                             dtypes::int32);
+  Tensor x = hidden(tokens, at.reshape({1, len}), row, false, start);
   if (logits_at >= 0)  // a one-hot pick of that row: a gather, one row read
     x = Tensor::from_vector(std::vector<int32_t>{static_cast<int32_t>(logits_at)}, Shape{1, 1})
             .one_hot(len)

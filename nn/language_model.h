@@ -45,11 +45,13 @@ class LanguageModel : public Module {
 
   // Causal logits (B, T, vocab) of tokens (B, T) at positions 0 .. T-1, without the KV cache.
   Tensor forward(const Tensor& tokens) override;
-  // Prefill: tokens (1, T) of one sequence at positions 0 .. T-1, written into row `row` of the
-  // KV cache (allocate() first); logits (1, T, vocab), or with `logits_at` >= 0 only the logits at
-  // that position (1, 1, vocab): what a generator samples from, for one row's output projection
-  // (the position is data, so prompts padded to one length share kernels).
-  Tensor prefill(const Tensor& tokens, int64_t row, int64_t logits_at = -1);
+  // Prefill: tokens (1, T) of one sequence at positions start .. start+T-1, written into row `row`
+  // of the KV cache (allocate() first); logits (1, T, vocab), or with `logits_at` >= 0 only the
+  // logits at that index of tokens (1, 1, vocab): what a generator samples from, for one row's
+  // output projection (the index is data, so prompts padded to one length share kernels). A long
+  // prompt is prefilled in chunks, as llama.cpp's ubatches: a chunk from `start` > 0 attends to
+  // the row's cached slots before it, which earlier chunks wrote.
+  Tensor prefill(const Tensor& tokens, int64_t row, int64_t logits_at = -1, int64_t start = 0);
   // One token per row, tokens (B, 1), row b at position positions[b] ((B,) integers, read on the
   // device): its key and value go to that slot of the cache and it attends to slots 0 ..
   // positions[b] (nn/kv_cache.h: one TinyJit capture serves every position). Logits (B, 1,
@@ -76,7 +78,8 @@ class LanguageModel : public Module {
   // The last layer's output (B, T, dim): forward's body; `positions` (B, T) integers, `row` the
   // cache row of a prefill or -1 (no cache); `step`: a decode step (cache written at positions,
   // attends up to them).
-  Tensor hidden(const Tensor& tokens, const Tensor& positions, int64_t row, bool step);
+  Tensor hidden(const Tensor& tokens, const Tensor& positions, int64_t row, bool step,
+                int64_t start = 0);
   Tensor logits(const Tensor& hidden) const;  // the output norm and projection
   // RoPE's rotation at every position: the cosines and sines of its angles, (B, T, 1,
   // head_dim / 2), computed once for every layer, head, q and k (fused into a layer's rotation of
@@ -86,7 +89,7 @@ class LanguageModel : public Module {
   };
   Rotation rotation(const Tensor& positions) const;
   Tensor attention(int64_t i, const Tensor& x, const Tensor& positions,
-                   const std::optional<Rotation>& rotation, int64_t row, bool step);
+                   const std::optional<Rotation>& rotation, int64_t row, bool step, int64_t start);
   Tensor mlp(int64_t i, const Tensor& x) const;
   // the weight `name` of layer i ("blk.<i>.<name>.weight"; i < 0: a global one, "<name>.weight")
   const Tensor& w(int64_t i, const std::string& name, const char* kind = "weight") const;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "tinycore/error.h"
+#include "tinycore/helpers.h"
 
 namespace tc::infer {
 
@@ -42,17 +43,27 @@ Tensor LlmTextModel::decode(const Tensor& tokens, const Tensor& positions) {
   return model_.model->decode(tokens, positions);
 }
 
-// The prompt padded to a bucket (powers of two from 16, at most the context), so prompts of
-// nearby lengths share compiled kernels. Causal attention keeps the padding out of the prompt's
-// positions, and the cache slots it writes lie beyond the prompt: each decode step writes its
-// slot before it reads it, and never reads past it.
+// The prompt in chunks of TC_PREFILL_CHUNK tokens (512; llama.cpp's ubatch: a chunk's attention
+// reads the slots before it, so memory and work grow with the chunk, not the prompt's square), the
+// last padded to a bucket (powers of two from 16) so prompts of nearby lengths share compiled
+// kernels. Causal attention keeps the padding out of the prompt's positions, and the cache slots it
+// writes lie beyond the prompt: each decode step writes its slot before it reads it, and never
+// reads past it.
 std::vector<float> LlmTextModel::prefill(const std::vector<int32_t>& prompt, int64_t row) {
-  int64_t len = static_cast<int64_t>(prompt.size()), bucket = 16;
-  while (bucket < len) bucket *= 2;
-  bucket = std::min(bucket, context());
-  std::vector<int32_t> padded(prompt);
+  const int64_t len = static_cast<int64_t>(prompt.size()),
+                size = std::max(1, getenv_int("TC_PREFILL_CHUNK", 512));
+  int64_t start = 0;
+  for (; len - start > size; start += size) {
+    std::vector<int32_t> chunk(prompt.begin() + start, prompt.begin() + start + size);
+    // the logits are not read: the cache writes are what this chunk is for
+    model_.model->prefill(Tensor::from_vector(chunk, Shape{1, size}), row, -1, start);
+  }
+  int64_t rest = len - start, bucket = 16;
+  while (bucket < rest) bucket *= 2;
+  bucket = std::min(bucket, context() - start);
+  std::vector<int32_t> padded(prompt.begin() + start, prompt.end());
   padded.resize(static_cast<size_t>(bucket), 0);
-  return model_.model->prefill(Tensor::from_vector(padded, Shape{1, bucket}), row, len - 1)
+  return model_.model->prefill(Tensor::from_vector(padded, Shape{1, bucket}), row, rest - 1, start)
       .data<float>();
 }
 

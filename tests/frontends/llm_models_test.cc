@@ -12,6 +12,7 @@
 
 #include "frontends/llm/checkpoint.h"
 #include "frontends/llm/quant.h"
+#include "tests/error_message.h"
 #include "tests/tensor/fixture.h"
 #include "tinycore/jit/jit.h"
 #include "tinycore/variable.h"
@@ -108,6 +109,32 @@ TEST_P(LlmModels, GreedyDecodingThroughTheKvCacheMatchesPyTorch) {
   }
   EXPECT_TRUE(step.captured());  // the positions after the capture's replayed it
   EXPECT_EQ(got, expected);
+}
+
+// A prefill in chunks (as infer does for prompts longer than 512 tokens): each chunk's logits are
+// PyTorch's at its positions, its attention reading the slots that the chunks before it cached.
+TEST_P(LlmModels, APrefillInChunksGivesPyTorchsLogits) {
+  const tcfix::Case& c = tcfix::fixture("llm_models", GetParam().family);
+  auto model = load(GetParam());
+  std::vector<int32_t> tokens = ints(c["prompt"]), greedy = ints(c["greedy"]);
+  tokens.insert(tokens.end(), greedy.begin(), greedy.end() - 1);
+  const int64_t n = static_cast<int64_t>(tokens.size()), vocab = model->config().vocab;
+  model->allocate(1);
+  for (int64_t start = 0, size = 5; start < n; start += size, size += 2) {
+    int64_t len = std::min(size, n - start);
+    std::vector<int32_t> chunk(tokens.begin() + start, tokens.begin() + start + len);
+    std::vector<float> logits =
+        model->prefill(Tensor::from_vector(chunk, Shape{1, len}), 0, -1, start).data<float>();
+    for (int64_t p = 0; p < len; p++)
+      expect_near({logits.begin() + p * vocab, logits.begin() + (p + 1) * vocab},
+                  logits_row(c, start + p), start + p);
+  }
+  int64_t context = model->config().context;
+  EXPECT_THAT(error_message([&] {
+                model->prefill(Tensor::from_vector(tokens, Shape{1, n}), 0, -1, context - 1);
+              }),
+              ::testing::HasSubstr("prefill of " + std::to_string(n) + " tokens from position " +
+                                   std::to_string(context - 1) + " does not fit the context"));
 }
 
 // Q8_0 and Q4_0: a GGUF file storing llama.cpp's blocks (quantized by the fixture script's NumPy

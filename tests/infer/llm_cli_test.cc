@@ -192,6 +192,20 @@ TEST(LlmGenerator, MaxContextBoundsThePromptAndItsTokens) {
               ThrowsMessage<tc::Error>(HasSubstr("fit the model's context of 12")));
 }
 
+// A prompt prefilled in chunks of 3 tokens (TC_PREFILL_CHUNK; 512 by default) gives the text of
+// the one-pass prefill, with every family's attention.
+TEST(LlmGenerator, APromptPrefilledInChunksGivesTheOnePassText) {
+  const std::string prompt = "and the dog sat 1234 the cat and the dog";
+  for (const char* file : {"llama.f16.gguf", "qwen3moe.f16.gguf", "gpt2.f32.gguf"}) {
+    std::string whole = generator(file)->generate(prompt, kGreedy);
+    setenv("TC_PREFILL_CHUNK", "3", 1);
+    std::string chunked = generator(file)->generate(prompt, kGreedy);
+    unsetenv("TC_PREFILL_CHUNK");
+    EXPECT_EQ(chunked, whole) << file;
+    EXPECT_FALSE(whole.empty()) << file;
+  }
+}
+
 // Sequences started at different steps in three slots (prompts written by prefill) give the
 // texts each gives alone.
 TEST(LlmGenerator, ConcurrentSequencesEqualTheirSequentialResults) {
