@@ -56,6 +56,9 @@ TEST(Shard, PiecesAreCeilSplitsAndReadBackWhole) {
   EXPECT_EQ(rows, (std::vector<int64_t>{2, 2, 1}));
   Tensor four = ramp({5}).shard({"CPU:0", "CPU:1", "CPU:2", "CPU:3"}, 0);  // 2, 2, 1, 0
   expect_same(four * 2, ramp({5}) * 2);
+  Tensor one = x.shard({"CPU:0"}, 0).to("CPU");  // gathered: on one device
+  EXPECT_EQ(one.devices(), std::vector<std::string>{"CPU"});
+  expect_same(one, x);
 }
 
 TEST(Shard, ElementwiseOnEveryMixOfShardings) {

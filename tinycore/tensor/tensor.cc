@@ -41,7 +41,8 @@ Tensor Tensor::to(const std::string& device) const {
     fail("Tensor.to: no device \"%s\" (%s)", device, e.what());
   }
   // a multi-device value is gathered on the device lazily, its pieces copied there
-  if (devices().size() > 1) return Tensor(UOp::make(Ops::COPY, dtype(), {uop()}, name));
+  if (uop()->op == Ops::MULTI || devices().size() > 1)
+    return Tensor(UOp::make(Ops::COPY, dtype(), {uop()}, name));
   if (name == this->device()) return *this;
   std::vector<uint8_t> host = bytes();
   Tensor out = from_blob(host.data(), shape(), dtype(), name);
