@@ -154,8 +154,12 @@ std::array<Rule, kNumOps> make_rules() {
     // each piece its part of the whole's gradient; a whole copy's goes to the first copy alone
     schedule::Sharding s = schedule::sharding_of(*ret);
     std::vector<UOpRef> out(ret->src.size());
+    // a gradient on one device (it came through a copy to one) goes to each piece's device
+    auto to_piece = [&](const UOpRef& x, size_t d) {
+      return schedule::may_hold_multi({g}) ? x : schedule::placed(x, s.devices[d]);
+    };
     if (s.axis < 0) {
-      out[0] = g;
+      out[0] = to_piece(g, 0);
       return out;
     }
     int64_t at = 0;
@@ -167,7 +171,7 @@ std::array<Rule, kNumOps> make_rules() {
         arg.push_back(a == s.axis ? at + len : len);
       }
       at += ret->src[d]->shape()[s.axis];
-      out[d] = UOp::make(Ops::SHRINK, g->dtype, {g}, arg);
+      out[d] = to_piece(UOp::make(Ops::SHRINK, g->dtype, {g}, arg), d);
     }
     return out;
   });
@@ -175,7 +179,7 @@ std::array<Rule, kNumOps> make_rules() {
     // back where the source was; a multi-device source takes it as it is (split as needed)
     const UOpRef& x = ret->src[0];
     if (schedule::may_hold_multi({x})) return std::vector<UOpRef>{g};
-    return std::vector<UOpRef>{UOp::make(Ops::COPY, g->dtype, {g}, schedule::device_of(x))};
+    return std::vector<UOpRef>{schedule::placed(g, schedule::device_of(x))};
   });
   def({Ops::CUSTOM}, [](const UOpRef& ret, const UOpRef& g) {
     const std::string& name = std::get<std::string>(ret->arg);

@@ -250,9 +250,11 @@ int64_t check_allreduce_of_fuzzed_sizes(const std::vector<std::string>& kinds, i
     };
     copies = copies_in(total) - copies_in(s);  // the all-reduce's, not the shard's own
     realize_all({total, top});
-    for (int d = 0; d < k; d++) {  // each device's result
+    const std::vector<float> first = Tensor(total.uop()->src[0]).data<float>();
+    for (int d = 0; d < k; d++) {  // each device's result: the first's, bit for bit
       std::vector<float> got = Tensor(total.uop()->src[d]).data<float>(),
                          got_max = Tensor(top.uop()->src[d]).data<float>();
+      EXPECT_EQ(got, first) << n << "x" << m << " on " << devices[d] << " of " << k;
       for (int64_t j = 0; j < m; j++) {
         EXPECT_NEAR(got[j], sum[j], 1e-3 * (1 + std::abs(sum[j])))
             << n << "x" << m << " on " << devices[d] << " of " << k;
@@ -303,6 +305,14 @@ TEST_F(ShardOverCopyingDevices, PiecesLiveOnTheirDevicesAndComputeThere) {
   a.shard(two_, 0).matmul(w0.shard(two_, 1)).relu().sum().backward();
   a.matmul(w1).relu().sum().backward();
   expect_same(*w0.grad(), *w1.grad());
+  // a gradient arriving on one device (through .to) reaches each piece on its own device
+  for (std::optional<int> axis : {std::optional<int>{}, std::optional<int>{0}}) {
+    Tensor x0 = ramp({6, 5}, 0.1f), scale = ramp({6, 5}, 0.2f).to("CL");
+    x0.requires_grad_();
+    (x0.shard(two_, axis).to("CL") * scale).sum().backward();
+    EXPECT_EQ(x0.grad()->device(), "CPU");
+    expect_same(*x0.grad(), ramp({6, 5}, 0.2f));
+  }
 }
 
 TEST_F(ShardOverCopyingDevices, AllReducesNaiveAndRingAreTheSumOfTheWhole) {
@@ -313,7 +323,7 @@ TEST_F(ShardOverCopyingDevices, AllReducesNaiveAndRingAreTheSumOfTheWhole) {
   EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU", "CL"}, 300, 4), 24);
   unsetenv("RING_ALLREDUCE_THRESHOLD");
   setenv("RING", "2", 1);  // forced: on two devices too, and on devices that share memory
-  check_allreduce_of_fuzzed_sizes({"CPU", "CL"}, 40, 3);
+  EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU", "CL"}, 40, 3), 24);
   EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU"}, 40), 0);
   unsetenv("RING");
 }

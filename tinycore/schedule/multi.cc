@@ -50,9 +50,13 @@ void check_shard_devices(const std::vector<std::string>& devices) {
   }
 }
 
-UOpRef placed(const UOpRef& x, const std::string& device) {
+UOpRef placed(const UOpRef& x, const std::string& device, bool constants) {
   std::string to = runtime::get_device(device).name();  // "CPU:1" is the CPU
-  return device_of(x) == to ? x : UOp::make(Ops::COPY, x->dtype, {x}, to);
+  // constants (no device read) are computed where they are read, unless `constants`
+  std::optional<std::string> at = device_read(x);
+  return at.value_or(constants ? runtime::default_device() : to) == to
+             ? x
+             : UOp::make(Ops::COPY, x->dtype, {x}, to);
 }
 
 namespace {
@@ -261,7 +265,8 @@ UOpRef lower_multi(const UOpRef& root) {
   // each piece computed on its device (a piece of constants alone would be on the default one)
   Sharding s = sharding_of(*l);
   std::vector<UOpRef> pieces;
-  for (size_t d = 0; d < l->src.size(); d++) pieces.push_back(placed(l->src[d], s.devices[d]));
+  for (size_t d = 0; d < l->src.size(); d++)
+    pieces.push_back(placed(l->src[d], s.devices[d], /*constants=*/true));
   return make_multi(std::move(pieces), s);
 }
 
@@ -343,7 +348,11 @@ UOpRef joined(const std::vector<UOpRef>& pieces, int axis) {
 
 UOpRef gathered(const UOpRef& multi, const std::string& device) {
   Sharding s = sharding_of(*multi);
-  if (s.axis < 0) return placed(multi->src[0], device);
+  if (s.axis < 0) {  // the copy already there, else the first
+    for (const UOpRef& p : multi->src)
+      if (device_read(p) == runtime::get_device(device).name()) return p;
+    return placed(multi->src[0], device);
+  }
   std::vector<UOpRef> pieces;
   for (const UOpRef& p : multi->src) pieces.push_back(placed(p, device));
   return joined(pieces, s.axis);

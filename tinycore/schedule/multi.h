@@ -10,8 +10,9 @@
 //     elements between pieces, and an expand, pad or flip of the split axis, are errors naming
 //     the op, the axis and the devices (a shrink to exactly one piece is that piece).
 // The devices are any of this machine's: the CPU's virtual "CPU:0" .. "CPU:N-1" share its memory,
-// so a piece reads another's buffer; between devices that do not (CPU and CL, GPUs) a piece that
-// another device reads is copied there (Ops::COPY).
+// so a piece reads another's buffer; between devices that do not (the CPU and CL, or a GPU) a piece
+// that another device reads is copied there (Ops::COPY). ":N" names one device of a kind: CL:1
+// and CUDA:1 are CL and CUDA themselves (one GPU each), like the CPU's.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +39,9 @@ std::vector<std::pair<int64_t, int64_t>> split_bounds(int64_t n, int parts);
 // Throws tc::Error naming a device that is not a name with an optional :N, or not on this machine.
 void check_shard_devices(const std::vector<std::string>& devices);
 
-// `x` computed on `device`: itself where its graph is there already ("CPU:1" is the CPU), else a
-// COPY of it.
-UOpRef placed(const UOpRef& x, const std::string& device);
+// `x` computed on `device`: itself where its graph is there already ("CPU:1" is the CPU) or reads
+// no buffer (constants are computed where they are read, unless `constants`), else a COPY of it.
+UOpRef placed(const UOpRef& x, const std::string& device, bool constants = false);
 
 // The pieces `partial` (one per device of `devices`, equal shapes) combined by `op` (ADD, MAX),
 // one result on each device, equal on all. Devices that share memory (the CPU's virtual ones) read

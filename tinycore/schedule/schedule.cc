@@ -26,17 +26,21 @@ UOpRef new_buffer(const std::string& device, DType dtype, int64_t size) {
 
 // A walk that stops at the first buffer or copy (reads_rows asks of unfused graphs, whose whole
 // toposort reaches back through the model).
-std::string device_of(const UOpRef& value) {
+std::optional<std::string> device_read(const UOpRef& value) {
   absl::flat_hash_set<const UOp*> seen = {value.get()};
   for (std::vector<const UOp*> pending = {value.get()}; !pending.empty();) {
     const UOp* u = pending.back();
     pending.pop_back();
     if (u->op == Ops::BUFFER) return u->buffer->device().name();
     if (u->op == Ops::COPY) return std::get<std::string>(u->arg);
-    for (const UOpRef& s : u->src)
-      if (seen.insert(s.get()).second) pending.push_back(s.get());
+    for (auto s = u->src.rbegin(); s != u->src.rend(); ++s)  // the first source walked first
+      if (seen.insert(s->get()).second) pending.push_back(s->get());
   }
-  return runtime::default_device();
+  return std::nullopt;
+}
+
+std::string device_of(const UOpRef& value) {
+  return device_read(value).value_or(runtime::default_device());
 }
 
 bool is_contiguous_buffer(const UOpRef& u) {

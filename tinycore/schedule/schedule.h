@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,10 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
 // A fresh BUFFER node with its (unallocated) memory on `device`.
 UOpRef new_buffer(const std::string& device, DType dtype, int64_t size);
 
-// The device `value` computes on: that of the first buffer it reads, or of the COPY it reads
-// (whose arg names its device), else the default device (a constant).
+// The device of the first buffer `value` reads, or of the first COPY (whose arg names its
+// device), sources in order; nullopt when it reads neither (a constant).
+std::optional<std::string> device_read(const UOpRef& value);
+// The device `value` computes on: device_read's, else the default device.
 std::string device_of(const UOpRef& value);
 
 // True when `u` is a BUFFER, or a RESHAPE of one, whose elements are laid out row-major.
