@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-BUDGET = 16890  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
+BUDGET = 16900  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
 # the fuzz fixes; 14,806 with three passes of issue 30: opts as rewrites, loops merged, operand layouts;
 # 14,866 with gathers that read only the rows they name: IOTA, one-hot narrowing, issue 33; 15,217
 # with issue 31's processes: the dist/ stage (MPI world, watchdog, collectives: 229) and host
@@ -58,7 +58,8 @@ BUDGET = 16890  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 w
 # their own loops (about 20) and the renderer splitting the rest loop across cores (about 5); 16,890
 # with issue 31's multi-device tensors over devices that do not share memory (CPU beside CL, GPUs):
 # the COPY op (schedule, kernel, host program, gradient: about 40), pieces placed on their devices,
-# the naive and ring all-reduces and gathers onto a device (schedule/multi.cc: about 80)
+# the naive and ring all-reduces and gathers onto a device (schedule/multi.cc: about 80); 16,900 with
+# the review's mends to it (gradients placed on each piece's device, constants not copied: about 10)
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
