@@ -80,7 +80,9 @@ Tensor& Tensor::shard_(const std::vector<std::string>& devices, std::optional<in
 }
 
 std::vector<std::string> Tensor::devices() const {
-  // a graph over multi-device tensors runs on theirs, unless it copies them to one device
+  // a graph over multi-device tensors runs on theirs, unless it copies them to one device; with
+  // none alive anywhere (a one-device program: every assign asks), no walk of the graph
+  if (UOp::live_count(Ops::MULTI) == 0) return {device()};
   absl::flat_hash_set<const UOp*> seen = {uop().get()};
   for (std::vector<const UOp*> pending = {uop().get()}; !pending.empty();) {
     const UOp* u = pending.back();
