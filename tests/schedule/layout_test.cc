@@ -151,25 +151,38 @@ TEST(Layout, StridedPointwiseConvReadsACompactCopy) {
   EXPECT_EQ(copies(x.conv2d(realized(ramp(64 * 72, 21), {64, 8, 3, 3}), {.stride = 2})).size(), 1u);
 }
 
-TEST(Layout, ConvWeightGradientReadsItsLaneChannelsChannelsLast) {
-  // 8 input channels on the lanes: the input copied channels-last, (2, 10, 10, 8); 3 input
-  // channels and 16 output channels: the output channels on the lanes, the gradient copied
-  // channels-last, (2, 8, 8, 16)
-  std::vector<float> xv = ramp(2 * 8 * 10 * 10, 14), wv = ramp(16 * 8 * 9, 15);
-  std::vector<float> cv = ramp(2 * 16 * 8 * 8, 16);
-  Tensor w = realized(wv, {16, 8, 3, 3}).requires_grad_(), c = realized(cv, {2, 16, 8, 8});
-  realized(xv, {2, 8, 10, 10}).conv2d(w).mul(c).sum().backward();
-  EXPECT_EQ(copies(*w.grad()), (std::vector<Shape>{{2, 10, 10, 8}}));
-  std::vector<double> want(16 * 8 * 9, 0.0);  // dw[o][c][ky][kx] = sum of c[b][o] * x's windows
-  for (int64_t b = 0; b < 2; b++)
-    for (int64_t o = 0; o < 16; o++)
-      for (int64_t ch = 0; ch < 8; ch++)
+// dw[o][c][ky][kx] of a 3x3 conv without padding: the sum of g[b][o] times x's windows, in doubles.
+std::vector<double> naive_conv_weight_gradient(const std::vector<float>& x,
+                                               const std::vector<float>& g, int64_t bs, int64_t cin,
+                                               int64_t hw, int64_t cout) {
+  int64_t o = hw - 2;
+  std::vector<double> dw(cout * cin * 9, 0.0);
+  for (int64_t b = 0; b < bs; b++)
+    for (int64_t oc = 0; oc < cout; oc++)
+      for (int64_t ch = 0; ch < cin; ch++)
         for (int64_t k = 0; k < 9; k++)
-          for (int64_t i = 0; i < 8; i++)
-            for (int64_t j = 0; j < 8; j++)
-              want[(o * 8 + ch) * 9 + k] += double(cv[((b * 16 + o) * 8 + i) * 8 + j]) *
-                                            xv[((b * 8 + ch) * 10 + i + k / 3) * 10 + j + k % 3];
-  expect_values(*w.grad(), want, "conv2d weight gradient");
+          for (int64_t i = 0; i < o; i++)
+            for (int64_t j = 0; j < o; j++)
+              dw[(oc * cin + ch) * 9 + k] += double(g[((b * cout + oc) * o + i) * o + j]) *
+                                             x[((b * cin + ch) * hw + i + k / 3) * hw + j + k % 3];
+  return dw;
+}
+
+TEST(Layout, ConvWeightGradientReadsItsLaneChannelsInBlocksOrChannelsLast) {
+  // 8 input channels on the lanes: the input copied channels-last, (2, 10, 10, 8); 64: in blocks
+  // of 32 channels, (2, 2, 10, 10, 32); 3 input channels and 16 output channels: the output
+  // channels on the lanes, the gradient copied channels-last, (2, 8, 8, 16)
+  std::vector<float> cv = ramp(2 * 16 * 8 * 8, 16);
+  Tensor c = realized(cv, {2, 16, 8, 8});
+  for (auto [cin, copy] :
+       {std::pair<int64_t, Shape>{8, {2, 10, 10, 8}}, {64, {2, 2, 10, 10, 32}}}) {
+    std::vector<float> xv = ramp(2 * cin * 10 * 10, 14), wv = ramp(16 * cin * 9, 15);
+    Tensor w = realized(wv, {16, cin, 3, 3}).requires_grad_();
+    realized(xv, {2, cin, 10, 10}).conv2d(w).mul(c).sum().backward();
+    EXPECT_EQ(copies(*w.grad()), (std::vector<Shape>{copy})) << cin << " input channels";
+    expect_values(*w.grad(), naive_conv_weight_gradient(xv, cv, 2, cin, 10, 16),
+                  "conv2d weight gradient");
+  }
   Tensor w3 = realized(ramp(16 * 3 * 9, 17), {16, 3, 3, 3}).requires_grad_();
   realized(ramp(2 * 3 * 10 * 10, 18), {2, 3, 10, 10}).conv2d(w3).mul(c).sum().backward();
   EXPECT_EQ(copies(*w3.grad()), (std::vector<Shape>{{2, 8, 8, 16}}));
