@@ -25,8 +25,7 @@ Variable& Variable::bind(int64_t value) {
     fail("Variable %s: value %d is outside its range [%d, %d]", name_, value, min_, max_);
   value_ = value;
   int32_t v = static_cast<int32_t>(value);
-  const UOpRef& u = tensor_.uop();
-  (u->op == Ops::BUFFER ? u : u->src[0])->buffer->copyin(&v, sizeof v);
+  schedule::base_buffer(tensor_.uop())->buffer->copyin(&v, sizeof v);
   return *this;
 }
 

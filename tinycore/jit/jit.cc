@@ -19,10 +19,7 @@ namespace {
 using BufferRef = std::shared_ptr<runtime::Buffer>;
 
 // The buffer behind a realized, contiguous tensor.
-const BufferRef& buffer_of(const Tensor& t) {
-  const UOpRef& u = t.uop();
-  return (u->op == Ops::BUFFER ? u : u->src[0])->buffer;
-}
+const BufferRef& buffer_of(const Tensor& t) { return schedule::base_buffer(t.uop())->buffer; }
 
 // Each input as a realized, contiguous tensor (a copy kernel for views that are not).
 std::vector<Tensor> realized_inputs(const std::vector<Tensor>& inputs) {

@@ -48,11 +48,11 @@ bool is_contiguous_buffer(const UOpRef& u) {
   return u->op == Ops::RESHAPE && u->src[0]->op == Ops::BUFFER;
 }
 
-namespace {
-
 const UOpRef& base_buffer(const UOpRef& view) {
   return view->op == Ops::BUFFER ? view : view->src[0];
 }
+
+namespace {
 
 bool expands(const UOp& u) {
   if (u.op != Ops::EXPAND) return false;
@@ -223,8 +223,10 @@ class Scheduler {
       out = fuse(n->src[0], top);
     else if (n->op == Ops::REDUCE_AXIS && (!top || shared(n)))
       out = realize(n);
+    else if (UOpRef f = compute(n, top); group::is_alu(n->op) && shared(n) && reads_many(n, f))
+      out = realize(n);
     else
-      out = compute(n, top);
+      out = f;
     if (forgotten == forgotten_) memo_[key] = out;  // else it may hold what was realized since
     keep_.push_back(n);
     return out;
@@ -489,6 +491,20 @@ class Scheduler {
            (roots != reaching_roots_.end() && roots->second > 1);
   }
 
+  // Whether the fused form `f` of the shared value `n` reads so many buffers of n's size or more
+  // that every reader recomputing it costs more than its own kernel writing it once: a ResNet's
+  // gradient down the residual stream, each block's the sum of the next one's and its branch's,
+  // fused whole into each block's batchnorm reduces read 9 buffers at the last block and 30 at
+  // the first (ResNet-50's backward pass spent 13% of its time there). Readers that share one
+  // kernel would gain nothing; c readers in kernels of their own, of b full-size buffers, save
+  // (c - 1)b - 1 - c reads and writes of n's size, which 4 buffers pay for from 2 readers on.
+  static bool reads_many(const UOpRef& n, const UOpRef& f) {
+    int big = 0;
+    for (const UOp* u : f->toposort())
+      big += u->op == Ops::BUFFER && u->arg_ints()[1] >= shape_numel(n->shape());
+    return big >= 4;
+  }
+
   // True when recomputing `n` per broadcast copy would cost real work: it reduces, or does a few
   // ops on buffer values. Casts and movement ops are free, and so is arithmetic on constants
   // alone (folded by codegen) or a single op (as a pad's fill value is applied).
@@ -613,7 +629,6 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
                                           std::vector<UOpRef>* marked) {
   TC_CHECK(targets.empty() || targets.size() == roots.size(), "one target per root");
   auto target = [&](size_t i) { return targets.empty() ? nullptr : targets[i]; };
-  auto base = [](const UOpRef& view) { return view->op == Ops::BUFFER ? view : view->src[0]; };
   Scheduler s(roots, marked);
   // readers first: roots computed into new buffers see every target's old value
   for (size_t i = 0; i < roots.size(); i++)
@@ -628,7 +643,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
         if (u->op == Ops::BUFFER) readers[u]++;
   for (size_t i = 0; i < roots.size(); i++) {
     if (!target(i)) continue;
-    const UOp* buf = base(target(i)).get();
+    const UOp* buf = base_buffer(target(i)).get();
     bool reads_own = false;
     for (const UOp* u : roots[i]->toposort()) reads_own = reads_own || u == buf;
     if (readers[buf] > (reads_own ? 1 : 0)) {  // read by another target's value

@@ -187,8 +187,7 @@ std::shared_ptr<runtime::Buffer> Tensor::realized_buffer(const char* reader) con
         reader);
   UOpRef view = engine::realize({uop()})[0];
   if (view->op == Ops::MULTI) view = engine::realize({schedule::gathered(view, "CPU")})[0];
-  const UOpRef& buf = view->op == Ops::BUFFER ? view : view->src[0];
-  return buf->buffer;
+  return schedule::base_buffer(view)->buffer;
 }
 
 std::vector<uint8_t> Tensor::bytes() const {
