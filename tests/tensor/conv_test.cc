@@ -769,4 +769,35 @@ TEST(Conv2d, BackwardCostsAboutTwoForwards) {
   EXPECT_LT(backward, 5 * forward);  // input: a full conv of the padded gradient, plus relu
 }
 
+// A conv's input gradient computes the input's positions alone: a 3x3 conv's over a 4x4 map is 4x4
+// outputs of 9 taps (not the 6x6 of the full transposed conv, cropped after), and a strided one's
+// phases each compute only the positions they fill. Against a naive double scatter.
+TEST(Conv2d, InputGradientComputesTheInputsPositionsAlone) {
+  for (int64_t stride : {1, 2}) {
+    const int64_t n = 2, c = 8, hw = 4 * stride, o = 4;
+    NDArray xs = tcref::random({n, c, hw, hw}, 54), ws = tcref::random({c, c, 3, 3}, 55),
+            dys = tcref::random({n, c, o, o}, 56);
+    Tensor x = tcref::tensor(xs).requires_grad_(), w = tcref::tensor(ws);
+    (x.conv2d(w, {.stride = stride, .padding = 1}) * tcref::tensor(dys)).sum().backward();
+    tc::engine::GlobalCounters::reset();
+    x.grad()->realize();
+    double products = 2.0 * n * c * c * 9 * o * o;  // what the forward multiplies
+    EXPECT_LT(tc::engine::GlobalCounters::global_ops, 1.25 * products) << "stride " << stride;
+    NDArray dx = tcref::generate({n, c, hw, hw}, [](int64_t) { return 0.0; });
+    for (int64_t b = 0; b < n; b++)
+      for (int64_t co = 0; co < c; co++)
+        for (int64_t ci = 0; ci < c; ci++)
+          for (int64_t k = 0; k < 9; k++)
+            for (int64_t oy = 0; oy < o; oy++)
+              for (int64_t ox = 0; ox < o; ox++) {
+                int64_t iy = oy * stride + k / 3 - 1, ix = ox * stride + k % 3 - 1;
+                if (iy < 0 || iy >= hw || ix < 0 || ix >= hw) continue;
+                dx.v[static_cast<size_t>(((b * c + ci) * hw + iy) * hw + ix)] +=
+                    ws.v[static_cast<size_t>((co * c + ci) * 9 + k)] *
+                    dys.v[static_cast<size_t>(((b * c + co) * o + oy) * o + ox)];
+              }
+    tcref::expect_close(*x.grad(), dx, 1e-4, 1e-4, "conv2d input gradient");
+  }
+}
+
 }  // namespace

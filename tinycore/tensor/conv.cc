@@ -253,6 +253,14 @@ Tensor conv_weight_gradient(const ConvArgs& a, const Tensor& x, const Shape& HW,
   return prod.permute(to_sum).sum(axes).permute(back);
 }
 
+// (before, after) per spatial axis as a flat padding, in PyTorch's order (the last axis first).
+IntTuple flat_pads(const Pairs& pads) {
+  std::vector<int64_t> flat;
+  for (auto it = pads.rbegin(); it != pads.rend(); ++it)
+    flat.insert(flat.end(), {it->first, it->second});
+  return IntTuple{flat};
+}
+
 // conv's gradients: the input's is the transposed convolution of the gradient (derived through
 // the window view it would be a sum over overlapping windows whose index math, div and mod by
 // the window row, no kernel optimization survives); the weight's is conv_weight_gradient, or for
@@ -270,20 +278,29 @@ std::vector<UOpRef> conv_gradients(const ConvArgs& a, const UOpRef& ret, const U
     gw = compute_gradient(conv_forward("conv2d", x.detach(), wd, a).uop(), grad,
                           {wd.uop()})[wd.uop().get()];
   }
+  // The transposed conv covers the padded input up to the last window (the rest of it had no
+  // effect): input position i is its position i + before. Its padding crops `before` and the
+  // positions past the input, its output padding adds the input's positions past the last window
+  // (zeros), so that it computes the input's positions alone: computed whole and cropped after,
+  // a 3x3 conv's gradient over a 4x4 map took 6x6 outputs, and a strided one a kernel more.
+  Pairs crop, unpad(2, {0, 0});  // unpad: what is left to pad or crop after (a `before` < 0 cut)
+  std::vector<int64_t> out_pad(n);
+  bool fits = true;
+  for (size_t j = 0; j < n; j++) {
+    int64_t before = a.pads[j].first, k = w.shape()[2 + j], s = a.stride[j], d = a.dilation[j];
+    int64_t past = (g.shape()[2 + j] - 1) * s + (k - 1) * d + 1 - before - x.shape()[2 + j];
+    crop.push_back({before, std::max<int64_t>(past, 0)});
+    out_pad[j] = std::max<int64_t>(-past, 0);
+    fits = fits && before >= 0 && out_pad[j] < std::max(s, d);
+    unpad.push_back({-before, -past});
+  }
   ConvTransposeOpts t{.groups = a.groups,
                       .stride = IntTuple{a.stride},
                       .dilation = IntTuple{a.dilation},
-                      .padding = 0,
-                      .output_padding = 0};
-  Tensor full = g.cast(x.dtype()).conv_transpose2d(w, std::nullopt, t);
-  // full covers the padded input up to the last window (the rest of it had no effect): input
-  // position i is padded position i + before, which a negative `before` cut off when it is < 0
-  Pairs unpad(2, {0, 0});
-  for (size_t j = 0; j < n; j++) {
-    int64_t before = a.pads[j].first;
-    unpad.push_back({-before, x.shape()[2 + j] + before - full.shape()[2 + j]});
-  }
-  return {full.pad(unpad).uop(), gw};
+                      .padding = fits ? flat_pads(crop) : IntTuple{0},
+                      .output_padding = fits ? IntTuple{out_pad} : IntTuple{0}};
+  Tensor dx = g.cast(x.dtype()).conv_transpose2d(w, std::nullopt, t);
+  return {(fits ? dx : dx.pad(unpad)).uop(), gw};
 }
 
 // One gradient rule per set of conv arguments.
@@ -338,20 +355,24 @@ Tensor polyphase_transpose(const Tensor& x, const Tensor& weight, int64_t groups
   std::vector<int64_t> r(n, 0);  // the phase
   do {
     Tensor w = weight;
-    Pairs shift(2, {0, 0});
+    Pairs shift(2, {0, 0}), crop;
     bool taps = true;  // else a phase of zeros
     for (size_t j = 0; j < n && taps; j++) {
       int64_t k0 = py_mod(r[j] + padding[j].first, stride[j]);
       if ((taps = k0 < weight.shape()[2 + j])) {
         w = every(w, static_cast<int>(2 + j), k0, stride[j]);
         int64_t c = (k0 - padding[j].first - r[j]) / stride[j];  // exact: k0 = r + pad (mod s)
-        shift.push_back({c, steps[j] - c - (x.shape()[2 + j] + w.shape()[2 + j] - 1)});
+        int64_t after = steps[j] - c - (x.shape()[2 + j] + w.shape()[2 + j] - 1);
+        // the phase's own conv crops (computing only what is kept), a pad adds zeros
+        crop.push_back({std::max<int64_t>(-c, 0), std::max<int64_t>(-after, 0)});
+        shift.push_back({std::max<int64_t>(c, 0), std::max<int64_t>(after, 0)});
       }
     }
     if (taps) {
       // a kernel of its own: fused into the interleaving, every output would run every phase's
       // loops under masks that alternate from lane to lane
-      Tensor phase = x.conv_transpose2d(w, ConvTransposeOpts{.groups = groups}).contiguous();
+      ConvTransposeOpts o{.groups = groups, .padding = flat_pads(crop)};
+      Tensor phase = x.conv_transpose2d(w, o).contiguous();
       Tensor spread_phase = spread(phase.pad(shift), stride, r);
       sum = sum ? *sum + spread_phase : spread_phase;
     }
