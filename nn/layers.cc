@@ -118,24 +118,38 @@ void BatchNorm::sync_statistics(Sync sync) { synced() = std::move(sync); }
 
 Tensor BatchNorm::forward(const Tensor& x) {
   check_channels("BatchNorm", x, running_mean.shape()[0]);
-  std::vector<int> axes = {0};
-  for (int i = 2; i < x.ndim(); i++) axes.push_back(i);
   if (!Tensor::training() && o_.track_running_stats)
     return x.batchnorm(weight, bias, running_mean, (running_var + o_.eps).rsqrt());
   const Sync& sync = synced();
   auto over_replicas = [&](const Tensor& t) { return sync.mean ? sync.mean(t) : t; };
-  Tensor kept = over_replicas(x.mean(axes, true));  // (1, C, 1, ...)
-  Tensor mean = kept.reshape({x.shape()[1]});
-  // biased, as the normalization uses
-  Tensor var = over_replicas((x - kept).square().mean(axes));
+  // x as (pieces, batch / pieces, C, ...): statistics per piece of a batch split over devices
+  const int64_t c = x.shape()[1], devices = static_cast<int64_t>(x.devices().size());
+  const bool split = !sync.shards && devices > 1 && x.shape()[0] % devices == 0 &&
+                     x.shard_axis() == std::optional<int>(0);
+  const int64_t pieces = split ? devices : 1;
+  Tensor xs = x.unflatten(0, {pieces, -1});
+  std::vector<int> axes = {1};
+  for (int i = 3; i < xs.ndim(); i++) axes.push_back(i);
+  Tensor kept = over_replicas(xs.mean(axes, true)), mean = kept.reshape({pieces, c});
+  Tensor var = over_replicas((xs - kept).square().mean(axes));  // biased, as normalizing uses
   if (o_.track_running_stats) {
-    double n = static_cast<double>(x.numel() / x.shape()[1] * (sync.mean ? sync.replicas : 1));
-    running_mean.assign(running_mean * (1 - o_.momentum) + mean.detach() * o_.momentum);
+    double n = static_cast<double>(xs.numel() / pieces / c * (sync.mean ? sync.replicas : 1));
+    // the pieces' mean statistics, gathered where the running ones are (one device, unless they
+    // were sharded too)
+    auto stat = [&](const Tensor& t) {
+      Tensor m = t.detach().mean(0);
+      return running_mean.devices().size() == 1 ? m.to(running_mean.device()) : m;
+    };
+    running_mean.assign(running_mean * (1 - o_.momentum) + stat(mean) * o_.momentum);
     running_var.assign(running_var * (1 - o_.momentum) +
-                       var.detach() * (o_.momentum * n / std::max(n - 1, 1.0)));
+                       stat(var) * (o_.momentum * n / std::max(n - 1, 1.0)));
     num_batches_tracked.assign(num_batches_tracked + 1);
   }
-  return x.batchnorm(weight, bias, mean, (var + o_.eps).rsqrt());
+  auto per_piece = [&](const std::optional<Tensor>& p) {
+    return p ? std::optional<Tensor>(p->reshape({1, c}).expand({pieces, c})) : std::nullopt;
+  };
+  return xs.batchnorm(per_piece(weight), per_piece(bias), mean, (var + o_.eps).rsqrt(), {0, 2})
+      .reshape(x.shape());
 }
 
 LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool affine)

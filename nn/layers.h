@@ -77,10 +77,14 @@ class BatchNorm : public Module {
   // Data-parallel training: every BatchNorm's batch statistics averaged over `replicas`, each
   // holding an equal share of the batch, by `mean` (an all-reduce; its gradient flows back), so
   // each replica normalizes as one process with the whole batch would (PyTorch's SyncBatchNorm).
-  // An empty `mean` (the default) keeps each replica's own statistics.
+  // An empty `mean` (the default) keeps each replica's own statistics. In one process, a batch
+  // split over devices (shard along axis 0, evenly) is normalized per piece, by each device's own
+  // statistics (tinygrad's UnsyncedBatchNorm, PyTorch's BatchNorm under DDP), or with `shards` by
+  // the whole batch's (an all-reduce over the devices, as a one-device step).
   struct Sync {
     std::function<Tensor(const Tensor&)> mean;
     int replicas = 1;
+    bool shards = false;
   };
   static void sync_statistics(Sync sync);
   std::optional<Tensor> weight, bias;

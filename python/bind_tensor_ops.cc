@@ -507,6 +507,7 @@ void bind_tensor_ops(py::module_& m) {
             return self;
           },
           py::arg("devices"), py::arg("axis") = py::none())
+      .def_property_readonly("shard_axis", &Tensor::shard_axis)
       .def("const_like", &Tensor::const_like, py::arg("b"))
       .def("multinomial", &Tensor::multinomial, py::arg("num_samples") = 1,
            py::arg("replacement") = false);

@@ -657,6 +657,9 @@ class Tensor {
   Tensor& shard_(const std::vector<std::string>& devices, std::optional<int> axis = {});
   // The devices of a multi-device tensor, or of one computed from them; {device()} otherwise.
   std::vector<std::string> devices() const;
+  // The axis such a tensor is split along (tinygrad's uop.axis); none when each device holds it
+  // whole, or it is on one device.
+  std::optional<int> shard_axis() const;
   // A new tensor with its own buffer holding the same values (and a clone of the grad). Lazy as
   // tinygrad's: once realized, later assigns to either do not affect the other.
   Tensor clone() const;

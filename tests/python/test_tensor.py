@@ -872,6 +872,9 @@ def test_shard_over_virtual_cpus_as_tinygrad():
     t = Tensor(a)
     assert t.shard_(devs, axis=1) is t and t.device == devs
     np.testing.assert_allclose((t * 2).numpy(), a * 2)
+    # the split axis (tinygrad's uop.axis): of a computed value too; none when replicated
+    assert x.shard_axis == 0 and (t * 2).sum(0).shard_axis == 0
+    assert Tensor(a).to(devs).shard_axis is None and Tensor(a).shard_axis is None
     with pytest.raises(RuntimeError, match="split axis cannot be padded"):
         x.pad(((1, 0), (0, 0))).realize()
 

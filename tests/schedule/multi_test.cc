@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/layers.h"
 #include "nn/models.h"
 #include "tests/error_message.h"
 #include "tinycore/jit/jit.h"
@@ -166,9 +167,56 @@ TEST(Shard, BackwardGivesTheOneDeviceGradients) {
     }
 }
 
+// A batch split over devices is normalized per device by default (tinygrad's UnsyncedBatchNorm):
+// each piece's output and input gradient are a BatchNorm's of that piece alone, on one device, and
+// the running statistics take the pieces' mean statistics (against a double loop). With
+// sync_statistics({.shards = true}), the whole batch's, as one device.
+TEST(Shard, BatchNormNormalizesEachDevicesPieceUnlessSynced) {
+  Tensor::manual_seed(7);
+  Tensor x = (Tensor::randn({8, 3, 2, 2}) + Tensor::arange(8).reshape({8, 1, 1, 1}) * 0.5f);
+  x = x.cast(dtypes::float32).contiguous().realize();
+  Tensor g = Tensor::randn({8, 3, 2, 2}).realize();
+  EXPECT_EQ(x.shard(kTwo, 0).shard_axis(), std::optional<int>(0));
+  EXPECT_EQ((x.shard(kTwo, 1) * 2).sum(0).shard_axis(), std::optional<int>(0));  // computed
+  EXPECT_EQ(x.shard(kTwo).shard_axis(), std::nullopt);                           // replicated
+  EXPECT_EQ(x.shard_axis(), std::nullopt);
+  Tensor::Train train;
+  // BatchNorm's output and x's gradient, for x split over `devices` (none: one device)
+  auto run = [&](const Tensor& in, const Tensor& dy, const std::vector<std::string>& devices) {
+    nn::BatchNorm bn(3);
+    Tensor xi = devices.empty() ? in.clone() : in.shard(devices, 0);
+    xi.requires_grad_();
+    Tensor y = bn(xi);
+    (y * (devices.empty() ? dy : dy.shard(devices, 0))).sum().backward();
+    realize_all({y, *xi.grad(), bn.running_mean, bn.running_var});
+    return std::vector<Tensor>{y, *xi.grad(), bn.running_mean, bn.running_var};
+  };
+  std::vector<Tensor> got = run(x, g, kTwo), a = run(x.chunk(2)[0], g.chunk(2)[0], {}),
+                      b = run(x.chunk(2)[1], g.chunk(2)[1], {});
+  expect_same(got[0], a[0].cat({b[0]}));
+  expect_same(got[1], a[1].cat({b[1]}));
+  std::vector<float> xv = x.data<float>(), mean = got[2].data<float>(), var = got[3].data<float>();
+  for (int c = 0; c < 3; c++) {
+    double m = 0, v = 0;  // the pieces' mean mean and mean unbiased variance (16 elements each)
+    for (int piece = 0; piece < 2; piece++) {
+      double s = 0, ss = 0;
+      for (int i = 0; i < 16; i++) s += xv[((piece * 4 + i / 4) * 3 + c) * 4 + i % 4];
+      for (int i = 0; i < 16; i++)
+        ss += std::pow(xv[((piece * 4 + i / 4) * 3 + c) * 4 + i % 4] - s / 16, 2);
+      m += s / 16 / 2, v += ss / 15 / 2;
+    }
+    EXPECT_NEAR(mean[c], 0.1 * m, 1e-5) << "running_mean " << c;
+    EXPECT_NEAR(var[c], 0.9 + 0.1 * v, 1e-5) << "running_var " << c;
+  }
+  nn::BatchNorm::sync_statistics({.mean = {}, .replicas = 1, .shards = true});
+  std::vector<Tensor> synced = run(x, g, kTwo), whole = run(x, g, {});
+  nn::BatchNorm::sync_statistics({});
+  for (size_t k = 0; k < whole.size(); k++) expect_same(synced[k], whole[k]);
+}
+
 // A data-parallel step of the MNIST convnet: the batch split over CPU:0 and CPU:1, the weights
-// copied to both; its gradients are the one-device step's (batchnorm over the whole batch, as
-// the all-reduce of its statistics gives).
+// copied to both; with batchnorm synced over the devices, its gradients are the one-device
+// step's (batchnorm over the whole batch, as the all-reduce of its statistics gives).
 TEST(Shard, DataParallelConvnetGradientsEqualOneDevices) {
   Tensor::manual_seed(3);
   Tensor x = Tensor::randn({8, 1, 28, 28}).realize();
@@ -189,7 +237,9 @@ TEST(Shard, DataParallelConvnetGradientsEqualOneDevices) {
     for (const Tensor& p : params) out.push_back(*p.grad());
     return out;
   };
+  nn::BatchNorm::sync_statistics({.mean = {}, .replicas = 1, .shards = true});
   std::vector<Tensor> want = grads(false), got = grads(true);
+  nn::BatchNorm::sync_statistics({});
   for (size_t k = 0; k < want.size(); k++) expect_same(got[k], want[k]);
 }
 

@@ -95,6 +95,13 @@ std::vector<std::string> Tensor::devices() const {
   return {device()};
 }
 
+std::optional<int> Tensor::shard_axis() const {
+  // the split of what the graph computes
+  UOpRef lowered = devices().size() > 1 ? schedule::lower_multi(uop()) : uop();
+  int axis = lowered->op == Ops::MULTI ? schedule::sharding_of(*lowered).axis : -1;
+  return axis >= 0 ? std::optional<int>(axis) : std::nullopt;
+}
+
 Tensor Tensor::clone() const {
   // Into a new buffer of its own: contiguous() alone of a realized buffer is that buffer, which
   // a write to this tensor would change. Its value is a node of its own (contiguous()), so that
