@@ -124,7 +124,8 @@ Tensor BatchNorm::forward(const Tensor& x) {
   auto over_replicas = [&](const Tensor& t) { return sync.mean ? sync.mean(t) : t; };
   // x as (pieces, batch / pieces, C, ...): statistics per piece of a batch split over devices
   const int64_t c = x.shape()[1], devices = static_cast<int64_t>(x.devices().size());
-  const bool split = !sync.shards && devices > 1 && x.shape()[0] % devices == 0 &&
+  // (statistics over ranks: the whole batch's, as one process with it all would)
+  const bool split = !sync.shards && !sync.mean && devices > 1 && x.shape()[0] % devices == 0 &&
                      x.shard_axis() == std::optional<int>(0);
   const int64_t pieces = split ? devices : 1;
   Tensor xs = x.unflatten(0, {pieces, -1});
@@ -137,7 +138,7 @@ Tensor BatchNorm::forward(const Tensor& x) {
     // the pieces' mean statistics, gathered where the running ones are (one device, unless they
     // were sharded too)
     auto stat = [&](const Tensor& t) {
-      Tensor m = t.detach().mean(0);
+      Tensor m = pieces > 1 ? t.detach().mean(0) : t.detach().reshape({c});
       return running_mean.devices().size() == 1 ? m.to(running_mean.device()) : m;
     };
     running_mean.assign(running_mean * (1 - o_.momentum) + stat(mean) * o_.momentum);

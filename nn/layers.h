@@ -78,9 +78,10 @@ class BatchNorm : public Module {
   // holding an equal share of the batch, by `mean` (an all-reduce; its gradient flows back), so
   // each replica normalizes as one process with the whole batch would (PyTorch's SyncBatchNorm).
   // An empty `mean` (the default) keeps each replica's own statistics. In one process, a batch
-  // split over devices (shard along axis 0, evenly) is normalized per piece, by each device's own
-  // statistics (tinygrad's UnsyncedBatchNorm, PyTorch's BatchNorm under DDP), or with `shards` by
-  // the whole batch's (an all-reduce over the devices, as a one-device step).
+  // split over devices (shard along axis 0, evenly; else, or with `mean`, the whole batch's) is
+  // normalized per piece, by each device's own statistics (tinygrad's UnsyncedBatchNorm, whose
+  // running statistics are per device: here the pieces' mean), or with `shards` by the whole
+  // batch's (an all-reduce over the devices, as a one-device step).
   struct Sync {
     std::function<Tensor(const Tensor&)> mean;
     int replicas = 1;

@@ -167,6 +167,12 @@ TEST(Shard, BackwardGivesTheOneDeviceGradients) {
     }
 }
 
+// Batchnorm's statistics over the whole of a batch split over devices, while it lives.
+struct SyncedShards {
+  SyncedShards() { nn::BatchNorm::sync_statistics({.mean = {}, .replicas = 1, .shards = true}); }
+  ~SyncedShards() { nn::BatchNorm::sync_statistics({}); }
+};
+
 // A batch split over devices is normalized per device by default (tinygrad's UnsyncedBatchNorm):
 // each piece's output and input gradient are a BatchNorm's of that piece alone, on one device, and
 // the running statistics take the pieces' mean statistics (against a double loop). With
@@ -208,9 +214,11 @@ TEST(Shard, BatchNormNormalizesEachDevicesPieceUnlessSynced) {
     EXPECT_NEAR(mean[c], 0.1 * m, 1e-5) << "running_mean " << c;
     EXPECT_NEAR(var[c], 0.9 + 0.1 * v, 1e-5) << "running_var " << c;
   }
-  nn::BatchNorm::sync_statistics({.mean = {}, .replicas = 1, .shards = true});
-  std::vector<Tensor> synced = run(x, g, kTwo), whole = run(x, g, {});
-  nn::BatchNorm::sync_statistics({});
+  std::vector<Tensor> synced, whole;
+  {
+    SyncedShards sync;
+    synced = run(x, g, kTwo), whole = run(x, g, {});
+  }
   for (size_t k = 0; k < whole.size(); k++) expect_same(synced[k], whole[k]);
 }
 
@@ -237,9 +245,8 @@ TEST(Shard, DataParallelConvnetGradientsEqualOneDevices) {
     for (const Tensor& p : params) out.push_back(*p.grad());
     return out;
   };
-  nn::BatchNorm::sync_statistics({.mean = {}, .replicas = 1, .shards = true});
+  SyncedShards sync;
   std::vector<Tensor> want = grads(false), got = grads(true);
-  nn::BatchNorm::sync_statistics({});
   for (size_t k = 0; k < want.size(); k++) expect_same(got[k], want[k]);
 }
 

@@ -459,6 +459,13 @@ TEST(ConvTranspose2d, StridedPhasesAgainstNaiveScatter) {
   tcref::expect_close(x.conv_transpose2d(tcref::tensor(w1, tc::dtypes::float64),
                                          {.stride = 2, .output_padding = 1}),
                       conv_transpose_ref(xs, w1, 1, {2, 2}, {1, 1}, {0, 0}, {1, 1}), 1e-12);
+  // phases whose outputs all fall before the first (a 1x1 input under a 5x5 window, stride 4,
+  // padding 2): cut by their pads, not cropped to nothing by their convs
+  NDArray x1 = tcref::random({1, 2, 1, 1}, 18), w5 = tcref::random({2, 3, 5, 5}, 19);
+  tcref::expect_close(
+      tcref::tensor(x1, tc::dtypes::float64)
+          .conv_transpose2d(tcref::tensor(w5, tc::dtypes::float64), {.stride = 4, .padding = 2}),
+      conv_transpose_ref(x1, w5, 1, {4, 4}, {1, 1}, {2, 2}, {0, 0}), 1e-12);
 }
 
 TEST(ConvTranspose2d, GradientsByCentralDifferences) {

@@ -223,7 +223,7 @@ class Scheduler {
       out = fuse(n->src[0], top);
     else if (n->op == Ops::REDUCE_AXIS && (!top || shared(n)))
       out = realize(n);
-    else if (UOpRef f = compute(n, top); group::is_alu(n->op) && shared(n) && reads_many(n, f))
+    else if (UOpRef f = compute(n, top); group::is_alu(n->op) && reads_many(n, f))
       out = realize(n);
     else
       out = f;
@@ -491,14 +491,16 @@ class Scheduler {
            (roots != reaching_roots_.end() && roots->second > 1);
   }
 
-  // Whether the fused form `f` of the shared value `n` reads so many buffers of n's size or more
-  // that every reader recomputing it costs more than its own kernel writing it once: a ResNet's
-  // gradient down the residual stream, each block's the sum of the next one's and its branch's,
-  // fused whole into each block's batchnorm reduces read 9 buffers at the last block and 30 at
-  // the first (ResNet-50's backward pass spent 13% of its time there). Readers that share one
-  // kernel would gain nothing; c readers in kernels of their own, of b full-size buffers, save
-  // (c - 1)b - 1 - c reads and writes of n's size, which 4 buffers pay for from 2 readers on.
-  static bool reads_many(const UOpRef& n, const UOpRef& f) {
+  // Whether the fused form `f` of `n`, which several nodes read (each perhaps in a kernel of its
+  // own), reads so many buffers of n's size or more that every reader recomputing it costs more
+  // than its own kernel writing it once: a ResNet's gradient down the residual stream, each
+  // block's the sum of the next one's and its branch's, fused whole into each block's batchnorm
+  // reduces read 9 buffers at the last block and 30 at the first (ResNet-50's backward pass spent
+  // 13% of its time there). c readers in kernels of their own, of b full-size buffers, save
+  // (c - 1)b - 1 - c reads and writes of n's size, which 4 buffers pay for from 2 readers on
+  // (readers in one kernel gain nothing, nor does a gather's operand, read a few rows at a time).
+  bool reads_many(const UOpRef& n, const UOpRef& f) {
+    if (gather_ || users_[n.get()] < 2) return false;  // (roots: their reduce may be one node)
     int big = 0;
     for (const UOp* u : f->toposort())
       big += u->op == Ops::BUFFER && u->arg_ints()[1] >= shape_numel(n->shape());

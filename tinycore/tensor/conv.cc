@@ -362,10 +362,13 @@ Tensor polyphase_transpose(const Tensor& x, const Tensor& weight, int64_t groups
       if ((taps = k0 < weight.shape()[2 + j])) {
         w = every(w, static_cast<int>(2 + j), k0, stride[j]);
         int64_t c = (k0 - padding[j].first - r[j]) / stride[j];  // exact: k0 = r + pad (mod s)
-        int64_t after = steps[j] - c - (x.shape()[2 + j] + w.shape()[2 + j] - 1);
-        // the phase's own conv crops (computing only what is kept), a pad adds zeros
-        crop.push_back({std::max<int64_t>(-c, 0), std::max<int64_t>(-after, 0)});
-        shift.push_back({std::max<int64_t>(c, 0), std::max<int64_t>(after, 0)});
+        int64_t full = x.shape()[2 + j] + w.shape()[2 + j] - 1, after = steps[j] - c - full;
+        // the phase's own conv crops what is not kept and a pad adds zeros (when nothing of it is
+        // kept, the pad cuts it all: no conv has an empty output)
+        const bool cut = std::max<int64_t>(-c, 0) + std::max<int64_t>(-after, 0) < full;
+        auto part = [&](int64_t v) { return cut ? std::max<int64_t>(v, 0) : 0; };
+        crop.push_back({part(-c), part(-after)});
+        shift.push_back({cut ? part(c) : c, cut ? part(after) : after});
       }
     }
     if (taps) {
