@@ -301,6 +301,43 @@ TEST(Assign, TargetsReadingEachOthersOldBuffersRealizedTogether) {
   expect_vec(d, {11, 22});
 }
 
+TEST(Assign, TargetsHoldingEachOthersNewValuesAreWrittenInPlaceInOrder) {
+  // SGD with momentum and weight decay: the momentum's new value reads the weight's old one, the
+  // weight's new value holds the momentum's new one. The momentum is written first, then the
+  // weight from it: two kernels, each writing its own buffer, in either listed order.
+  for (bool weight_first : {true, false}) {
+    std::vector<float> w0 = {1, 2, 3, 4}, m0 = {0.5f, -1, 2, 0},
+                       g0 = {0.125f, 0.25f, -0.375f, 0.5f};
+    Tensor w = vec(w0, {4}), m = vec(m0, {4}), g = vec(g0, {4});
+    w.assign(w + 0).realize();  // each owns its buffer from here on
+    m.assign(m + 0).realize();
+    const tc::runtime::Buffer *wb = w.uop()->buffer.get(), *mb = m.uop()->buffer.get();
+    m.assign(m * 0.9f + g + w.detach() * 0.01f);
+    w.assign(w.detach() - m * 0.1f);
+    tc::engine::GlobalCounters::reset();
+    tc::realize_all(weight_first ? std::vector<Tensor>{w, m} : std::vector<Tensor>{m, w});
+    EXPECT_EQ(tc::engine::GlobalCounters::kernel_count, 2);
+    std::vector<float> w1 = w.data<float>(), m1 = m.data<float>();
+    for (size_t i = 0; i < 4; i++) {
+      double mn = m0[i] * 0.9 + g0[i] + static_cast<double>(w0[i]) * 0.01;
+      EXPECT_NEAR(m1[i], mn, 1e-6) << "momentum " << i;
+      EXPECT_NEAR(w1[i], w0[i] - mn * 0.1, 1e-6) << "weight " << i;
+    }
+    EXPECT_EQ(w.uop()->buffer.get(), wb);
+    EXPECT_EQ(m.uop()->buffer.get(), mb);
+  }
+  // each reading the other's old value: a cycle, so both are computed first and copied after
+  Tensor a = vec({1, 2}, {2}), b = vec({10, 20}, {2});
+  a.assign(a + 0).realize();
+  b.assign(b + 0).realize();
+  Tensor a_before(a.uop()), b_before(b.uop());
+  a.assign(b_before + 1);
+  b.assign(a_before + 1);
+  tc::realize_all({a, b});
+  expect_vec(a, {11, 21});
+  expect_vec(b, {2, 3});
+}
+
 TEST(Assign, ShapeMismatchIsAnError) {
   Tensor a = vec({1, 2, 3}, {3});
   EXPECT_THAT(error_message([&] {

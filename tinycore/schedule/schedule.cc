@@ -14,6 +14,7 @@
 #include "tinycore/runtime/device.h"
 #include "tinycore/schedule/layout.h"
 #include "tinycore/schedule/split_reduce.h"
+#include "tinycore/schedule/write_order.h"
 
 namespace tc::schedule {
 
@@ -142,6 +143,8 @@ class Scheduler {
     }
     emit(buf, value);
     buf->buffer->bump_version();  // values cached from the old contents are stale now
+    written_[n.get()] = target;   // later roots holding n read its new value there
+    forget_fused();               // fused reads of the old contents are stale too
   }
 
   std::vector<ScheduleItem> take() { return std::move(items_); }
@@ -195,6 +198,7 @@ class Scheduler {
   // place since. Writes by this schedule (its assigns) are ordered by the schedule itself: a
   // value realized before one of them keeps the old contents it was computed from.
   UOpRef fresh_realized(const UOpRef& n) const {
+    if (auto w = written_.find(n.get()); w != written_.end()) return w->second;
     if (!n->realized || base_buffer(n->realized)->buffer->version() > n->realized_clock ||
         n->realized_clock < runtime::Buffer::cache_floor())
       return nullptr;
@@ -552,18 +556,21 @@ class Scheduler {
     return false;
   }
 
-  // True when every read of `buf` in `value` is through `target` at the output's own position
-  // (only ALU ops between), so a kernel may write `buf` while it reads it.
+  // True when every read of `buf` in `value` is through `target` (or a reshape of buf to its
+  // shape) at the output's own position (only ALU ops and detaches between), so a kernel may
+  // write `buf` while it reads it.
   static bool reads_elementwise(const UOpRef& value, const UOpRef& target, const UOpRef& buf) {
     // per node (sources first): does it read buf, and only elementwise through target?
     absl::flat_hash_map<const UOp*, std::pair<bool, bool>> at;
     for (const UOp* u : value->toposort()) {
-      bool reads = u == buf.get() || u == target.get(), ok = u != buf.get() || u == target.get();
+      const bool whole = u == target.get() || (u->op == Ops::RESHAPE && u->src[0] == buf &&
+                                               u->shape() == target->shape());
+      bool reads = u == buf.get() || whole, ok = u != buf.get() || whole;
       if (!reads)
         for (const UOpRef& s : u->src) {
           auto [r, o] = at[s.get()];
           reads = reads || r;
-          ok = ok && (!r || (o && group::is_alu(u->op)));
+          ok = ok && (!r || (o && (group::is_alu(u->op) || u->op == Ops::DETACH)));
         }
       at[u] = {reads, ok};
     }
@@ -621,6 +628,7 @@ class Scheduler {
   absl::flat_hash_map<UOpRef, double> growth_;
   // the latest write, before this schedule, of a buffer each node reads
   absl::flat_hash_map<const UOp*, uint64_t> last_write_;
+  absl::flat_hash_map<const UOp*, UOpRef> written_;  // roots written in place: their targets
   std::vector<UOpRef>* marked_;
 };
 
@@ -635,27 +643,10 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
   // readers first: roots computed into new buffers see every target's old value
   for (size_t i = 0; i < roots.size(); i++)
     if (!target(i)) s.realize(roots[i]);
-  // a target another target's value still reads is written last, from a computed copy
-  std::vector<size_t> deferred;
-  // how many target roots read each buffer (one walk per root, not one per pair)
-  absl::flat_hash_map<const UOp*, int> readers;
-  for (size_t j = 0; j < roots.size(); j++)
-    if (target(j))
-      for (const UOp* u : roots[j]->toposort())
-        if (u->op == Ops::BUFFER) readers[u]++;
-  for (size_t i = 0; i < roots.size(); i++) {
-    if (!target(i)) continue;
-    const UOp* buf = base_buffer(target(i)).get();
-    bool reads_own = false;
-    for (const UOp* u : roots[i]->toposort()) reads_own = reads_own || u == buf;
-    if (readers[buf] > (reads_own ? 1 : 0)) {  // read by another target's value
-      s.realize(roots[i]);
-      deferred.push_back(i);
-    } else {
-      s.realize_into(roots[i], target(i));
-    }
-  }
-  for (size_t i : deferred) s.realize_into(roots[i], target(i));
+  WriteOrder order = write_order(roots, targets);
+  for (size_t i : order.copied) s.realize(roots[i]);
+  for (size_t i : order.in_place) s.realize_into(roots[i], target(i));
+  for (size_t i : order.copied) s.realize_into(roots[i], target(i));
   return s.take();
 }
 

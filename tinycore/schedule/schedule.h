@@ -24,8 +24,9 @@ struct ScheduleItem {
 // Buffers are created, not allocated: running the items allocates them.
 // `targets` (empty, or one per root, null for none) are contiguous buffer views of a root's shape
 // and dtype that the root's value is written into instead of a new buffer (in-place assign). A
-// root that reads its own target other than elementwise is computed first, then copied. Roots
-// with a target are not marked `realized`: the target's memory changes with later assigns.
+// root that reads its own target other than elementwise is computed first, then copied; roots are
+// written in write_order's order. Roots with a target are not marked `realized`: the target's
+// memory changes with later assigns.
 // `marked`, when given, gets every node marked `realized` (whose `realized` holds a buffer).
 std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
                                           const std::vector<UOpRef>& targets = {},
