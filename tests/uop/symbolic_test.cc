@@ -34,6 +34,14 @@ class Symbolic : public ::testing::Test {
 };
 
 // constant folding
+TEST_F(Symbolic, LoopThatMayHaveNoTripKeepsItsIndex) {
+  // a loop of 0 or 1 trips (a tile's rest): its index is 0 whenever its body runs, but folded to
+  // 0 it would leave the body outside the loop, run once when the loop has no trip
+  UOpRef r = UOp::make(Ops::RANGE, dtypes::index, {var(5, 2)}, 6);
+  EXPECT_EQ(r->vmax(), 1);
+  EXPECT_NE(simplify(r + 3)->op, Ops::CONST);
+  expect_simplifies(var(7, 1) + 3, c(3));  // one trip always: its index is 0
+}
 TEST_F(Symbolic, FoldAdd) { expect_simplifies(c(2) + c(3), c(5)); }
 TEST_F(Symbolic, FoldNested) { expect_simplifies((c(2) + c(3)) * c(4) / 3, c(6)); }
 TEST_F(Symbolic, FoldFloat) {

@@ -329,11 +329,7 @@ UOpRef narrow_output_loops(const UOpRef& sink) {
     for (const Bound* b : bounds)
       if (b) end = imax(end, b->bound), held.insert(b->exact ? b->condition : nullptr);
     end = imin(end, r->src[0]);
-    // a loop of one trip or none would fold to one trip (its index is 0): a tile's rest would
-    // store past the tile, racing the core of the next (tile 0's last row of a padded view, 0 or 1)
     UOpRef tail = r->src[0] - end;
-    if ((end->vmin() == 0 && end->vmax() == 1) || (tail->vmin() == 0 && tail->vmax() == 1))
-      continue;
     UOpRef head = UOp::make(Ops::RANGE, dtypes::index, {end}, r->arg);
     UOpRef rest = UOp::make(Ops::RANGE, dtypes::index, {tail}, renderer::kRestLoop + r->arg_int());
     absl::flat_hash_map<const UOp*, UOpRef> in_head = {{range, head}};

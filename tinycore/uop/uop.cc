@@ -249,7 +249,9 @@ void UOp::infer() {
       return;
     case Ops::RANGE:
     case Ops::LANE:
-      set(0, __int128(A(0).vmax()) - 1);
+      // a loop that may have no trip keeps two values: an index of it folded to a constant would
+      // drop the loop from its body, which would then run once
+      set(0, std::max<__int128>(__int128(A(0).vmax()) - 1, op == Ops::RANGE && A(0).vmin() < 1));
       return;
     case Ops::ADD:
       set(__int128(A(0).vmin()) + A(1).vmin(), __int128(A(0).vmax()) + A(1).vmax());
