@@ -5,10 +5,9 @@
 #pragma once
 
 #include <memory>
-#include <optional>
-#include <string>
 #include <vector>
 
+#include "tinycore/schedule/buffers.h"
 #include "tinycore/uop/uop.h"
 
 namespace tc::schedule {
@@ -31,20 +30,5 @@ struct ScheduleItem {
 std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
                                           const std::vector<UOpRef>& targets = {},
                                           std::vector<UOpRef>* marked = nullptr);
-
-// A fresh BUFFER node with its (unallocated) memory on `device`.
-UOpRef new_buffer(const std::string& device, DType dtype, int64_t size);
-
-// The device of the first buffer `value` reads, or of the first COPY (whose arg names its
-// device), sources in order; nullopt when it reads neither (a constant).
-std::optional<std::string> device_read(const UOpRef& value);
-// The device `value` computes on: device_read's, else the default device.
-std::string device_of(const UOpRef& value);
-
-// True when `u` is a BUFFER, or a RESHAPE of one, whose elements are laid out row-major.
-bool is_contiguous_buffer(const UOpRef& u);
-
-// The BUFFER behind such a view (a realized tensor's).
-const UOpRef& base_buffer(const UOpRef& view);
 
 }  // namespace tc::schedule

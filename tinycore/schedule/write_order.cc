@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "tinycore/schedule/schedule.h"
+#include "tinycore/schedule/buffers.h"
 
 namespace tc::schedule {
 
