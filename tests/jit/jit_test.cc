@@ -336,6 +336,13 @@ TEST(Assign, TargetsHoldingEachOthersNewValuesAreWrittenInPlaceInOrder) {
   tc::realize_all({a, b});
   expect_vec(a, {11, 21});
   expect_vec(b, {2, 3});
+  // a swap: each value is the other's buffer itself, copied aside before either is written
+  Tensor a_now(a.uop()), b_now(b.uop());
+  a.assign(b_now);
+  b.assign(a_now);
+  tc::realize_all({a, b});
+  expect_vec(a, {2, 3});
+  expect_vec(b, {11, 21});
 }
 
 TEST(Assign, ShapeMismatchIsAnError) {

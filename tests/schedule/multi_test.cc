@@ -372,6 +372,22 @@ TEST_F(ShardOverCopyingDevices, PiecesLiveOnTheirDevicesAndComputeThere) {
   }
 }
 
+TEST_F(ShardOverCopyingDevices, AssignsWriteEachPieceOnItsDevice) {
+  // a constant is the same node in every piece: each piece computes it on its own device (it was
+  // once copied from the first piece's buffer, across devices)
+  for (std::optional<int> axis : {std::optional<int>{}, std::optional<int>{0}}) {
+    Tensor m = ramp({6, 5}).shard(two_, axis).contiguous().realize();
+    m.assign(Tensor::full({6, 5}, 2.0f).shard(two_, axis)).realize();
+    expect_same(m, Tensor::full({6, 5}, 2.0f));
+    Tensor w = ramp({6, 5}, 0.5f).shard(two_, axis).contiguous().realize();
+    m.assign(m * 0.5f + w);  // the momentum's new value, then the weight's from it
+    w.assign(w - m);
+    tc::realize_all({w, m});
+    expect_same(m, Tensor::full({6, 5}, 1.0f) + ramp({6, 5}, 0.5f));
+    expect_same(w, Tensor::full({6, 5}, -1.0f));
+  }
+}
+
 TEST_F(ShardOverCopyingDevices, AllReducesNaiveAndRingAreTheSumOfTheWhole) {
   // naive: each device copies in the pieces of the other kind's devices, once a kind (2 each)
   EXPECT_EQ(check_allreduce_of_fuzzed_sizes({"CPU", "CL"}, 300, 4), 4);

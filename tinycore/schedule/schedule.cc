@@ -98,7 +98,8 @@ class Scheduler {
   // Writes `n`'s value into the buffer behind the contiguous view `target`.
   void realize_into(const UOpRef& n, const UOpRef& target) {
     const UOpRef& buf = target->op == Ops::BUFFER ? target : target->src[0];
-    UOpRef value = fresh_realized(n);
+    auto aside = aside_.find(n.get());
+    UOpRef value = aside != aside_.end() ? aside->second : fresh_realized(n);
     if (!value) value = fuse(n, /*top=*/true);
     if (value == target) return;  // already there
     if (!reads_elementwise(value, target, buf)) {
@@ -107,8 +108,17 @@ class Scheduler {
     }
     emit(buf, value);
     buf->buffer->bump_version();  // values cached from the old contents are stale now
-    written_[n.get()] = target;   // later roots holding n read its new value there
-    forget_fused();               // fused reads of the old contents are stale too
+    // later roots holding n read its new value there; a constant (no buffer read) is computed
+    // where it is read: the same node may be a piece on each of several devices
+    if (device_read(n)) written_[n.get()] = target;
+    forget_fused();  // fused reads of the old contents are stale too
+  }
+
+  // `n`'s value now, kept for realize_into: in a buffer of its own when it is a view of one of
+  // `targets` (a swap's), which a write before n's would change.
+  void set_aside(const UOpRef& n, const absl::flat_hash_set<const UOp*>& targets) {
+    UOpRef view = realize(n);
+    aside_[n.get()] = targets.contains(base_buffer(view).get()) ? computed(n) : view;
   }
 
   std::vector<ScheduleItem> take() { return std::move(items_); }
@@ -593,6 +603,7 @@ class Scheduler {
   // the latest write, before this schedule, of a buffer each node reads
   absl::flat_hash_map<const UOp*, uint64_t> last_write_;
   absl::flat_hash_map<const UOp*, UOpRef> written_;  // roots written in place: their targets
+  absl::flat_hash_map<const UOp*, UOpRef> aside_;    // roots written last: their values now
   std::vector<UOpRef>* marked_;
 };
 
@@ -608,7 +619,10 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
   for (size_t i = 0; i < roots.size(); i++)
     if (!target(i)) s.realize(roots[i]);
   WriteOrder order = write_order(roots, targets);
-  for (size_t i : order.copied) s.realize(roots[i]);
+  absl::flat_hash_set<const UOp*> buffers;  // the targets'
+  for (size_t i = 0; i < roots.size(); i++)
+    if (target(i)) buffers.insert(base_buffer(target(i)).get());
+  for (size_t i : order.copied) s.set_aside(roots[i], buffers);
   for (size_t i : order.in_place) s.realize_into(roots[i], target(i));
   for (size_t i : order.copied) s.realize_into(roots[i], target(i));
   return s.take();
