@@ -329,9 +329,9 @@ UOpRef narrow_output_loops(const UOpRef& sink) {
     for (const Bound* b : bounds)
       if (b) end = imax(end, b->bound), held.insert(b->exact ? b->condition : nullptr);
     end = imin(end, r->src[0]);
-    UOpRef tail = r->src[0] - end;
     UOpRef head = UOp::make(Ops::RANGE, dtypes::index, {end}, r->arg);
-    UOpRef rest = UOp::make(Ops::RANGE, dtypes::index, {tail}, renderer::kRestLoop + r->arg_int());
+    UOpRef rest =
+        UOp::make(Ops::RANGE, dtypes::index, {r->src[0] - end}, renderer::kRestLoop + r->arg_int());
     absl::flat_hash_map<const UOp*, UOpRef> in_head = {{range, head}};
     if (held.size() == 1 && *held.begin())  // one exact bound: it holds throughout
       in_head[*held.begin()] = UOp::const_int(dtypes::bool_, 1);

@@ -237,4 +237,17 @@ const PatternMatcher& choose_layouts() {
   return pm;
 }
 
+std::vector<const UOp*> contraction_operands(const UOp& r) {
+  if (static_cast<Ops>(r.arg_ints()[0]) != Ops::ADD) return {};
+  UOpRef m = r.src[0];
+  while (m->op == Ops::CAST) m = m->src[0];
+  if (m->op != Ops::MUL) return {};
+  std::vector<const UOp*> out;
+  for (UOpRef s : m->src) {
+    while (group::is_movement(s->op) || s->op == Ops::CAST || s->op == Ops::DETACH) s = s->src[0];
+    out.push_back(s.get());
+  }
+  return out;
+}
+
 }  // namespace tc::schedule

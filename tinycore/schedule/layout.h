@@ -4,6 +4,8 @@
 // measurements behind them, are the table in layout.cc.
 #pragma once
 
+#include <vector>
+
 #include "tinycore/uop/pattern_matcher.h"
 
 namespace tc::schedule {
@@ -12,5 +14,9 @@ namespace tc::schedule {
 // scheduler applies them once to each reduce it computes, before splitting it (a rewritten product
 // still matches its rule: not a table for graph_rewrite).
 const PatternMatcher& choose_layouts();
+
+// A contraction's two operands, each under its views and casts: REDUCE_AXIS(ADD) of MUL(a, b)
+// (through a cast); none for other reduces.
+std::vector<const UOp*> contraction_operands(const UOp& r);
 
 }  // namespace tc::schedule

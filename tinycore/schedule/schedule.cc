@@ -97,17 +97,16 @@ class Scheduler {
 
   // Writes `n`'s value into the buffer behind the contiguous view `target`.
   void realize_into(const UOpRef& n, const UOpRef& target) {
-    const UOpRef& buf = target->op == Ops::BUFFER ? target : target->src[0];
     auto aside = aside_.find(n.get());
     UOpRef value = aside != aside_.end() ? aside->second : fresh_realized(n);
     if (!value) value = fuse(n, /*top=*/true);
     if (value == target) return;  // already there
-    if (!reads_elementwise(value, target, buf)) {
+    if (!reads_elementwise(value, target)) {
       // computed into its own buffer first: the kernel would overwrite what it still reads
       value = realize(n);
     }
-    emit(buf, value);
-    buf->buffer->bump_version();  // values cached from the old contents are stale now
+    emit(base_buffer(target), value);
+    base_buffer(target)->buffer->bump_version();  // values cached from the old contents are stale
     // later roots holding n read its new value there; a constant (no buffer read) is computed
     // where it is read: the same node may be a piece on each of several devices
     if (device_read(n)) written_[n.get()] = target;
@@ -261,7 +260,7 @@ class Scheduler {
     std::function<void(const UOpRef&)> walk = [&](const UOpRef& u) {
       if (!seen.insert(u.get()).second || fresh_realized(u)) return;
       if (u->op == Ops::REDUCE_AXIS) {
-        if (!gathering(u) && operands(*u).size() == 2) found.push_back(u);
+        if (!gathering(u) && contraction_operands(*u).size() == 2) found.push_back(u);
       } else if (u->op == Ops::CUSTOM_GRAD) {  // its value alone
         walk(u->src[0]);
       } else if (group::is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::DETACH ||
@@ -273,7 +272,7 @@ class Scheduler {
     if (found.size() < 2) return false;
     absl::flat_hash_set<const UOp*> read;
     for (const UOpRef& c : found)
-      for (const UOp* o : operands(*c))
+      for (const UOp* o : contraction_operands(*c))
         if (!read.insert(o).second) return false;
     auto length = [](const UOpRef& c) {
       return shape_numel(c->src[0]->shape()) / shape_numel(c->shape());
@@ -282,21 +281,6 @@ class Scheduler {
                      [&](const UOpRef& a, const UOpRef& b) { return length(a) > length(b); });
     for (size_t i = 1; i < found.size(); i++) realize(found[i]);
     return true;
-  }
-
-  // A contraction's two operands, each under its views and casts: REDUCE_AXIS(ADD) of MUL(a, b)
-  // (through a cast); none for other reduces.
-  static std::vector<const UOp*> operands(const UOp& r) {
-    if (static_cast<Ops>(r.arg_ints()[0]) != Ops::ADD) return {};
-    UOpRef m = r.src[0];
-    while (m->op == Ops::CAST) m = m->src[0];
-    if (m->op != Ops::MUL) return {};
-    std::vector<const UOp*> out;
-    for (UOpRef s : m->src) {
-      while (group::is_movement(s->op) || s->op == Ops::CAST || s->op == Ops::DETACH) s = s->src[0];
-      out.push_back(s.get());
-    }
-    return out;
   }
 
   // Arithmetic on reduces over the trailing axes, read back along them (softmax's max and sum, a
@@ -530,27 +514,6 @@ class Scheduler {
     return false;
   }
 
-  // True when every read of `buf` in `value` is through `target` (or a reshape of buf to its
-  // shape) at the output's own position (only ALU ops and detaches between), so a kernel may
-  // write `buf` while it reads it.
-  static bool reads_elementwise(const UOpRef& value, const UOpRef& target, const UOpRef& buf) {
-    // per node (sources first): does it read buf, and only elementwise through target?
-    absl::flat_hash_map<const UOp*, std::pair<bool, bool>> at;
-    for (const UOp* u : value->toposort()) {
-      const bool whole = u == target.get() || (u->op == Ops::RESHAPE && u->src[0] == buf &&
-                                               u->shape() == target->shape());
-      bool reads = u == buf.get() || whole, ok = u != buf.get() || whole;
-      if (!reads)
-        for (const UOpRef& s : u->src) {
-          auto [r, o] = at[s.get()];
-          reads = reads || r;
-          ok = ok && (!r || (o && (group::is_alu(u->op) || u->op == Ops::DETACH)));
-        }
-      at[u] = {reads, ok};
-    }
-    return at[value.get()].second;
-  }
-
   // BUFFER leaves become numbered kernel arguments, so the AST does not depend on which buffers
   // it runs on (and equal computations share one compiled kernel). A read of the output (an
   // in-place write's own elements) is argument 0 too: codegen sees a store of what it read.
@@ -619,10 +582,7 @@ std::vector<ScheduleItem> create_schedule(const std::vector<UOpRef>& roots,
   for (size_t i = 0; i < roots.size(); i++)
     if (!target(i)) s.realize(roots[i]);
   WriteOrder order = write_order(roots, targets);
-  absl::flat_hash_set<const UOp*> buffers;  // the targets'
-  for (size_t i = 0; i < roots.size(); i++)
-    if (target(i)) buffers.insert(base_buffer(target(i)).get());
-  for (size_t i : order.copied) s.set_aside(roots[i], buffers);
+  for (size_t i : order.copied) s.set_aside(roots[i], order.buffers);
   for (size_t i : order.in_place) s.realize_into(roots[i], target(i));
   for (size_t i : order.copied) s.realize_into(roots[i], target(i));
   return s.take();

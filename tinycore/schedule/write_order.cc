@@ -17,6 +17,8 @@ WriteOrder write_order(const std::vector<UOpRef>& roots, const std::vector<UOpRe
     root_of.try_emplace(roots[i].get(), i);
     buffer_of[base_buffer(targets[i]).get()] = i;
   }
+  WriteOrder order;
+  for (const auto& [buffer, i] : buffer_of) order.buffers.insert(buffer);
   // then[i]: the roots waiting for root i; waits[i]: how many root i waits for
   std::vector<std::vector<size_t>> then(targets.size());
   std::vector<int> waits(targets.size(), 0);
@@ -40,13 +42,11 @@ WriteOrder write_order(const std::vector<UOpRef>& roots, const std::vector<UOpRe
     }
   }
   // Kahn's order, the lowest index first among the ready (the same graph, the same schedule)
-  WriteOrder order;
   std::set<size_t> ready;
   for (size_t i : written)
     if (!waits[i]) ready.insert(i);
   while (!ready.empty()) {
-    size_t i = *ready.begin();
-    ready.erase(ready.begin());
+    size_t i = ready.extract(ready.begin()).value();
     order.in_place.push_back(i);
     for (size_t j : then[i])
       if (--waits[j] == 0) ready.insert(j);
@@ -54,6 +54,25 @@ WriteOrder write_order(const std::vector<UOpRef>& roots, const std::vector<UOpRe
   for (size_t i : written)
     if (waits[i] > 0) order.copied.push_back(i);
   return order;
+}
+
+bool reads_elementwise(const UOpRef& value, const UOpRef& target) {
+  const UOpRef& buf = base_buffer(target);
+  // per node (sources first): does it read buf, and only elementwise through target?
+  absl::flat_hash_map<const UOp*, std::pair<bool, bool>> at;
+  for (const UOp* u : value->toposort()) {
+    const bool whole = u == target.get() ||
+                       (u->op == Ops::RESHAPE && u->src[0] == buf && u->shape() == target->shape());
+    bool reads = u == buf.get() || whole, ok = u != buf.get() || whole;
+    if (!reads)
+      for (const UOpRef& s : u->src) {
+        auto [r, o] = at[s.get()];
+        reads = reads || r;
+        ok = ok && (!r || (o && (group::is_alu(u->op) || u->op == Ops::DETACH)));
+      }
+    at[u] = {reads, ok};
+  }
+  return at[value.get()].second;
 }
 
 }  // namespace tc::schedule
