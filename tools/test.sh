@@ -21,6 +21,15 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tools/lsan_suppressions.t
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 passed=0
 failed=0
+# the run's time by stage, printed before the counts (CI's budget is the whole run's)
+stage_times=()
+stage_start=0
+# end_stage NAME: the time since the last stage ended was NAME's
+end_stage() {
+  stage_times+=("$(printf '%6d s  %s' $((SECONDS - stage_start)) "$1")")
+  stage_start=$SECONDS
+}
+end_stage "setup (packages)"
 # the suites run again on the GPU languages (see below)
 gpu_suites="index_test math_test jit_test"
 hip_suites="jit_test"
@@ -63,8 +72,10 @@ for cfg in "${configs[@]}"; do
   if ! bash tools/build.sh "$cfg"; then
     echo "test.sh: build of $cfg failed"
     failed=$((failed + 1))
+    end_stage "$cfg: build (failed)"
     continue
   fi
+  end_stage "$cfg: build"
   # release: every kernel the suites build is also rendered as CUDA C and compiled by NVRTC for
   # sm_90 (CHECK_RENDER), where the CUDA toolkit is
   check=
@@ -155,6 +166,7 @@ for cfg in "${configs[@]}"; do
     fi
   done
   rm -f "$json"
+  end_stage "$cfg: tests"
 done
 # the core's line budget (tools/sz.py)
 echo "=== line budget of tinycore/ (tools/sz.py)"
@@ -170,5 +182,8 @@ else
   echo "test.sh: the fuzzer found a failing input (see above)"
   failed=$((failed + 1))
 fi
+end_stage "line budget, floors, fuzz targets"
+echo "=== time by stage"
+printf '%s\n' "${stage_times[@]}"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
