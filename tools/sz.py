@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-BUDGET = 16995  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
+BUDGET = 16996  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 with the UOp spec; 14,613 with
 # the fuzz fixes; 14,806 with three passes of issue 30: opts as rewrites, loops merged, operand layouts;
 # 14,866 with gathers that read only the rows they name: IOTA, one-hot narrowing, issue 33; 15,217
 # with issue 31's processes: the dist/ stage (MPI world, watchdog, collectives: 229) and host
@@ -72,7 +72,9 @@ BUDGET = 16995  # code lines in tinycore/ (14,193 at the tensor/ split; 14,481 w
 # ran 1864 kernels and moved 5.1 GB, 1542 and 4.5 GB after); 16,990 with schedule.cc's buffer helpers
 # in a file of their own (schedule/buffers.cc, its includes and namespace: about 10); 16,995 with
 # the review's mends to the write order (a swap's values set aside before either is written, a
-# constant not read across devices: about 8)
+# constant not read across devices: about 8); 16,996 with a conv's input gradient for an input with a
+# side of 0 padded into an output (the tensor fuzzer's find: an empty gradient, not a transposed conv
+# that refused to make it: 1)
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinycore")
 
