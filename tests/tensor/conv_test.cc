@@ -315,6 +315,20 @@ TEST(Conv2d, NegativePaddingCropsTheInput) {
         {{{1, 2, 6, 5}, tcgrad::mixed(60)}, {{3, 2, 2, 2}, tcgrad::ramp(24, -0.7, 0.06)}});
 }
 
+TEST(Conv2d, AnInputWithASideOf0PaddedIntoAnOutputHasAnEmptyGradient) {
+  // (the tensor fuzzer's find: padded by 1, a map of 0 x 3 gives 2 x 5 outputs, each window over
+  // padding alone; the transposed conv that gives the input's gradient refused to make 0 x 3)
+  Tensor x = Tensor::zeros({2, 3, 0, 3}).requires_grad_(),
+         w = tcref::tensor(tcref::random({4, 3, 1, 1}, 63)).requires_grad_();
+  Tensor y = x.conv2d(w, {.padding = 1});
+  ASSERT_EQ(y.shape(), (tc::Shape{2, 4, 2, 5}));
+  (y * tcref::tensor(tcref::random({2, 4, 2, 5}, 64))).sum().backward();
+  EXPECT_EQ(x.grad()->shape(), (tc::Shape{2, 3, 0, 3}));
+  EXPECT_EQ(x.grad()->data<float>().size(), 0u);
+  for (float v : w.grad()->data<float>()) EXPECT_EQ(v, 0.0f);  // every product read padding
+  for (float v : y.data<float>()) EXPECT_EQ(v, 0.0f);
+}
+
 TEST(Conv2d, WeightGradientsOfBothLaneLayouts) {
   // the weight gradient puts its lanes on the input channels (8 of them here) or, with fewer
   // than 8 (2 here) and 8 or more output channels, on the output channels; strided and padded

@@ -278,6 +278,9 @@ std::vector<UOpRef> conv_gradients(const ConvArgs& a, const UOpRef& ret, const U
     gw = compute_gradient(conv_forward("conv2d", x.detach(), wd, a).uop(), grad,
                           {wd.uop()})[wd.uop().get()];
   }
+  // an input with no positions (a side of 0, padded into an output) has an empty gradient: no
+  // transposed conv gives it
+  if (shape_numel(x.shape()) == 0) return {Tensor::zeros_like(x).uop(), gw};
   // The transposed conv covers the padded input up to the last window (the rest of it had no
   // effect): input position i is its position i + before. Its padding crops `before` and the
   // positions past the input, its output padding adds the input's positions past the last window
