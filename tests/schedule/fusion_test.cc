@@ -609,6 +609,40 @@ TEST(Fusion, AGradientReadPaddedAndPlainIsComputedOnce) {
   EXPECT_EQ(padded, 0);     // and not copied padded
 }
 
+// A value that every reader reads through one transpose (a linear layer's weight gradient, which
+// its matmul sums as (in, out) for a weight laid out (out, in)) is stored in the order it is read:
+// the optimizer's updates of the moments read it contiguous, not gathered across rows. A root
+// keeps its own order (its tensor's buffer is read back as it is laid out).
+TEST(Fusion, AValueReadOnlyTransposedIsStoredAsItIsRead) {
+  NDArray x = ref::random({16, 8}, 60), dy = ref::random({16, 24}, 61),
+          m = ref::random({24, 8}, 62);
+  Tensor tx = ref::tensor(x), tdy = ref::tensor(dy), tm = ref::tensor(m);
+  for (Tensor* t : {&tx, &tdy, &tm}) t->realize();
+  auto updates = [&](const Tensor& gradient) {
+    Tensor grad = tx.T().matmul(gradient).T();  // (24, 8)
+    return std::vector<Tensor>{tm * 0.9f + grad * 0.1f, grad * grad};
+  };
+  // (a schedule made is taken as run: the one inspected is over a buffer of its own)
+  std::vector<Tensor> inspected = updates(ref::tensor(dy).realize());
+  std::vector<tc::schedule::ScheduleItem> items =
+      tc::schedule::create_schedule({inspected[0].uop(), inspected[1].uop()});
+  ASSERT_EQ(items.size(), 3u);
+  const UOpRef& summed = items[0].ast->src[0]->src[1];  // SINK(STORE(out, value))
+  EXPECT_EQ(summed->shape()[0], 24);
+  std::vector<Tensor> run = updates(tdy);
+  Tensor &moment = run[0], &square = run[1];
+  NDArray want = ref::transpose(ref::matmul(ref::transpose(x, 0, 1), dy), 0, 1);
+  tc::realize_all({moment, square});
+  ref::expect_close(moment, ref::zip(m, want, [](double a, double g) { return 0.9 * a + 0.1 * g; }),
+                    1e-5, 1e-5, "0.9 m + 0.1 grad");
+  ref::expect_close(square, ref::map(want, [](double g) { return g * g; }), 1e-5, 1e-5, "grad^2");
+  // the product as a root beside its transposed reader: stored (8, 24), as the tensor reads it
+  Tensor product = tx.T().matmul(tdy), twice = product.T() * 2.0f;
+  tc::realize_all({product, twice});
+  ref::expect_close(product, ref::transpose(want, 0, 1), 1e-5, 1e-5, "x^T dy");
+  ref::expect_close(twice, ref::map(want, [](double g) { return 2 * g; }), 1e-5, 1e-5, "2 grad");
+}
+
 // An activation that is both the next conv's padded input and a residual add's operand (a ResNet
 // block) is computed once: a kernel writes it unpadded, a copy pads it for the conv, and the add
 // reads the same buffer. Recomputed, the first conv would run again inside the second's kernel.

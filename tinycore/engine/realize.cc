@@ -9,6 +9,7 @@
 #include "tinycore/error.h"
 #include "tinycore/helpers.h"
 #include "tinycore/runtime/buffer.h"
+#include "tinycore/schedule/buffers.h"
 #include "tinycore/schedule/multi.h"
 
 namespace tc::engine {
@@ -56,9 +57,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The buffer a realized value's view reads (null for a constant).
-runtime::Buffer* buffer_under(const UOp* view) {
-  while (view->op != Ops::BUFFER && !view->src.empty()) view = view->src[0].get();
-  return view->op == Ops::BUFFER ? view->buffer.get() : nullptr;
+runtime::Buffer* buffer_under(const UOpRef& view) {
+  const UOpRef& b = schedule::base_buffer(view);
+  return b->op == Ops::BUFFER ? b->buffer.get() : nullptr;
 }
 
 // For each item, the buffers to free once it ran: those the schedule's kernels write that are not
@@ -66,7 +67,7 @@ runtime::Buffer* buffer_under(const UOp* view) {
 std::vector<std::vector<runtime::Buffer*>> frees_after(
     const std::vector<schedule::ScheduleItem>& items, const std::vector<UOpRef>& views) {
   absl::flat_hash_set<const runtime::Buffer*> kept;
-  for (const UOpRef& view : views) kept.insert(buffer_under(view.get()));
+  for (const UOpRef& view : views) kept.insert(buffer_under(view));
   absl::flat_hash_map<runtime::Buffer*, size_t> last_use;
   for (size_t i = 0; i < items.size(); i++)
     for (const UOpRef& b : items[i].bufs) last_use[b->buffer.get()] = i;
@@ -189,8 +190,7 @@ std::vector<UOpRef> realize(const std::vector<UOpRef>& roots, const std::vector<
   if (freeing) frees = frees_after(items, views);
   run_kernels(items, kernels, frees);
   for (const UOpRef& n : marked)
-    if (runtime::Buffer* b = buffer_under(n->realized.get()); b && !b->allocated())
-      n->realized = nullptr;
+    if (runtime::Buffer* b = buffer_under(n->realized); b && !b->allocated()) n->realized = nullptr;
   if (debug_level() >= 1 && !items.empty()) {
     double s = seconds_since(t0);
     std::printf("realize: %zu kernel%s in %.2f ms (schedule %.2f, kernels %.2f, runs %.2f)\n",

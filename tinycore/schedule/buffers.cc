@@ -40,7 +40,9 @@ bool is_contiguous_buffer(const UOpRef& u) {
 }
 
 const UOpRef& base_buffer(const UOpRef& view) {
-  return view->op == Ops::BUFFER ? view : view->src[0];
+  const UOpRef* v = &view;
+  while ((*v)->op != Ops::BUFFER && !(*v)->src.empty()) v = &(*v)->src[0];
+  return *v;
 }
 
 }  // namespace tc::schedule

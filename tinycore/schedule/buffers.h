@@ -21,7 +21,7 @@ std::string device_of(const UOpRef& value);
 // True when `u` is a BUFFER, or a RESHAPE of one, whose elements are laid out row-major.
 bool is_contiguous_buffer(const UOpRef& u);
 
-// The BUFFER behind such a view (a realized tensor's).
+// The BUFFER behind a view of one (a realized tensor's, perhaps permuted).
 const UOpRef& base_buffer(const UOpRef& view);
 
 }  // namespace tc::schedule

@@ -44,9 +44,11 @@ class Scheduler {
         // a custom gradient's other sources are for its gradient rule: never computed here
         size_t read = u->op == Ops::CUSTOM_GRAD ? 1 : u->src.size();
         for (size_t i = 0; i < read; i++)
-          if (srcs.insert(u->src[i].get()).second) users_[u->src[i].get()]++;
+          if (srcs.insert(u->src[i].get()).second)
+            users_[u->src[i].get()]++, readers_[u->src[i].get()].push_back(u);
       }
     }
+    for (const UOpRef& r : roots) roots_.insert(r.get());
   }
 
   // The buffer view holding `n`'s value, scheduling the kernels that compute it.
@@ -86,8 +88,66 @@ class Scheduler {
     }
     row_ = row, gather_ = gather;
     UOpRef out = new_buffer(device_of(value), n->dtype, shape_numel(n->shape()));
+    if (std::vector<int64_t> order = read_order(n.get()); !order.empty()) {
+      UOpRef stored = UOp::make(Ops::PERMUTE, n->dtype, {value}, order);
+      emit(out, stored);
+      std::vector<int64_t> back(order.size());
+      for (size_t j = 0; j < order.size(); j++) back[order[j]] = static_cast<int64_t>(j);
+      UOpRef view = UOp::make(Ops::RESHAPE, n->dtype, {out}, stored->shape());
+      return UOp::make(Ops::PERMUTE, n->dtype, {view}, back);
+    }
     emit(out, value);
     return n->shape() == out->shape() ? out : UOp::make(Ops::RESHAPE, n->dtype, {out}, n->shape());
+  }
+
+  // The nodes of this schedule's graph that read u (each once).
+  const std::vector<const UOp*>& readers_of(const UOp* u) const {
+    static const std::vector<const UOp*> none;
+    auto it = readers_.find(u);
+    return it != readers_.end() ? it->second : none;
+  }
+  // The order of n's axes its readers all read it in, when that is one permutation of them
+  // (through reshapes that only add or drop axes of 1) read as it is (not moved on), and n is no
+  // root: a weight's gradient, which its matmul sums transposed, stored as the weight is laid out,
+  // so that the optimizer's updates read it contiguous rather than gather it (ResNet-50's 3x3 conv
+  // weights, GPT's linear ones). Empty when n is read in its own order.
+  std::vector<int64_t> read_order(const UOp* n) const {
+    auto kept = [](const Shape& s) {  // the axes of more than 1
+      std::vector<int64_t> out;
+      for (size_t i = 0; i < s.size(); i++)
+        if (s[i] != 1) out.push_back(static_cast<int64_t>(i));
+      return out;
+    };
+    auto passes = [](const UOp* q) {  // the value unchanged, on to its readers
+      return q->op == Ops::RESHAPE || q->op == Ops::CUSTOM_GRAD || q->op == Ops::DETACH;
+    };
+    auto sizes = [&](const Shape& s) {
+      std::vector<int64_t> out;
+      for (int64_t i : kept(s)) out.push_back(s[i]);
+      return out;
+    };
+    const std::vector<int64_t> axes = kept(n->shape());
+    const UOp* r = n;
+    while (readers_of(r).size() == 1 && passes(readers_of(r)[0]) && !roots_.contains(r) &&
+           sizes(readers_of(r)[0]->shape()) == sizes(n->shape()))
+      r = readers_of(r)[0];
+    const std::vector<const UOp*>& readers = readers_of(r);
+    if (readers.empty() || roots_.contains(r)) return {};
+    for (const UOp* p : readers) {
+      if (p->op != Ops::PERMUTE || p->arg_ints() != readers[0]->arg_ints()) return {};
+      for (const UOp* q : readers_of(p))  // read as it is, not moved on (heads merged, say)
+        if (group::is_movement(q->op)) return {};
+    }
+    // n's axes in the order the permutation reads r's, then n's axes of 1
+    std::vector<int64_t> order, of_r = kept(r->shape());
+    for (int64_t i : readers[0]->arg_ints())
+      if (auto k = std::find(of_r.begin(), of_r.end(), i); k != of_r.end())
+        order.push_back(axes[k - of_r.begin()]);
+    for (size_t j = 0; j < n->shape().size(); j++)
+      if (n->shape()[j] == 1) order.push_back(static_cast<int64_t>(j));
+    for (size_t j = 0; j < order.size(); j++)
+      if (order[j] != static_cast<int64_t>(j)) return order;
+    return {};
   }
 
   // The views `v` down to `base`, over `value` instead.
@@ -559,6 +619,8 @@ class Scheduler {
   bool gather_ = false;       // fusing the operand of a reduce that gathers
   std::vector<UOpRef> keep_;
   absl::flat_hash_map<const UOp*, int> users_, reaching_roots_;
+  absl::flat_hash_map<const UOp*, std::vector<const UOp*>> readers_;  // each node's, once each
+  absl::flat_hash_set<const UOp*> roots_;
   // holds its nodes: a fused form dropped and its address reused would inherit a stale count
   absl::flat_hash_map<UOpRef, int> work_;
   absl::flat_hash_map<UOpRef, bool> gathers_;
