@@ -641,6 +641,16 @@ TEST(Fusion, AValueReadOnlyTransposedIsStoredAsItIsRead) {
   tc::realize_all({product, twice});
   ref::expect_close(product, ref::transpose(want, 0, 1), 1e-5, 1e-5, "x^T dy");
   ref::expect_close(twice, ref::map(want, [](double g) { return 2 * g; }), 1e-5, 1e-5, "2 grad");
+  // a tensor holding the value stored permuted (a keepdim max, read twice through its permute)
+  // reads it later in its own order: what is marked realized is the permute
+  NDArray v = ref::random({4, 5, 6}, 63);
+  Tensor tv = ref::tensor(v).realize(), most = tv.max(1, true), moved = most.permute({2, 1, 0});
+  Tensor a = moved * 2.0f, b = moved * 3.0f;
+  tc::realize_all({a, b});
+  NDArray m_ = ref::reduce(v, ref::Reduce::Max, {1}, true);
+  ref::expect_close(most, m_, 1e-6, 1e-6, "max(1, keepdim)");
+  ref::expect_close(b, ref::map(ref::permute(m_, {2, 1, 0}), [](double u) { return 3 * u; }), 1e-6,
+                    1e-6, "3 max^T");
 }
 
 // An activation that is both the next conv's padded input and a residual add's operand (a ResNet

@@ -69,7 +69,7 @@ class Scheduler {
     UOpRef value = n;
     if (UOpRef base = decoded_under_views(n)) value = rebased(n, base, computed(base));
     UOpRef view = computed(value);
-    mark_realized(n, view);
+    if (view->op != Ops::PERMUTE) mark_realized(n, view);  // (a permuted store's permutes are)
     forget_fused();
     return view;
   }
@@ -88,9 +88,13 @@ class Scheduler {
     }
     row_ = row, gather_ = gather;
     UOpRef out = new_buffer(device_of(value), n->dtype, shape_numel(n->shape()));
-    if (std::vector<int64_t> order = read_order(n.get()); !order.empty()) {
+    if (auto [order, permutes] = read_order(n.get()); !order.empty()) {
+      // the permutes read the buffer as it is laid out, and are what is marked realized: a
+      // tensor holding n itself (a keepdim max) finds it unrealized, not a view of other bytes
       UOpRef stored = UOp::make(Ops::PERMUTE, n->dtype, {value}, order);
       emit(out, stored);
+      for (const UOp* p : permutes)
+        mark_realized(p->ref(), UOp::make(Ops::RESHAPE, n->dtype, {out}, p->shape()));
       std::vector<int64_t> back(order.size());
       for (size_t j = 0; j < order.size(); j++) back[order[j]] = static_cast<int64_t>(j);
       UOpRef view = UOp::make(Ops::RESHAPE, n->dtype, {out}, stored->shape());
@@ -101,25 +105,21 @@ class Scheduler {
   }
 
   // The nodes of this schedule's graph that read u (each once).
-  const std::vector<const UOp*>& readers_of(const UOp* u) const {
-    static const std::vector<const UOp*> none;
-    auto it = readers_.find(u);
-    return it != readers_.end() ? it->second : none;
+  std::vector<const UOp*> readers_of(const UOp* u) const {
+    return readers_.contains(u) ? readers_.at(u) : std::vector<const UOp*>{};
   }
   // The order of n's axes its readers all read it in, when that is one permutation of them
   // (through reshapes that only add or drop axes of 1) read as it is (not moved on), and n is no
   // root: a weight's gradient, which its matmul sums transposed, stored as the weight is laid out,
   // so that the optimizer's updates read it contiguous rather than gather it (ResNet-50's 3x3 conv
-  // weights, GPT's linear ones). Empty when n is read in its own order.
-  std::vector<int64_t> read_order(const UOp* n) const {
-    auto kept = [](const Shape& s) {  // the axes of more than 1
+  // weights, GPT's linear ones); and those permutes. Empty when n is read in its own order.
+  std::pair<std::vector<int64_t>, std::vector<const UOp*>> read_order(const UOp* n) const {
+    if (n->op != Ops::REDUCE_AXIS) return {};  // (a decoded weight is decoded in its own order)
+    auto kept = [](const Shape& s) {           // the axes of more than 1
       std::vector<int64_t> out;
       for (size_t i = 0; i < s.size(); i++)
         if (s[i] != 1) out.push_back(static_cast<int64_t>(i));
       return out;
-    };
-    auto passes = [](const UOp* q) {  // the value unchanged, on to its readers
-      return q->op == Ops::RESHAPE || q->op == Ops::CUSTOM_GRAD || q->op == Ops::DETACH;
     };
     auto sizes = [&](const Shape& s) {
       std::vector<int64_t> out;
@@ -127,11 +127,14 @@ class Scheduler {
       return out;
     };
     const std::vector<int64_t> axes = kept(n->shape());
-    const UOp* r = n;
-    while (readers_of(r).size() == 1 && passes(readers_of(r)[0]) && !roots_.contains(r) &&
-           sizes(readers_of(r)[0]->shape()) == sizes(n->shape()))
-      r = readers_of(r)[0];
-    const std::vector<const UOp*>& readers = readers_of(r);
+    const UOp *r = n, *q;  // on through nodes that pass the value on unchanged
+    for (; readers_of(r).size() == 1 && !roots_.contains(r); r = q) {
+      q = readers_of(r)[0];
+      if ((q->op != Ops::RESHAPE && q->op != Ops::CUSTOM_GRAD && q->op != Ops::DETACH) ||
+          sizes(q->shape()) != sizes(n->shape()))
+        break;
+    }
+    const std::vector<const UOp*> readers = readers_of(r);
     if (readers.empty() || roots_.contains(r)) return {};
     for (const UOp* p : readers) {
       if (p->op != Ops::PERMUTE || p->arg_ints() != readers[0]->arg_ints()) return {};
@@ -143,11 +146,10 @@ class Scheduler {
     for (int64_t i : readers[0]->arg_ints())
       if (auto k = std::find(of_r.begin(), of_r.end(), i); k != of_r.end())
         order.push_back(axes[k - of_r.begin()]);
+    if (std::is_sorted(order.begin(), order.end())) return {};  // the same bytes
     for (size_t j = 0; j < n->shape().size(); j++)
       if (n->shape()[j] == 1) order.push_back(static_cast<int64_t>(j));
-    for (size_t j = 0; j < order.size(); j++)
-      if (order[j] != static_cast<int64_t>(j)) return order;
-    return {};
+    return {order, readers};
   }
 
   // The views `v` down to `base`, over `value` instead.
