@@ -651,6 +651,16 @@ TEST(Fusion, AValueReadOnlyTransposedIsStoredAsItIsRead) {
   ref::expect_close(most, m_, 1e-6, 1e-6, "max(1, keepdim)");
   ref::expect_close(b, ref::map(ref::permute(m_, {2, 1, 0}), [](double u) { return 3 * u; }), 1e-6,
                     1e-6, "3 max^T");
+  // a permute that is itself a root is realized on its own: the sum it reads, stored as it is,
+  // is computed once (3 kernels: the sum, the root's copy, its double)
+  Tensor sum_root = tv.sum(2).T(), doubled = sum_root * 2.0f;
+  GlobalCounters::reset();
+  tc::realize_all({sum_root, doubled});
+  EXPECT_EQ(GlobalCounters::kernel_count, 3);
+  NDArray sum_t = ref::transpose(ref::reduce(v, ref::Reduce::Sum, {2}), 0, 1);
+  ref::expect_close(sum_root, sum_t, 1e-5, 1e-5, "sum(2)^T");
+  ref::expect_close(doubled, ref::map(sum_t, [](double u) { return 2 * u; }), 1e-5, 1e-5,
+                    "2 sum^T");
 }
 
 // An activation that is both the next conv's padded input and a residual add's operand (a ResNet

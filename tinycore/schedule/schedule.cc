@@ -115,15 +115,10 @@ class Scheduler {
   // weights, GPT's linear ones); and those permutes. Empty when n is read in its own order.
   std::pair<std::vector<int64_t>, std::vector<const UOp*>> read_order(const UOp* n) const {
     if (n->op != Ops::REDUCE_AXIS) return {};  // (a decoded weight is decoded in its own order)
-    auto kept = [](const Shape& s) {           // the axes of more than 1
+    auto kept = [](const Shape& s, bool sizes = false) {  // the axes of more than 1, or sizes
       std::vector<int64_t> out;
       for (size_t i = 0; i < s.size(); i++)
-        if (s[i] != 1) out.push_back(static_cast<int64_t>(i));
-      return out;
-    };
-    auto sizes = [&](const Shape& s) {
-      std::vector<int64_t> out;
-      for (int64_t i : kept(s)) out.push_back(s[i]);
+        if (s[i] != 1) out.push_back(sizes ? s[i] : static_cast<int64_t>(i));
       return out;
     };
     const std::vector<int64_t> axes = kept(n->shape());
@@ -131,15 +126,19 @@ class Scheduler {
     for (; readers_of(r).size() == 1 && !roots_.contains(r); r = q) {
       q = readers_of(r)[0];
       if ((q->op != Ops::RESHAPE && q->op != Ops::CUSTOM_GRAD && q->op != Ops::DETACH) ||
-          sizes(q->shape()) != sizes(n->shape()))
+          kept(q->shape(), true) != kept(n->shape(), true))
         break;
     }
     const std::vector<const UOp*> readers = readers_of(r);
     if (readers.empty() || roots_.contains(r)) return {};
-    for (const UOp* p : readers) {
-      if (p->op != Ops::PERMUTE || p->arg_ints() != readers[0]->arg_ints()) return {};
-      for (const UOp* q : readers_of(p))  // read as it is, not moved on (heads merged, say)
-        if (group::is_movement(q->op)) return {};
+    for (const UOp* p : readers) {  // each read as it is: not moved on (heads merged, say),
+      // and not realized itself (a root, a copy), which would compute n again
+      if (p->op != Ops::PERMUTE || p->arg_ints() != readers[0]->arg_ints() || roots_.contains(p))
+        return {};
+      for (const UOp* q : readers_of(p))
+        if (group::is_movement(q->op) || q->op == Ops::CONTIGUOUS || q->op == Ops::COPY ||
+            q->op == Ops::CUSTOM)
+          return {};
     }
     // n's axes in the order the permutation reads r's, then n's axes of 1
     std::vector<int64_t> order, of_r = kept(r->shape());
